@@ -1,0 +1,61 @@
+"""The one codec for button, select and form ids, so they survive restarts on every platform.
+
+- ``g:{game_id}:{seat}:{kind}:{option}`` a choice button (option ids never contain ':')
+- ``g:{game_id}:{seat}:{kind}`` a select menu or form; the value comes with the interaction
+- ``l:{game_id}:{verb}`` a lobby button (join, leave, ai, start, abort)
+- ``s:{game_id}`` the "show my secret" button
+Ids stay under Discord's 100-character limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOBBY_VERBS = ("join", "leave", "ai", "start", "abort")
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    scope: str  # "g" | "l" | "s"
+    game_id: int
+    seat: int | None = None
+    kind: str | None = None
+    option: str | None = None
+    verb: str | None = None
+
+
+class BadId(ValueError):
+    pass
+
+
+def action_id(game_id: int, seat: int, kind: str, option: str | None = None) -> str:
+    if ":" in kind or (option is not None and ":" in option):
+        raise BadId("action kinds and option ids cannot contain ':'")
+    out = f"g:{game_id}:{seat}:{kind}" + (f":{option}" if option is not None else "")
+    if len(out) > 100:
+        raise BadId("id longer than 100 characters")
+    return out
+
+
+def lobby_id(game_id: int, verb: str) -> str:
+    if verb not in LOBBY_VERBS:
+        raise BadId(f"unknown lobby verb {verb!r}")
+    return f"l:{game_id}:{verb}"
+
+
+def show_id(game_id: int) -> str:
+    return f"s:{game_id}"
+
+
+def decode(raw: str) -> Decoded:
+    parts = raw.split(":")
+    try:
+        if parts[0] == "g" and len(parts) in (4, 5):
+            return Decoded("g", int(parts[1]), int(parts[2]), parts[3], parts[4] if len(parts) == 5 else None)
+        if parts[0] == "l" and len(parts) == 3 and parts[2] in LOBBY_VERBS:
+            return Decoded("l", int(parts[1]), verb=parts[2])
+        if parts[0] == "s" and len(parts) == 2:
+            return Decoded("s", int(parts[1]))
+    except ValueError:
+        pass
+    raise BadId(f"not a Hushtable id: {raw!r}")
