@@ -1,0 +1,66 @@
+"""All configuration, from the environment or `.env`, through one pydantic-settings object.
+
+No other module reads os.environ: the startup point builds `Settings()` and passes
+values in. Every field maps to an upper-case variable with the ``HUSHTABLE_`` prefix,
+except the platform tokens, which keep the names their platforms document.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HUSHTABLE_", env_file=".env", extra="ignore")
+
+    # storage
+    database_url: str = "sqlite+aiosqlite:///hushtable.db"
+    export_secret: str = Field(default="change-me", description="key for pseudonymising user ids in exports")
+
+    # tables
+    turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
+    deadline_policy: Literal["takeover", "abstain"] = "abstain"
+    max_text_chars: int = 200
+
+    # AI seats
+    default_agent: str = "llm:default"
+    fallback_agent: str = "random"
+    agent_choices: str = "llm:default,embed:minilm,random"
+    ai_timeout_s: float = 60.0
+    ai_retries: int = 3
+    worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
+    model: str = "default"
+    device: str = "cpu"
+    model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"
+
+    # admins
+    admin_users: str = ""  # comma-separated platform:user_id keys
+    admin_role: str = ""  # Discord role name that may export
+
+    # Discord
+    discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "HUSHTABLE_DISCORD_TOKEN"))
+    discord_guild_id: int | None = None  # sync commands to one guild for instant updates while testing
+
+    # Slack
+    slack_bot_token: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "HUSHTABLE_SLACK_BOT_TOKEN"))
+    slack_app_token: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "HUSHTABLE_SLACK_APP_TOKEN"))
+    slack_signing_secret: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "HUSHTABLE_SLACK_SIGNING_SECRET"))
+    slack_mode: Literal["socket", "http"] = "socket"
+    slack_port: int = 3000
+    slack_path: str = "/slack/events"
+    slack_api_url: str = "https://slack.com/api/"
+
+    # tournaments
+    tournament_cron: str = ""  # e.g. "0 20 * * 5": AI-only tournament every Friday 20:00
+
+    @property
+    def agent_list(self) -> list[str]:
+        return [a.strip() for a in self.agent_choices.split(",") if a.strip()]
+
+    @property
+    def admins(self) -> frozenset[str]:
+        return frozenset(a.strip() for a in self.admin_users.split(",") if a.strip())
