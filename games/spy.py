@@ -1,0 +1,823 @@
+"""Who-is-Spy (Undercover): the rules engine, as pure functions over a frozen state.
+
+Rules as implemented
+--------------------
+Deal. A pair of similar words is drawn from the deck (seeded); which side of
+the pair the villagers get is seeded too, and the spies get the other word.
+Spies are chosen at random among the seats. Every player is told only their
+word ("Your word is X"), never their role: a spy does not know it is a spy.
+With ``blank=True`` one more seat is "Mr. White": it is told so, and gets no
+word. How many spies there are, and whether there is a Mr. White, is public.
+
+Round. Each living player describes their word once, in a speaking order
+shuffled anew every round (SpyGame's mitigation of speaking-order bias). A
+description must not be empty, must stay within ``max_words``, must not
+contain the speaker's own word (nor its plural), and must not repeat any
+earlier description of the game. Optionally (``discussion=True``) a discussion
+phase follows, which ends when every living player says "ready". Then every
+living player votes, simultaneously and secretly, for another living player
+(an absent player abstains). The vote options are listed in a seeded random
+order per voter (SpyGame's mitigation of option-order bias). Ballots are
+revealed together when the last one is in. The most-voted player is
+eliminated and their role (villager / spy / Mr. White) is revealed to
+everyone, but never their word. Ties: with ``tie_rule="runoff"`` (default)
+the living players vote again among the tied players only, and if that is
+still tied nobody is eliminated this round; with ``tie_rule="none"`` a tie
+eliminates nobody at once. If nobody receives a vote, nobody is eliminated.
+
+Mr. White. When eliminated, Mr. White guesses the villagers' word (1-3
+words, case and a plural "s" ignored). A right guess wins the game for Mr.
+White alone; a wrong one is not announced in words and the game goes on.
+
+End ("classic"), checked after every elimination and guess, before any new
+phase starts:
+  1. Mr. White guessed right: Mr. White wins alone.
+  2. No spy and no Mr. White is alive: the villagers win (all villagers, the
+     eliminated ones included).
+  3. A spy is alive and living spies >= living villagers: the infiltrators
+     win, i.e. every spy (a team, eliminated spies included) and Mr. White
+     if still alive.
+  4. Only two players are left (possible with a Mr. White and no spy): the
+     living infiltrators win.
+  5. ``max_rounds`` rounds (default: the number of seats) have been played:
+     the surviving infiltrators win. This guarantees that every game ends.
+
+"spygame" is the setting of the SpyGame paper, fixed: 4 seats, 1 spy, no Mr.
+White, no discussion. The spy wins when it is not voted out before only two
+players remain; the villagers win when the spy is voted out. (With 4 seats
+and one spy this is exactly what rules 2 and 3 say.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+from games import decks
+from games.base import (
+    PUBLIC,
+    Action,
+    ActionSpec,
+    Audience,
+    Choice,
+    ConfigError,
+    Event,
+    IllegalAction,
+    Observation,
+    Option,
+    Result,
+    Seat,
+    Secret,
+    Text,
+    check_choice,
+    check_text,
+    config_from_dict,
+    contains_word,
+    normalize,
+    rng,
+    visible,
+)
+
+MIN_SEATS = 3
+MAX_SEATS = 12
+TIE_RULES = ("runoff", "none")
+ABSTAIN = "abstain"
+READY = "ready"
+
+
+class Role(Enum):
+    VILLAGER = "villager"
+    SPY = "spy"
+    MR_WHITE = "mr_white"
+
+
+ROLE_NAMES = {Role.VILLAGER: "a villager", Role.SPY: "a spy", Role.MR_WHITE: "Mr. White"}
+
+
+class Phase(Enum):
+    DESCRIBE = "describe"
+    DISCUSS = "discuss"
+    VOTE = "vote"
+    RUNOFF = "runoff"
+    WHITE_GUESS = "white_guess"
+    OVER = "over"
+
+
+class Team(Enum):
+    VILLAGERS = "villagers"
+    INFILTRATORS = "infiltrators"
+    MR_WHITE = "mr_white"
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True, slots=True)
+class SpyConfig:
+    """Options of a Who-is-Spy game. ``spies``/``max_rounds`` of None mean "from the seat count"."""
+
+    variant: str = "classic"
+    spies: int | None = None
+    blank: bool = False
+    max_words: int = 12
+    tie_rule: str = "runoff"
+    discussion: bool = False
+    max_rounds: int | None = None
+    deck: tuple[tuple[str, str], ...] | None = None
+
+
+def default_spies(seats: int) -> int:
+    """1 spy up to 6 seats, 2 up to 10, 3 above."""
+    return 1 if seats <= 6 else 2 if seats <= 10 else 3
+
+
+def spies_for(cfg: SpyConfig, seats: int) -> int:
+    return cfg.spies if cfg.spies is not None else default_spies(seats)
+
+
+def _seats_ok(cfg: SpyConfig, seats: int) -> bool:
+    if not MIN_SEATS <= seats <= MAX_SEATS:
+        return False
+    if cfg.variant == "spygame":
+        return seats == 4
+    # The infiltrators (spies and Mr. White) must start as a minority, or the
+    # game would be decided before anyone speaks.
+    return 2 * (spies_for(cfg, seats) + int(cfg.blank)) < seats
+
+
+def _check_deck(raw: object) -> tuple[tuple[str, str], ...]:
+    if isinstance(raw, str):
+        try:
+            return decks.parse_pairs(raw)
+        except decks.DeckError as exc:
+            raise ConfigError(f"deck: {exc}") from exc
+    if not isinstance(raw, (tuple, list)) or not raw:
+        raise ConfigError("deck must be a non-empty list of [villager word, spy word] pairs")
+    out: list[tuple[str, str]] = []
+    seen: set[frozenset[str]] = set()
+    for i, pair in enumerate(raw, start=1):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(isinstance(w, str) for w in pair):
+            raise ConfigError(f"deck pair {i} must be two words, got {pair!r}")
+        a, b = (" ".join(w.split()) for w in pair)
+        if not normalize(a) or not normalize(b):
+            raise ConfigError(f"deck pair {i} has an empty word")
+        if len(a) > 40 or len(b) > 40:
+            raise ConfigError(f"deck pair {i}: words must be at most 40 characters")
+        if normalize(a) == normalize(b):
+            raise ConfigError(f"deck pair {i}: the two words must differ ({a!r})")
+        key = frozenset((normalize(a), normalize(b)))
+        if key in seen:
+            raise ConfigError(f"deck pair {i} ({a!r}, {b!r}) repeats an earlier pair")
+        seen.add(key)
+        out.append((a, b))
+    return tuple(out)
+
+
+def _validate(cfg: SpyConfig) -> SpyConfig:
+    if cfg.variant not in SpyGame.variants:
+        raise ConfigError(f"unknown variant {cfg.variant!r}; choose one of {', '.join(SpyGame.variants)}")
+    if cfg.spies is not None and (not isinstance(cfg.spies, int) or isinstance(cfg.spies, bool) or cfg.spies < 1):
+        raise ConfigError("spies must be a whole number of at least 1")
+    if not isinstance(cfg.blank, bool):
+        raise ConfigError("blank must be true or false")
+    if not isinstance(cfg.discussion, bool):
+        raise ConfigError("discussion must be true or false")
+    if not isinstance(cfg.max_words, int) or isinstance(cfg.max_words, bool) or not 1 <= cfg.max_words <= 50:
+        raise ConfigError("max_words must be between 1 and 50")
+    if cfg.tie_rule not in TIE_RULES:
+        raise ConfigError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {cfg.tie_rule!r}")
+    if cfg.max_rounds is not None and (
+        not isinstance(cfg.max_rounds, int) or isinstance(cfg.max_rounds, bool) or cfg.max_rounds < 1
+    ):
+        raise ConfigError("max_rounds must be a whole number of at least 1")
+    if cfg.variant == "spygame":
+        # The benchmark variant is the paper's setting exactly; refuse changes to it.
+        if cfg.spies not in (None, 1):
+            raise ConfigError("the spygame variant is played with exactly 1 spy")
+        if cfg.blank:
+            raise ConfigError("the spygame variant has no Mr. White; use the classic variant for blank=true")
+        if cfg.discussion:
+            raise ConfigError("the spygame variant has no discussion phase; use the classic variant")
+    cfg = dataclasses.replace(cfg, deck=None if cfg.deck is None else _check_deck(cfg.deck))
+    if not any(_seats_ok(cfg, n) for n in range(MIN_SEATS, MAX_SEATS + 1)):
+        raise ConfigError(
+            f"with {cfg.spies} spies{' and a Mr. White' if cfg.blank else ''} no table of "
+            f"{MIN_SEATS}-{MAX_SEATS} seats works: spies (and Mr. White) must be fewer than half the seats"
+        )
+    return cfg
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True, slots=True)
+class Ballots:
+    """One resolved vote: who voted for whom (None = abstained) and who went out."""
+
+    round: int
+    stage: str  # "vote" or "runoff"
+    ballots: tuple[tuple[Seat, Seat | None], ...]
+    eliminated: Seat | None
+
+    def counts(self) -> Counter[Seat]:
+        return Counter(t for _, t in self.ballots if t is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class SpyState:
+    config: SpyConfig
+    seats: int
+    seed: int
+    villager_word: str
+    spy_word: str
+    roles: tuple[Role, ...]
+    phase: Phase
+    round: int
+    order: tuple[Seat, ...]
+    """This round's speaking order (the players living when it began)."""
+    turn: int
+    """Index into ``order`` of the current speaker."""
+    descriptions: tuple[tuple[int, Seat, str], ...]
+    """(round, seat, text) of every description so far."""
+    ready: frozenset[Seat]
+    ballots: tuple[tuple[Seat, Seat | None], ...]
+    """Ballots of the vote in progress, in arrival order (hidden until the vote resolves)."""
+    candidates: tuple[Seat, ...]
+    """Who may be voted for in the run-off (empty in a normal vote)."""
+    votes: tuple[Ballots, ...]
+    eliminated: tuple[tuple[int, Seat], ...]
+    """(round, seat) in elimination order."""
+    white_guess: str | None
+    winners: frozenset[Seat] | None
+    team: Team | None
+    end_reason: str | None
+    log: tuple[Event, ...]
+
+    @property
+    def living(self) -> tuple[Seat, ...]:
+        out = {s for _, s in self.eliminated}
+        return tuple(s for s in range(self.seats) if s not in out)
+
+    def seats_with(self, role: Role) -> tuple[Seat, ...]:
+        return tuple(s for s, r in enumerate(self.roles) if r is role)
+
+    @property
+    def max_rounds(self) -> int:
+        return self.config.max_rounds if self.config.max_rounds is not None else self.seats
+
+    def word_of(self, seat: Seat) -> str | None:
+        role = self.roles[seat]
+        return None if role is Role.MR_WHITE else self.spy_word if role is Role.SPY else self.villager_word
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _label(seat: Seat) -> str:
+    return f"Player {seat + 1}"
+
+
+def _forms(word: str) -> tuple[str, ...]:
+    """The word and the plural forms a description may not use either."""
+    return (word, word + "s", word + "es")
+
+
+def _guess_right(guess: str, word: str) -> bool:
+    g, w = normalize(guess), normalize(word)
+    return g in {w, w + "s", w + "es"} or w in {g + "s", g + "es"}
+
+
+def _lead(team: str, roles: Sequence[str], winners: Sequence[Seat] | frozenset[Seat]) -> str:
+    """Who won, in words: an infiltrator win without a living spy is Mr. White's alone."""
+    if team == Team.VILLAGERS.value:
+        return "The villagers win"
+    spy_won = any(roles[x] == Role.SPY.value for x in winners)
+    if team == Team.MR_WHITE.value or not spy_won:
+        return "Mr. White wins"
+    white_won = any(roles[x] == Role.MR_WHITE.value for x in winners)
+    return "The spies and Mr. White win" if white_won else "The spies win"
+
+
+def _emit(s: SpyState, events: list[Event]) -> SpyState:
+    return dataclasses.replace(s, log=s.log + tuple(events))
+
+
+def _start_round(s: SpyState, rnd: int, events: list[Event]) -> SpyState:
+    order = list(s.living)
+    rng(s.seed, "order", rnd).shuffle(order)
+    events.append(Event("round_started", {"round": rnd, "order": order}))
+    return dataclasses.replace(
+        s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballots=(), candidates=()
+    )
+
+
+def _start_vote(s: SpyState, stage: Phase, candidates: tuple[Seat, ...], events: list[Event]) -> SpyState:
+    events.append(
+        Event("vote_started", {"round": s.round, "stage": stage.value, "candidates": list(candidates)})
+    )
+    return dataclasses.replace(s, phase=stage, ballots=(), candidates=candidates, ready=frozenset())
+
+
+def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
+    """The end of the game if the position decides it (rules 2-4 of the module docstring)."""
+    living = set(s.living)
+    spies = [x for x in s.seats_with(Role.SPY) if x in living]
+    whites = [x for x in s.seats_with(Role.MR_WHITE) if x in living]
+    villagers = [x for x in s.seats_with(Role.VILLAGER) if x in living]
+    if not spies and not whites:
+        return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), "every infiltrator was voted out"
+    if spies and len(spies) >= len(villagers):
+        return (*_infiltrators(s), "the spies are no longer outnumbered by villagers")
+    if len(living) <= 2:
+        return (*_infiltrators(s), "only two players are left")
+    return None
+
+
+def _infiltrators(s: SpyState) -> tuple[Team, frozenset[Seat]]:
+    living = set(s.living)
+    spies = s.seats_with(Role.SPY)
+    winners = set(spies) if any(x in living for x in spies) else set()
+    winners.update(x for x in s.seats_with(Role.MR_WHITE) if x in living)
+    return Team.INFILTRATORS, frozenset(winners)
+
+
+def _finish(s: SpyState, team: Team, winners: frozenset[Seat], reason: str, events: list[Event]) -> SpyState:
+    events.append(
+        Event(
+            "game_over",
+            {
+                "team": team.value,
+                "winners": sorted(winners),
+                "reason": reason,
+                "villager_word": s.villager_word,
+                "spy_word": s.spy_word,
+                "roles": [r.value for r in s.roles],
+            },
+        )
+    )
+    return dataclasses.replace(s, phase=Phase.OVER, winners=winners, team=team, end_reason=reason)
+
+
+def _after_elimination(s: SpyState, events: list[Event]) -> SpyState:
+    """End the game if it is decided, else go on to the next round (or end at the round limit)."""
+    decided = _outcome(s)
+    if decided is not None:
+        return _finish(s, *decided, events)
+    if s.round >= s.max_rounds:
+        team, winners = _infiltrators(s)
+        return _finish(s, team, winners, f"the infiltrators survived {s.max_rounds} rounds", events)
+    return _start_round(s, s.round + 1, events)
+
+
+def _resolve_vote(s: SpyState, events: list[Event]) -> SpyState:
+    stage = s.phase
+    ordered = tuple(sorted(s.ballots))
+    counts = Counter(t for _, t in ordered if t is not None)
+    events.append(
+        Event(
+            "votes_revealed",
+            {
+                "round": s.round,
+                "stage": stage.value,
+                "ballots": {str(v): t for v, t in ordered},
+                "counts": {str(k): counts[k] for k in sorted(counts)},
+            },
+        )
+    )
+    top = max(counts.values(), default=0)
+    tied = tuple(sorted(k for k, c in counts.items() if c == top)) if top else ()
+    out: Seat | None = tied[0] if len(tied) == 1 else None
+    s = dataclasses.replace(s, votes=s.votes + (Ballots(s.round, stage.value, ordered, out),), ballots=())
+    if out is None:
+        if not tied:
+            events.append(Event("no_elimination", {"round": s.round, "reason": "no votes"}))
+            return _after_elimination(s, events)
+        runoff = stage is Phase.VOTE and s.config.tie_rule == "runoff"
+        events.append(Event("tie", {"round": s.round, "stage": stage.value, "tied": list(tied), "runoff": runoff}))
+        if runoff:
+            return _start_vote(s, Phase.RUNOFF, tied, events)
+        events.append(Event("no_elimination", {"round": s.round, "reason": "tie"}))
+        return _after_elimination(s, events)
+    role = s.roles[out]
+    events.append(Event("eliminated", {"round": s.round, "seat": out, "role": role.value}))
+    s = dataclasses.replace(s, eliminated=s.eliminated + ((s.round, out),), candidates=())
+    if role is Role.MR_WHITE:
+        events.append(Event("white_guess_started", {"round": s.round, "seat": out}))
+        return dataclasses.replace(s, phase=Phase.WHITE_GUESS)
+    return _after_elimination(s, events)
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class SpyGame:
+    """Who-is-Spy / Undercover. Stateless: every method is a function of its arguments."""
+
+    id: ClassVar[str] = "spy"
+    variants: ClassVar[tuple[str, ...]] = ("classic", "spygame")
+
+    # ---- config
+
+    def make_config(self, variant: str | None = None, **options: Any) -> SpyConfig:
+        names = {f.name for f in dataclasses.fields(SpyConfig)} - {"variant"}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        return _validate(SpyConfig(variant=variant or self.variants[0], **options))
+
+    def config_from_dict(self, raw: Mapping[str, Any]) -> SpyConfig:
+        return _validate(config_from_dict(SpyConfig, raw))
+
+    def seat_range(self, cfg: SpyConfig) -> tuple[int, int]:
+        ok = [n for n in range(MIN_SEATS, MAX_SEATS + 1) if _seats_ok(cfg, n)]
+        return (ok[0], ok[-1])
+
+    # ---- deal
+
+    def new(self, cfg: SpyConfig, seats: int, seed: int) -> tuple[SpyState, tuple[Event, ...]]:
+        if not _seats_ok(cfg, seats):
+            lo, hi = self.seat_range(cfg)
+            raise ConfigError(f"this Who-is-Spy setup needs {lo}-{hi} players, not {seats}")
+        deck = cfg.deck if cfg.deck is not None else decks.pairs()
+        first, second = rng(seed, "pair").choice(deck)
+        villager_word, spy_word = (first, second) if rng(seed, "sides").random() < 0.5 else (second, first)
+        n_spies = spies_for(cfg, seats)
+        picked = rng(seed, "roles").sample(range(seats), n_spies + int(cfg.blank))
+        roles = [Role.VILLAGER] * seats
+        for x in picked[:n_spies]:
+            roles[x] = Role.SPY
+        if cfg.blank:
+            roles[picked[-1]] = Role.MR_WHITE
+        s = SpyState(
+            config=cfg, seats=seats, seed=seed, villager_word=villager_word, spy_word=spy_word,
+            roles=tuple(roles), phase=Phase.DESCRIBE, round=0, order=(), turn=0, descriptions=(),
+            ready=frozenset(), ballots=(), candidates=(), votes=(), eliminated=(), white_guess=None,
+            winners=None, team=None, end_reason=None, log=(),
+        )  # fmt: skip
+        events: list[Event] = []
+        for seat, role in enumerate(roles):
+            if role is Role.MR_WHITE:
+                events.append(Event("word", {"word": None, "blank": True}, Audience.of(seat)))
+            else:
+                events.append(Event("word", {"word": s.word_of(seat), "blank": False}, Audience.of(seat)))
+        events.append(
+            Event(
+                "game_started",
+                {
+                    "variant": cfg.variant, "seats": seats, "spies": n_spies, "blank": cfg.blank,
+                    "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule,
+                },
+            )  # fmt: skip
+        )
+        s = _start_round(s, 1, events)
+        s = _emit(s, events)
+        return s, tuple(events)
+
+    # ---- turn structure
+
+    def to_act(self, s: SpyState) -> frozenset[Seat]:
+        if s.phase is Phase.DESCRIBE:
+            return frozenset({s.order[s.turn]})
+        if s.phase is Phase.DISCUSS:
+            return frozenset(s.living) - s.ready
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            done = {v for v, _ in s.ballots}
+            return frozenset(x for x in s.living if x not in done)
+        if s.phase is Phase.WHITE_GUESS:
+            return frozenset({s.eliminated[-1][1]})
+        return frozenset()
+
+    def _vote_options(self, s: SpyState, seat: Seat) -> tuple[Option, ...]:
+        pool = [x for x in (s.candidates or s.living) if x != seat]
+        # A seeded order per voter, round and stage: LLM voters favour early options.
+        rng(s.seed, "vote-options", s.round, s.phase.value, seat).shuffle(pool)
+        return tuple(Option(str(x), _label(x)) for x in pool)
+
+    def legal(self, s: SpyState, seat: Seat) -> ActionSpec | None:
+        if seat not in self.to_act(s):
+            return None
+        cfg = s.config
+        if s.phase is Phase.DESCRIBE:
+            return Text(
+                "describe",
+                f"Round {s.round}: describe your word in at most {cfg.max_words} words, without saying it "
+                "and without repeating an earlier description.",
+                ("Your description",),
+                max_words=cfg.max_words,
+                max_chars=min(300, 20 * cfg.max_words),
+            )
+        if s.phase is Phase.DISCUSS:
+            return Choice("ready", "Discuss, then say when you are ready to vote.", (Option(READY, "Ready to vote"),))
+        if s.phase is Phase.VOTE:
+            return Choice("vote", f"Round {s.round}: who do you think is the spy?", self._vote_options(s, seat))
+        if s.phase is Phase.RUNOFF:
+            return Choice(
+                "vote", f"Round {s.round} run-off: vote again among the tied players.", self._vote_options(s, seat)
+            )
+        if s.phase is Phase.WHITE_GUESS:
+            return Text(
+                "guess",
+                "You were voted out, Mr. White. Guess the villagers' word to win the game.",
+                ("Your guess",),
+                max_words=3,
+                max_chars=40,
+            )
+        return None
+
+    def apply(self, s: SpyState, seat: Seat, a: Action) -> tuple[SpyState, tuple[Event, ...]]:
+        if s.phase is Phase.OVER:
+            raise IllegalAction("The game is over.")
+        if not isinstance(seat, int) or not 0 <= seat < s.seats:
+            raise IllegalAction("There is no such seat at this table.")
+        if seat not in self.to_act(s):
+            if seat not in s.living and s.phase is not Phase.WHITE_GUESS:
+                raise IllegalAction("You have been voted out; you can watch but not play.")
+            raise IllegalAction("It is not your turn.")
+        spec = self.legal(s, seat)
+        assert spec is not None
+        events: list[Event] = []
+        if s.phase is Phase.DESCRIBE:
+            assert isinstance(spec, Text)
+            (text,) = check_text(spec, a)
+            word = s.word_of(seat)
+            if word is not None and any(contains_word(text, f) for f in _forms(word)):
+                raise IllegalAction("Your description must not contain your word.")
+            key = normalize(text)
+            if any(normalize(t) == key for _, _, t in s.descriptions):
+                raise IllegalAction("That description was already given this game; say something new.")
+            events.append(Event("described", {"round": s.round, "seat": seat, "text": text}))
+            s = dataclasses.replace(s, descriptions=s.descriptions + ((s.round, seat, text),), turn=s.turn + 1)
+            if s.turn >= len(s.order):
+                if s.config.discussion:
+                    events.append(Event("discussion_started", {"round": s.round}))
+                    s = dataclasses.replace(s, phase=Phase.DISCUSS, ready=frozenset())
+                else:
+                    s = _start_vote(s, Phase.VOTE, (), events)
+        elif s.phase is Phase.DISCUSS:
+            assert isinstance(spec, Choice)
+            check_choice(spec, a)
+            events.append(Event("ready", {"round": s.round, "seat": seat}))
+            s = dataclasses.replace(s, ready=s.ready | {seat})
+            if not self.to_act(s):
+                s = _start_vote(s, Phase.VOTE, (), events)
+        elif s.phase in (Phase.VOTE, Phase.RUNOFF):
+            assert isinstance(spec, Choice)
+            if a.kind == "vote" and a.value == (ABSTAIN,):
+                target: Seat | None = None
+            else:
+                target = int(check_choice(spec, a))
+            stage = s.phase.value
+            events.append(
+                Event("vote_cast", {"round": s.round, "stage": stage, "voter": seat, "target": target}, Audience.of(seat))
+            )
+            events.append(Event("voted", {"round": s.round, "stage": stage, "voter": seat}))
+            s = dataclasses.replace(s, ballots=s.ballots + ((seat, target),))
+            if not self.to_act(s):
+                s = _resolve_vote(s, events)
+        elif s.phase is Phase.WHITE_GUESS:
+            assert isinstance(spec, Text)
+            (guess,) = check_text(spec, a)
+            s = dataclasses.replace(s, white_guess=guess)
+            events.append(Event("white_guess", {"seat": seat, "guess": guess}, Audience.of(seat)))
+            if _guess_right(guess, s.villager_word):
+                events.append(Event("white_guessed", {"seat": seat, "correct": True, "guess": guess}))
+                s = _finish(s, Team.MR_WHITE, frozenset({seat}), "Mr. White guessed the villagers' word", events)
+            else:
+                # A wrong guess stays private: announcing it could name the spies' word.
+                events.append(Event("white_guessed", {"seat": seat, "correct": False}))
+                s = _after_elimination(s, events)
+        s = _emit(s, events)
+        return s, tuple(events)
+
+    def timeout_action(self, s: SpyState, seat: Seat) -> Action | None:
+        if seat not in self.to_act(s):
+            return None
+        if s.phase is Phase.DISCUSS:
+            return Action("ready", (READY,))
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            return Action("vote", (ABSTAIN,))
+        return None  # a description or Mr. White's guess: the table seats an AI for the turn
+
+    # ---- information
+
+    def observe(self, s: SpyState, seat: Seat) -> Observation:
+        """What ``seat`` may know. View keys:
+
+        - ``variant``, ``phase``, ``round``, ``max_rounds``, ``tie_rule``, ``seats``
+        - ``my_seat``; ``my_word`` (None for Mr. White); ``is_blank`` (True only for Mr. White)
+        - ``spies`` (how many spies), ``has_mr_white`` (public counts)
+        - ``living``: living seats; ``eliminated``: [{seat, round, role}] with the revealed roles
+        - ``speaking_order``: this round's order; ``current_speaker``: seat or None
+        - ``descriptions``: [{round, seat, text}] of the whole game
+        - ``votes``: past votes [{round, stage, ballots: {voter: target or None}, eliminated}]
+        - ``runoff_candidates``: seats that may be voted for in a run-off, else []
+        - ``waiting_for``: seats that still owe a move; ``my_vote``: this seat's hidden ballot
+          in the vote in progress (None if not cast or abstained)
+        - ``ready``: seats ready to vote (discussion phase)
+        - ``outcome``: None while playing; at the end {team, winners, reason, villager_word,
+          spy_word, roles} (everything is revealed then)
+        """
+        over = s.phase is Phase.OVER
+        blank = s.roles[seat] is Role.MR_WHITE
+        mine = [t for v, t in s.ballots if v == seat]
+        view: dict[str, Any] = {
+            "variant": s.config.variant,
+            "phase": s.phase.value,
+            "round": s.round,
+            "max_rounds": s.max_rounds,
+            "tie_rule": s.config.tie_rule,
+            "seats": s.seats,
+            "my_seat": seat,
+            "my_word": s.word_of(seat),
+            "is_blank": blank,
+            "spies": len(s.seats_with(Role.SPY)),
+            "has_mr_white": s.config.blank,
+            "living": list(s.living),
+            "eliminated": [{"seat": x, "round": r, "role": s.roles[x].value} for r, x in s.eliminated],
+            "speaking_order": list(s.order),
+            "current_speaker": s.order[s.turn] if s.phase is Phase.DESCRIBE else None,
+            "descriptions": [{"round": r, "seat": x, "text": t} for r, x, t in s.descriptions],
+            "votes": [
+                {
+                    "round": b.round,
+                    "stage": b.stage,
+                    "ballots": {str(v): t for v, t in b.ballots},
+                    "eliminated": b.eliminated,
+                }
+                for b in s.votes
+            ],
+            "runoff_candidates": list(s.candidates),
+            "waiting_for": sorted(self.to_act(s)),
+            "my_vote": mine[0] if mine else None,
+            "ready": sorted(s.ready),
+            "outcome": None,
+        }
+        if over:
+            view["outcome"] = {
+                "team": s.team.value if s.team else None,
+                "winners": sorted(s.winners or ()),
+                "reason": s.end_reason,
+                "villager_word": s.villager_word,
+                "spy_word": s.spy_word,
+                "roles": [r.value for r in s.roles],
+            }
+        return Observation(game=self.id, seat=seat, phase=s.phase.value, view=view, events=visible(s.log, seat))
+
+    def secrets(self, s: SpyState) -> tuple[Secret, ...]:
+        if s.phase is Phase.OVER:
+            return ()
+        return (
+            Secret(s.villager_word, frozenset(s.seats_with(Role.VILLAGER))),
+            Secret(s.spy_word, frozenset(s.seats_with(Role.SPY))),
+        )
+
+    def result(self, s: SpyState) -> Result | None:
+        if s.phase is not Phase.OVER or s.winners is None or s.team is None:
+            return None
+        rounds = s.round
+        out_round = {x: r for r, x in s.eliminated}
+        # The paper's metrics: rounds survived (rounds a seat took part in) and votes
+        # received in each round's main vote (None once the seat was out).
+        received: dict[str, list[int | None]] = {}
+        for x in range(s.seats):
+            row: list[int | None] = []
+            for r in range(1, rounds + 1):
+                alive = x not in out_round or out_round[x] >= r
+                main = [b for b in s.votes if b.round == r and b.stage == Phase.VOTE.value]
+                row.append(main[0].counts()[x] if alive and main else None)
+            received[str(x)] = row
+        survived = {str(x): (out_round[x] if x in out_round else rounds) for x in range(s.seats)}
+        whites = s.seats_with(Role.MR_WHITE)
+        lead = _lead(s.team.value, [r.value for r in s.roles], s.winners)
+        summary = f"{lead}: {s.end_reason}. Villagers had {s.villager_word!r}, spies had {s.spy_word!r}."
+        details = {
+            "team": s.team.value,
+            "reason": s.end_reason,
+            "villager_word": s.villager_word,
+            "spy_word": s.spy_word,
+            "spies": list(s.seats_with(Role.SPY)),
+            "blank": whites[0] if whites else None,
+            "roles": [r.value for r in s.roles],
+            "rounds": rounds,
+            "eliminated": [x for _, x in s.eliminated],
+            "eliminated_rounds": [r for r, _ in s.eliminated],
+            "votes_received": received,
+            "rounds_survived": survived,
+            "white_guess": s.white_guess,
+            "descriptions": [{"round": r, "seat": x, "text": t} for r, x, t in s.descriptions],
+        }
+        scores = {x: (1.0 if x in s.winners else 0.0) for x in range(s.seats)}
+        return Result(winners=s.winners, summary=summary, scores=scores, details=details)
+
+    # ---- words for people
+
+    def text(self, e: Event, names: Sequence[str]) -> str:
+        d = e.data
+
+        def n(x: object) -> str:
+            return names[x] if isinstance(x, int) and 0 <= x < len(names) else str(x)
+
+        k = e.kind
+        if k == "word":
+            if d.get("blank"):
+                return "You are Mr. White: you have no word. Blend in, and guess the villagers' word if voted out."
+            return f"Your word is {d['word']}."
+        if k == "game_started":
+            extra = " and a Mr. White" if d.get("blank") else ""
+            spies = d["spies"]
+            return (
+                f"Who-is-Spy begins with {d['seats']} players: {spies} {'spy' if spies == 1 else 'spies'}{extra} "
+                f"hide among the villagers (at most {d['max_rounds']} rounds)."
+            )
+        if k == "round_started":
+            return f"Round {d['round']} begins. Speaking order: {', '.join(n(x) for x in d['order'])}."
+        if k == "described":
+            return f"{n(d['seat'])} describes their word: \"{d['text']}\""
+        if k == "discussion_started":
+            return "Discussion time: talk it over, then say you are ready to vote."
+        if k == "ready":
+            return f"{n(d['seat'])} is ready to vote."
+        if k == "vote_started":
+            if d["stage"] == Phase.RUNOFF.value:
+                return f"Run-off vote between {' and '.join(n(x) for x in d['candidates'])}."
+            return f"Round {d['round']} vote: who is the spy?"
+        if k == "vote_cast":
+            if d["target"] is None:
+                return "You abstained."
+            return f"You voted for {n(d['target'])}."
+        if k == "voted":
+            return f"{n(d['voter'])} has voted."
+        if k == "votes_revealed":
+            parts = [
+                f"{n(int(v))} for {n(t)}" if t is not None else f"{n(int(v))} abstained"
+                for v, t in d["ballots"].items()
+            ]
+            return "The votes: " + "; ".join(parts) + "."
+        if k == "tie":
+            tied = " and ".join(n(x) for x in d["tied"])
+            return f"Tie between {tied}" + (": a run-off decides." if d["runoff"] else ".")
+        if k == "no_elimination":
+            return "Nobody received a vote; nobody is eliminated." if d["reason"] == "no votes" else "Still tied; nobody is eliminated this round."
+        if k == "eliminated":
+            return f"{n(d['seat'])} is voted out. They were {ROLE_NAMES[Role(d['role'])]}."
+        if k == "white_guess_started":
+            return f"{n(d['seat'])}, Mr. White, may now guess the villagers' word."
+        if k == "white_guess":
+            return f"You guessed \"{d['guess']}\"."
+        if k == "white_guessed":
+            if d["correct"]:
+                return f"{n(d['seat'])} guessed the villagers' word: \"{d['guess']}\"!"
+            return f"{n(d['seat'])} guessed wrong."
+        if k == "game_over":
+            lead = _lead(d["team"], d["roles"], d["winners"])
+            roles = [Role(r) for r in d["roles"]]
+            spies = ", ".join(names[i] for i, r in enumerate(roles) if r is Role.SPY and i < len(names))
+            white = [names[i] for i, r in enumerate(roles) if r is Role.MR_WHITE and i < len(names)]
+            tail = f"; Mr. White was {white[0]}" if white else ""
+            return (
+                f"{lead}: {d['reason']}. The villagers' word was {d['villager_word']}, the spies' word was "
+                f"{d['spy_word']}. Spies: {spies}{tail}."
+            )
+        return f"{k}: {dict(d)}"
+
+    def rules(self, cfg: SpyConfig) -> str:
+        spies = "1 spy" if cfg.variant == "spygame" else (
+            f"{cfg.spies} spies" if cfg.spies is not None else "1 spy (2 from 7 players, 3 from 11)"
+        )
+        white = (
+            " One more player is Mr. White, who gets no word at all; if voted out, Mr. White may guess the "
+            "villagers' word and wins alone if right."
+            if cfg.blank
+            else ""
+        )
+        rounds = f"{cfg.max_rounds} rounds" if cfg.max_rounds is not None else "as many rounds as players"
+        tie = (
+            "A tie leads to a run-off vote among the tied players; if that ties too, nobody is out this round."
+            if cfg.tie_rule == "runoff"
+            else "A tie eliminates nobody."
+        )
+        discussion = " After the descriptions you discuss freely, then vote." if cfg.discussion else ""
+        end = (
+            "The spy wins by not being voted out before only two players remain; the villagers win by voting the spy out."
+            if cfg.variant == "spygame"
+            else "The villagers win when every spy"
+            + (" and Mr. White" if cfg.blank else "")
+            + f" is out. The spies win when they are no longer outnumbered by living villagers, or when {rounds} "
+            "have passed with a spy still in."
+        )
+        return (
+            f"Who is the spy? Most players (the villagers) share one secret word; {spies} got a similar but "
+            f"different word. Nobody is told which side they are on: compare descriptions to find out.{white}\n\n"
+            f"Each round every living player describes their word in at most {cfg.max_words} words, in a random "
+            "order: never say your word, and never repeat a description already given."
+            f"{discussion} Then everyone votes in secret for who they think is a spy. The votes are shown "
+            f"together, and the player with the most votes is out; their role (not their word) is revealed. {tie}\n\n"
+            f"{end}"
+        )
+
+
+GAME = SpyGame()
