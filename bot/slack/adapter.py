@@ -1,0 +1,168 @@
+"""The Slack adapter: `SlackPlatform` renders core messages through the Web API, and
+`run_slack` serves the Bolt app over Socket Mode (default) or HTTP.
+
+The adapter holds no game state. The only thing it remembers is which DM
+channel belongs to which member (conversations.open is idempotent, the cache
+only saves a call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from aiohttp import web
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
+from bot.core.platform import Platform
+from bot.settings import Settings
+from bot.slack import actions, commands, events, views
+from bot.slack.blocks import render
+from bot.slack.context import PLATFORM, Service, SlackContext
+
+log = logging.getLogger("hushtable.slack")
+
+
+class SlackPlatform(Platform):
+    """`Platform` over the Slack Web API. Any send failure becomes `DeliveryFailed`."""
+
+    name = PLATFORM
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+        self._dm_channels: dict[str, str] = {}
+
+    async def post(self, place: Place, m: Outgoing) -> MessageRef:
+        try:
+            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread, unfurl_links=False, **render(m).kwargs())
+        except SlackApiError as e:
+            log.warning("chat.postMessage to %s failed: %s", place.key, e.response.get("error"))
+            raise DeliveryFailed(str(e.response.get("error"))) from e
+        return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+
+    async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
+        try:
+            channel = self._dm_channels.get(user.user_id)
+            if channel is None:
+                opened = await self.client.conversations_open(users=user.user_id)
+                channel = str(opened["channel"]["id"])
+                self._dm_channels[user.user_id] = channel
+            resp = await self.client.chat_postMessage(channel=channel, unfurl_links=False, **render(m).kwargs())
+        except SlackApiError as e:
+            # Closed DMs, deactivated members, missing scopes: the service falls back to
+            # the "show my secret" button in the thread.
+            log.info("DM to %s failed: %s", user.user_id, e.response.get("error"))
+            raise DeliveryFailed(str(e.response.get("error"))) from e
+        return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+
+    async def edit(self, ref: MessageRef, m: Outgoing) -> None:
+        try:
+            await self.client.chat_update(channel=ref.channel, ts=ref.message_id, **render(m).kwargs())
+        except SlackApiError as e:
+            log.warning("chat.update of %s/%s failed: %s", ref.channel, ref.message_id, e.response.get("error"))
+            raise DeliveryFailed(str(e.response.get("error"))) from e
+
+    async def open_thread(self, place: Place, title: str, anchor: MessageRef | None) -> Place:
+        # A Slack thread is any message's ts used as thread_ts: the lobby card is the anchor.
+        if place.thread:
+            return place
+        if anchor is None:
+            anchor = await self.post(place, Outgoing(title, title=None))
+        return Place(PLATFORM, anchor.channel, anchor.message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SlackBot:
+    """A wired Bolt app: its platform and the shared listener context."""
+
+    app: AsyncApp
+    platform: SlackPlatform
+    context: SlackContext
+
+    async def idle(self) -> None:
+        """Wait until every acked request has been handled (and, when the service
+        offers it, until its background work has settled). Used by tests and shutdown."""
+        for _ in range(100):
+            await self.context.inflight.wait()
+            waiter = getattr(self.context.service, "wait_idle", None)
+            if waiter is not None:
+                await waiter()
+            await asyncio.sleep(0)
+            if self.context.inflight.running == 0:
+                return
+
+
+def make_client(settings: Settings) -> AsyncWebClient:
+    return AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
+
+
+def build_app(service: Service, settings: Settings, *, client: AsyncWebClient | None = None, http: bool | None = None) -> SlackBot:
+    """The Bolt app with every listener registered. ``http`` (default: settings.slack_mode)
+    turns on request signature checks, which Socket Mode does not use."""
+    http = settings.slack_mode == "http" if http is None else http
+    if http and not settings.slack_signing_secret:
+        raise ValueError("Slack HTTP mode needs SLACK_SIGNING_SECRET")
+    client = client or make_client(settings)
+    app = AsyncApp(
+        client=client,
+        signing_secret=settings.slack_signing_secret if http else None,
+        request_verification_enabled=http,
+        # Our listeners ack before any slow work; Bolt replies as soon as ack() runs.
+        process_before_response=False,
+        # No url_verification surprises in Socket Mode; kept on in HTTP mode for setup.
+        ssl_check_enabled=http,
+        url_verification_enabled=http,
+    )
+    ctx = SlackContext(service=service, settings=settings)
+    for module in (commands, actions, views, events):
+        module.register(app, ctx)
+    return SlackBot(app=app, platform=SlackPlatform(client), context=ctx)
+
+
+async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppRunner:
+    """Serve the signed-request endpoint; returns the runner (``runner.addresses`` has the port)."""
+    runner = web.AppRunner(bot.app.web_app(path=path))
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
+
+
+async def run_slack(service: Service, settings: Settings) -> None:
+    """Connect to Slack and serve until cancelled. The caller owns `service` (built from
+    the same settings); this attaches the platform and starts the service."""
+    if not settings.slack_bot_token:
+        raise ValueError("SLACK_BOT_TOKEN is not set")
+    bot = build_app(service, settings)
+    attach = getattr(service, "attach", None)
+    if attach is not None:
+        attach(bot.platform)
+    start, stop = getattr(service, "start", None), getattr(service, "stop", None)
+    if start is not None:
+        await start()
+    try:
+        if settings.slack_mode == "http":
+            runner = await serve_http(bot, "0.0.0.0", settings.slack_port, settings.slack_path)
+            log.info("Slack HTTP mode on port %s%s", settings.slack_port, settings.slack_path)
+            try:
+                await asyncio.Event().wait()
+            finally:
+                await runner.cleanup()
+        else:
+            if not settings.slack_app_token:
+                raise ValueError("Socket Mode needs SLACK_APP_TOKEN (xapp-...); or set HUSHTABLE_SLACK_MODE=http")
+            from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+            handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
+            log.info("Slack Socket Mode connecting")
+            try:
+                await handler.start_async()
+            finally:
+                await handler.close_async()
+    finally:
+        await bot.idle()
+        if stop is not None:
+            await stop()

@@ -1,0 +1,48 @@
+"""Events API: a member's plain message in the bot's DM answers their pending text prompt.
+
+Events are acked by Bolt on arrival. Slack re-delivers an event when the ack
+was late (``X-Slack-Retry-Num``); the ``event_id`` is the same on every try, so
+it is the inbound id the core's storage deduplicates on. Retries are not dropped
+wholesale: a first delivery that never arrived must still count.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.core.messages import Command, CommandKind, Outgoing, Place, UserRef
+from bot.slack.blocks import render
+from bot.slack.context import PLATFORM, SlackContext
+
+log = logging.getLogger("hushtable.slack")
+
+# Edits, joins, bot posts and the like are not answers.
+_IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave", "message_replied"}
+
+
+def register(app: AsyncApp, ctx: SlackContext) -> None:
+    @app.event("message")
+    async def on_message(body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        if event.get("channel_type") != "im" or event.get("bot_id") or event.get("subtype") in _IGNORED_SUBTYPES:
+            return
+        text = str(event.get("text") or "").strip()
+        if not text or not event.get("user"):
+            return
+        async with ctx.inflight.track():
+            channel = str(event["channel"])
+            cmd = Command(
+                CommandKind.ACT,
+                UserRef(PLATFORM, str(event["user"])),
+                Place(PLATFORM, channel),
+                {"text": text},
+                inbound_id=f"slack:ev:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}",
+            )
+            reply = await ctx.service.handle(cmd)
+            if reply.duplicate:
+                return
+            m = reply.outgoing or Outgoing(("✅ " if reply.ok else "⚠️ ") + reply.text)
+            await client.chat_postMessage(channel=channel, **render(m).kwargs())
