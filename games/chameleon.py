@@ -1,0 +1,917 @@
+"""The Chameleon: a pure rule engine for the party game and its SNEAK-style variant.
+
+Rules as this engine plays them
+-------------------------------
+3 to 10 seats. Each round a category card is drawn (never the same card twice in
+a match) and shown to everyone: a category and its words. One word of the card
+is the secret; every seat except one learns it privately. The remaining seat is
+the chameleon and is told so privately (in this game the chameleon knows its
+role, but not the secret).
+
+1. Clues. Starting from a seeded first speaker and going round the table in
+   seat order, each seat gives a one-word clue. A seat that knows the secret may
+   not say it or a word containing it ("apples", "snowman" for "snow"). Nobody may
+   repeat a clue already given this round. The chameleon may say any other word,
+   even the secret itself: refusing it would tell the chameleon the secret.
+2. Discussion (only with ``discussion=True``): the table talks outside the
+   engine; every seat marks itself ready (an absent seat counts as ready).
+3. Vote. Every seat votes at the same time for one other seat (an absent seat
+   abstains). Votes stay hidden until the last one arrives. The seat with the
+   most votes is accused. On a tie at the top, ``tie_rule="runoff"`` (default)
+   holds one run-off vote among the tied seats, and if that ties too the
+   chameleon escapes; ``tie_rule="chameleon_escapes"`` lets the chameleon
+   escape at once. When nobody votes at all, nobody is accused.
+4. Reveal. If the accused is not the chameleon, the chameleon escapes. If it is,
+   the chameleon names one word of the card: the secret means it escapes after
+   all, any other word means it is caught.
+
+Scoring (kept in both modes): chameleon escapes uncaught: chameleon +2; caught
+but guesses the secret: chameleon +1; caught and wrong: every other seat +2.
+
+- ``mode="single"``: one round. Winners: the chameleon if it escaped (either
+  way), otherwise every other seat.
+- ``mode="match"``: rounds until one seat alone has at least ``target_points``
+  (leaders tied at or above the target play on); after ``max_rounds`` rounds the
+  highest score wins, shared on a tie. Each round has a fresh card, secret,
+  chameleon and first speaker.
+
+Variants
+--------
+- ``classic``: the published party game, 16-word cards.
+- ``sneak``: the SNEAK benchmark's setting, 12 candidate words per card. The
+  card bank lists each category's most typical words first, so the sneak
+  variant plays the first 12 words of each card, the way SNEAK keeps a
+  category's 12 most frequently named members. ``card_size`` can be set
+  explicitly (6..16) in either variant; the first ``card_size`` words are used.
+
+Every random draw (card, secret, chameleon, first speaker, order of vote
+options) comes from ``rng(seed, purpose, round)``, so a game replays exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+from games import decks
+from games.base import (
+    PUBLIC,
+    Action,
+    ActionSpec,
+    Audience,
+    Choice,
+    ConfigError,
+    Event,
+    IllegalAction,
+    Observation,
+    Option,
+    Result,
+    Secret,
+    Seat,
+    Text,
+    check_choice,
+    check_text,
+    config_from_dict,
+    contains_word,
+    normalize,
+    rng,
+    visible,
+)
+
+Card = tuple[str, tuple[str, ...]]
+"""A category card: the category and its words, most typical first."""
+
+MIN_SEATS, MAX_SEATS = 3, 10
+MIN_CARD_SIZE, MAX_CARD_SIZE = 6, 16
+ABSTAIN = "abstain"
+READY = "ready"
+CLUE_MAX_CHARS = 30
+
+
+class Phase(Enum):
+    CLUES = "clues"
+    DISCUSSION = "discussion"
+    VOTE = "vote"
+    RUNOFF = "runoff"
+    GUESS = "guess"
+    OVER = "over"
+
+
+class Role(Enum):
+    CHAMELEON = "chameleon"
+    PLAYER = "player"
+
+
+class Mode(Enum):
+    SINGLE = "single"
+    MATCH = "match"
+
+
+class TieRule(Enum):
+    RUNOFF = "runoff"
+    CHAMELEON_ESCAPES = "chameleon_escapes"
+
+
+class BallotKind(Enum):
+    FIRST = "first"
+    RUNOFF = "runoff"
+
+
+class Outcome(Enum):
+    ESCAPED = "escaped"  # not caught: chameleon +2
+    GUESSED = "guessed"  # caught, named the secret: chameleon +1
+    CAUGHT = "caught"  # caught and wrong: every other seat +2
+
+
+VARIANT_CARD_SIZE: Mapping[str, int] = {"classic": 16, "sneak": 12}
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True, slots=True)
+class ChameleonConfig:
+    """A validated Chameleon configuration; build it with ``GAME.make_config``."""
+
+    variant: str = "classic"
+    card_size: int = 16
+    mode: str = Mode.SINGLE.value
+    target_points: int = 5
+    tie_rule: str = TieRule.RUNOFF.value
+    discussion: bool = False
+    max_rounds: int = 20
+    deck: tuple[Card, ...] | None = None
+    """None plays the bundled cards; otherwise the custom cards themselves, so replay is exact."""
+
+
+def _normalize_deck(raw: object, card_size: int) -> tuple[Card, ...]:
+    """Check a custom deck (parsed cards, or card-file text) and return it as nested tuples."""
+    if isinstance(raw, str):
+        try:
+            raw = decks.parse_cards(raw, size=card_size)
+        except decks.DeckError as exc:
+            raise ConfigError(f"custom deck: {exc}") from exc
+    if not isinstance(raw, (tuple, list)) or not raw:
+        raise ConfigError("deck must be a non-empty list of [category, [word, ...]] cards")
+    cards: list[Card] = []
+    seen: dict[str, int] = {}
+    for no, entry in enumerate(raw, start=1):
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            raise ConfigError(f"deck card {no}: expected [category, [word, ...]]")
+        category, words = entry
+        if not isinstance(category, str) or not normalize(category):
+            raise ConfigError(f"deck card {no}: the category must be a non-empty text")
+        if not isinstance(words, (tuple, list)) or not all(isinstance(w, str) for w in words):
+            raise ConfigError(f"deck card {no} ({category}): the words must be a list of texts")
+        key = normalize(category)
+        if key in seen:
+            raise ConfigError(f"deck card {no}: category {category!r} repeats card {seen[key]}")
+        seen[key] = no
+        words = tuple(" ".join(w.split()) for w in words)
+        if len(words) < card_size:
+            raise ConfigError(
+                f"deck card {no} ({category}) has {len(words)} words; this game plays {card_size} per card"
+            )
+        if any(not normalize(w) for w in words):
+            raise ConfigError(f"deck card {no} ({category}) has an empty word")
+        if any(len(w) > 40 for w in words):
+            raise ConfigError(f"deck card {no} ({category}) has a word longer than 40 characters")
+        played = [_key(w) for w in words[:card_size]]
+        if len(set(played)) != len(played):
+            raise ConfigError(f"deck card {no} ({category}) repeats a word")
+        cards.append((" ".join(category.split()), words))
+    return tuple(cards)
+
+
+def _validate(
+    variant: str | None,
+    options: Mapping[str, Any],
+) -> ChameleonConfig:
+    variant = ChameleonGame.variants[0] if variant is None else variant
+    if variant not in ChameleonGame.variants:
+        raise ConfigError(f"unknown variant {variant!r}; choose one of {', '.join(ChameleonGame.variants)}")
+    names = {f.name for f in dataclasses.fields(ChameleonConfig)} - {"variant"}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    card_size = options.get("card_size", VARIANT_CARD_SIZE[variant])
+    if isinstance(card_size, bool) or not isinstance(card_size, int) or not MIN_CARD_SIZE <= card_size <= MAX_CARD_SIZE:
+        raise ConfigError(f"card_size must be a whole number from {MIN_CARD_SIZE} to {MAX_CARD_SIZE}")
+    mode = options.get("mode", Mode.SINGLE.value)
+    if mode not in {m.value for m in Mode}:
+        raise ConfigError(f"mode must be 'single' or 'match', not {mode!r}")
+    tie_rule = options.get("tie_rule", TieRule.RUNOFF.value)
+    if tie_rule not in {t.value for t in TieRule}:
+        raise ConfigError(f"tie_rule must be 'runoff' or 'chameleon_escapes', not {tie_rule!r}")
+    target = options.get("target_points", 5)
+    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 50:
+        raise ConfigError("target_points must be a whole number from 1 to 50")
+    max_rounds = options.get("max_rounds", 20)
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or not 1 <= max_rounds <= 100:
+        raise ConfigError("max_rounds must be a whole number from 1 to 100")
+    discussion = options.get("discussion", False)
+    if not isinstance(discussion, bool):
+        raise ConfigError("discussion must be true or false")
+    raw_deck = options.get("deck")
+    deck = None if raw_deck is None else _normalize_deck(raw_deck, card_size)
+    available = len(decks.cards()) if deck is None else len(deck)
+    if mode == Mode.MATCH.value and available < max_rounds:
+        # A match never reuses a card, so the deck must outlast the round limit.
+        raise ConfigError(
+            f"a match of up to {max_rounds} rounds needs at least {max_rounds} cards; "
+            f"the deck has {available}: lower max_rounds or add cards"
+        )
+    return ChameleonConfig(
+        variant=variant,
+        card_size=card_size,
+        mode=mode,
+        target_points=target,
+        tie_rule=tie_rule,
+        discussion=discussion,
+        max_rounds=max_rounds,
+        deck=deck,
+    )
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True, slots=True)
+class Ballot:
+    """One vote of a round: who could be voted for, and each vote (None = abstained)."""
+
+    kind: BallotKind
+    candidates: tuple[Seat, ...]
+    votes: tuple[tuple[Seat, Seat | None], ...] = ()
+
+    def voters(self) -> frozenset[Seat]:
+        return frozenset(v for v, _ in self.votes)
+
+    def tally(self) -> dict[Seat, int]:
+        counts = {c: 0 for c in self.candidates}
+        for _, target in self.votes:
+            if target is not None:
+                counts[target] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ballot": self.kind.value,
+            "candidates": list(self.candidates),
+            "votes": [{"voter": v, "target": t} for v, t in sorted(self.votes)],
+            "tally": {str(s): n for s, n in self.tally().items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """A finished round, everything revealed: what results and evaluations read."""
+
+    round: int
+    category: str
+    card: tuple[str, ...]
+    secret: str
+    chameleon: Seat
+    order: tuple[Seat, ...]
+    clues: tuple[tuple[Seat, str], ...]
+    ballots: tuple[Ballot, ...]
+    accused: Seat | None
+    guess: str | None
+    outcome: Outcome
+    points: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "category": self.category,
+            "card": list(self.card),
+            "secret": self.secret,
+            "chameleon": self.chameleon,
+            "speaking_order": list(self.order),
+            "clues": [{"seat": s, "clue": c} for s, c in self.clues],
+            "votes": [b.to_json() for b in self.ballots],
+            "accused": self.accused,
+            "caught": self.accused == self.chameleon,
+            "guess": self.guess,
+            "guessed": self.outcome is Outcome.GUESSED,
+            "outcome": self.outcome.value,
+            "points": list(self.points),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChameleonState:
+    config: ChameleonConfig
+    seats: int
+    seed: int
+    phase: Phase
+    round: int
+    cards_used: tuple[int, ...]
+    """Deck indices drawn so far in the match, the current card last."""
+    category: str
+    card: tuple[str, ...]
+    secret: str
+    chameleon: Seat
+    order: tuple[Seat, ...]
+    clues: tuple[tuple[Seat, str], ...]
+    ready: frozenset[Seat]
+    ballots: tuple[Ballot, ...]
+    """Ballots of this round, the open one last while voting."""
+    accused: Seat | None
+    scores: tuple[int, ...]
+    history: tuple[RoundRecord, ...]
+    log: tuple[Event, ...]
+
+    @property
+    def ballot(self) -> Ballot | None:
+        return self.ballots[-1] if self.phase in (Phase.VOTE, Phase.RUNOFF) else None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _key(text: str) -> str:
+    """Letters and digits only, lower case: 'Ice-cream', 'ice cream' and 'IceCream' compare equal."""
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def _reveals_secret(clue: str, secret: str) -> bool:
+    """True when a clue is the secret or contains it, as a word or inside a compound or plural."""
+    if contains_word(clue, secret):
+        return True
+    clue_key, secret_key = _key(clue), _key(secret)
+    # Short secrets ("Go", "Tin") would otherwise forbid ordinary words ("good", "tiny").
+    return clue_key == secret_key or (len(secret_key) >= 4 and secret_key in clue_key)
+
+
+def _deck(cfg: ChameleonConfig) -> tuple[Card, ...]:
+    return decks.cards() if cfg.deck is None else cfg.deck
+
+
+def _player(seat: Seat) -> str:
+    return f"Player {seat + 1}"
+
+
+def _points(outcome: Outcome, chameleon: Seat, seats: int) -> tuple[int, ...]:
+    if outcome is Outcome.ESCAPED:
+        return tuple(2 if s == chameleon else 0 for s in range(seats))
+    if outcome is Outcome.GUESSED:
+        return tuple(1 if s == chameleon else 0 for s in range(seats))
+    return tuple(0 if s == chameleon else 2 for s in range(seats))
+
+
+def _deal(
+    cfg: ChameleonConfig,
+    seats: int,
+    seed: int,
+    round_no: int,
+    cards_used: tuple[int, ...],
+    scores: tuple[int, ...],
+    history: tuple[RoundRecord, ...],
+    log: tuple[Event, ...],
+) -> tuple[ChameleonState, tuple[Event, ...]]:
+    """Start a round: draw an unused card, the secret, the chameleon and the first speaker."""
+    deck = _deck(cfg)
+    unused = [i for i in range(len(deck)) if i not in cards_used]
+    index = rng(seed, "card", round_no).choice(unused)
+    category, all_words = deck[index]
+    card = all_words[: cfg.card_size]
+    secret = rng(seed, "secret", round_no).choice(card)
+    chameleon = rng(seed, "chameleon", round_no).randrange(seats)
+    first = rng(seed, "first", round_no).randrange(seats)
+    order = tuple((first + i) % seats for i in range(seats))
+    events: list[Event] = [
+        Event(
+            "round_start",
+            {
+                "round": round_no,
+                "category": category,
+                "card": list(card),
+                "speaking_order": list(order),
+                "first": first,
+            },
+            PUBLIC,
+        )
+    ]
+    # One private event per seat, each to that seat alone: an event addressed to
+    # "everyone but the chameleon" would show its audience, and so the chameleon.
+    for s in range(seats):
+        if s == chameleon:
+            events.append(Event("role", {"round": round_no, "role": Role.CHAMELEON.value, "secret": None}, Audience.of(s)))
+        else:
+            events.append(Event("role", {"round": round_no, "role": Role.PLAYER.value, "secret": secret}, Audience.of(s)))
+    state = ChameleonState(
+        config=cfg,
+        seats=seats,
+        seed=seed,
+        phase=Phase.CLUES,
+        round=round_no,
+        cards_used=(*cards_used, index),
+        category=category,
+        card=card,
+        secret=secret,
+        chameleon=chameleon,
+        order=order,
+        clues=(),
+        ready=frozenset(),
+        ballots=(),
+        accused=None,
+        scores=scores,
+        history=history,
+        log=(*log, *events),
+    )
+    return state, tuple(events)
+
+
+# --------------------------------------------------------------------------- the game
+
+
+class ChameleonGame:
+    """The Chameleon rules; stateless, every method a pure function of its arguments."""
+
+    id: ClassVar[str] = "chameleon"
+    variants: ClassVar[tuple[str, ...]] = ("classic", "sneak")
+
+    # ------------------------------------------------------------------ config
+
+    def make_config(self, variant: str | None = None, **options: Any) -> ChameleonConfig:
+        """A validated config. ``sneak`` defaults to 12 words per card, ``classic`` to 16."""
+        return _validate(variant, options)
+
+    def config_from_dict(self, raw: Mapping[str, Any]) -> ChameleonConfig:
+        config_from_dict(ChameleonConfig, raw)  # refuses unknown keys with the shared message
+        options = {k: v for k, v in raw.items() if k != "variant"}
+        return _validate(raw.get("variant"), options)
+
+    def seat_range(self, cfg: ChameleonConfig) -> tuple[int, int]:
+        return (MIN_SEATS, MAX_SEATS)
+
+    # ------------------------------------------------------------------ flow
+
+    def new(self, cfg: ChameleonConfig, seats: int, seed: int) -> tuple[ChameleonState, tuple[Event, ...]]:
+        if not MIN_SEATS <= seats <= MAX_SEATS:
+            raise ConfigError(f"the Chameleon needs {MIN_SEATS} to {MAX_SEATS} players, not {seats}")
+        return _deal(cfg, seats, seed, 1, (), (0,) * seats, (), ())
+
+    def to_act(self, s: ChameleonState) -> frozenset[Seat]:
+        if s.phase is Phase.CLUES:
+            return frozenset({s.order[len(s.clues)]})
+        if s.phase is Phase.DISCUSSION:
+            return frozenset(range(s.seats)) - s.ready
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            ballot = s.ballots[-1]
+            return frozenset(range(s.seats)) - ballot.voters()
+        if s.phase is Phase.GUESS:
+            return frozenset({s.chameleon})
+        return frozenset()
+
+    def legal(self, s: ChameleonState, seat: Seat) -> ActionSpec | None:
+        if seat not in self.to_act(s):
+            return None
+        if s.phase is Phase.CLUES:
+            # The same prompt for every seat: the spec must not hint at who the chameleon is.
+            return Text(
+                "clue",
+                f"Give a one-word clue for the secret word (category: {s.category}).",
+                ("Clue",),
+                max_words=1,
+                max_chars=CLUE_MAX_CHARS,
+            )
+        if s.phase is Phase.DISCUSSION:
+            return Choice("ready", "Discuss the clues; say when you are ready to vote.", (Option(READY, "Ready to vote"),))
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            ballot = s.ballots[-1]
+            options = [c for c in ballot.candidates if c != seat]
+            # Option order is shuffled per voter: language-model voters favour the first label.
+            rng(s.seed, "vote-order", s.round, ballot.kind.value, seat).shuffle(options)
+            what = "Run-off vote among the tied players" if ballot.kind is BallotKind.RUNOFF else "Vote"
+            return Choice("vote", f"{what}: who is the chameleon?", tuple(Option(str(c), _player(c)) for c in options))
+        if s.phase is Phase.GUESS:
+            return Choice(
+                "guess",
+                f"You were caught. Which word of the {s.category} card is the secret?",
+                tuple(Option(w, w) for w in s.card),
+            )
+        return None
+
+    def apply(self, s: ChameleonState, seat: Seat, a: Action) -> tuple[ChameleonState, tuple[Event, ...]]:
+        if s.phase is Phase.OVER:
+            raise IllegalAction("The game is over.")
+        if not isinstance(seat, int) or not 0 <= seat < s.seats:
+            raise IllegalAction("There is no such seat at this table.")
+        if seat not in self.to_act(s):
+            if s.phase in (Phase.VOTE, Phase.RUNOFF):
+                raise IllegalAction("You have already voted.")
+            if s.phase is Phase.DISCUSSION:
+                raise IllegalAction("You are already marked ready.")
+            raise IllegalAction("It is not your turn.")
+        spec = self.legal(s, seat)
+        assert spec is not None
+        if s.phase is Phase.CLUES:
+            assert isinstance(spec, Text)
+            return self._clue(s, seat, check_text(spec, a)[0])
+        if s.phase is Phase.DISCUSSION:
+            assert isinstance(spec, Choice)
+            check_choice(spec, a)
+            return self._ready(s, seat)
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            assert isinstance(spec, Choice)
+            if a.kind == "vote" and a.value == (ABSTAIN,):
+                return self._vote(s, seat, None)
+            return self._vote(s, seat, int(check_choice(spec, a)))
+        assert isinstance(spec, Choice)
+        return self._guess(s, check_choice(spec, a))
+
+    def _clue(self, s: ChameleonState, seat: Seat, clue: str) -> tuple[ChameleonState, tuple[Event, ...]]:
+        # Only a seat that knows the secret is held to it: refusing the chameleon's
+        # word would tell the chameleon which word is the secret.
+        if seat != s.chameleon and _reveals_secret(clue, s.secret):
+            raise IllegalAction("Your clue cannot be the secret word or contain it.")
+        if any(_key(clue) == _key(earlier) for _, earlier in s.clues):
+            raise IllegalAction(f"{clue!r} was already given as a clue this round; choose another word.")
+        clues = (*s.clues, (seat, clue))
+        events: list[Event] = [Event("clue", {"round": s.round, "seat": seat, "clue": clue}, PUBLIC)]
+        if len(clues) < s.seats:
+            return self._step(s, events, clues=clues)
+        if s.config.discussion:
+            events.append(Event("discussion_start", {"round": s.round}, PUBLIC))
+            return self._step(s, events, clues=clues, phase=Phase.DISCUSSION)
+        return self._open_ballot(dataclasses.replace(s, clues=clues), events, BallotKind.FIRST, tuple(range(s.seats)))
+
+    def _ready(self, s: ChameleonState, seat: Seat) -> tuple[ChameleonState, tuple[Event, ...]]:
+        ready = s.ready | {seat}
+        events: list[Event] = [Event("ready", {"round": s.round, "seat": seat}, PUBLIC)]
+        if len(ready) < s.seats:
+            return self._step(s, events, ready=ready)
+        return self._open_ballot(dataclasses.replace(s, ready=ready), events, BallotKind.FIRST, tuple(range(s.seats)))
+
+    def _open_ballot(
+        self, s: ChameleonState, events: list[Event], kind: BallotKind, candidates: tuple[Seat, ...]
+    ) -> tuple[ChameleonState, tuple[Event, ...]]:
+        events.append(Event("vote_start", {"round": s.round, "ballot": kind.value, "candidates": list(candidates)}, PUBLIC))
+        phase = Phase.RUNOFF if kind is BallotKind.RUNOFF else Phase.VOTE
+        return self._step(s, events, phase=phase, ballots=(*s.ballots, Ballot(kind, candidates)))
+
+    def _vote(self, s: ChameleonState, seat: Seat, target: Seat | None) -> tuple[ChameleonState, tuple[Event, ...]]:
+        ballot = s.ballots[-1]
+        ballot = dataclasses.replace(ballot, votes=(*ballot.votes, (seat, target)))
+        ballots = (*s.ballots[:-1], ballot)
+        events: list[Event] = [
+            Event("vote_cast", {"round": s.round, "ballot": ballot.kind.value, "seat": seat, "target": target}, Audience.of(seat)),
+            Event("voted", {"round": s.round, "ballot": ballot.kind.value, "seat": seat}, PUBLIC),
+        ]
+        if len(ballot.votes) < s.seats:
+            return self._step(s, events, ballots=ballots)
+        s = dataclasses.replace(s, ballots=ballots)
+        tally = ballot.tally()
+        most = max(tally.values())
+        top = [c for c in ballot.candidates if tally[c] == most]
+        runoff = (
+            most > 0
+            and len(top) > 1
+            and ballot.kind is BallotKind.FIRST
+            and s.config.tie_rule == TieRule.RUNOFF.value
+        )
+        accused = top[0] if most > 0 and len(top) == 1 else None
+        events.append(
+            Event(
+                "vote_result",
+                {
+                    "round": s.round,
+                    **ballot.to_json(),
+                    "tied": top if len(top) > 1 and most > 0 else [],
+                    "accused": accused,
+                    "runoff": runoff,
+                },
+                PUBLIC,
+            )
+        )
+        if runoff:
+            return self._open_ballot(s, events, BallotKind.RUNOFF, tuple(top))
+        caught = accused is not None and accused == s.chameleon
+        events.append(
+            Event("reveal", {"round": s.round, "chameleon": s.chameleon, "accused": accused, "caught": caught}, PUBLIC)
+        )
+        if caught:
+            return self._step(s, events, phase=Phase.GUESS, accused=accused)
+        return self._end_round(dataclasses.replace(s, accused=accused), events, Outcome.ESCAPED, None)
+
+    def _guess(self, s: ChameleonState, guess: str) -> tuple[ChameleonState, tuple[Event, ...]]:
+        right = guess == s.secret
+        events: list[Event] = [
+            Event(
+                "guess",
+                {"round": s.round, "seat": s.chameleon, "guess": guess, "secret": s.secret, "correct": right},
+                PUBLIC,
+            )
+        ]
+        return self._end_round(s, events, Outcome.GUESSED if right else Outcome.CAUGHT, guess)
+
+    def _end_round(
+        self, s: ChameleonState, events: list[Event], outcome: Outcome, guess: str | None
+    ) -> tuple[ChameleonState, tuple[Event, ...]]:
+        points = _points(outcome, s.chameleon, s.seats)
+        scores = tuple(a + b for a, b in zip(s.scores, points))
+        record = RoundRecord(
+            round=s.round,
+            category=s.category,
+            card=s.card,
+            secret=s.secret,
+            chameleon=s.chameleon,
+            order=s.order,
+            clues=s.clues,
+            ballots=s.ballots,
+            accused=s.accused,
+            guess=guess,
+            outcome=outcome,
+            points=points,
+        )
+        history = (*s.history, record)
+        events.append(
+            Event(
+                "round_end",
+                {
+                    "round": s.round,
+                    "outcome": outcome.value,
+                    "chameleon": s.chameleon,
+                    "secret": s.secret,
+                    "points": list(points),
+                    "scores": list(scores),
+                },
+                PUBLIC,
+            )
+        )
+        cfg = s.config
+        top = max(scores)
+        leaders = [i for i, v in enumerate(scores) if v == top]
+        over = (
+            cfg.mode == Mode.SINGLE.value
+            # A tie at the top plays on, so the match ends with one leader when it can.
+            or (top >= cfg.target_points and len(leaders) == 1)
+            or s.round >= cfg.max_rounds
+        )
+        if not over:
+            log = (*s.log, *events)
+            nxt, deal = _deal(cfg, s.seats, s.seed, s.round + 1, s.cards_used, scores, history, log)
+            return nxt, (*events, *deal)
+        winners = sorted(self._winners(cfg, record, scores))
+        events.append(Event("game_over", {"winners": winners, "scores": list(scores), "rounds": s.round}, PUBLIC))
+        return self._step(s, events, phase=Phase.OVER, scores=scores, history=history)
+
+    @staticmethod
+    def _winners(cfg: ChameleonConfig, last: RoundRecord, scores: tuple[int, ...]) -> frozenset[Seat]:
+        if cfg.mode == Mode.SINGLE.value:
+            if last.outcome is Outcome.CAUGHT:
+                return frozenset(range(len(scores))) - {last.chameleon}
+            return frozenset({last.chameleon})
+        top = max(scores)
+        return frozenset(i for i, v in enumerate(scores) if v == top)
+
+    @staticmethod
+    def _step(s: ChameleonState, events: list[Event], **changes: Any) -> tuple[ChameleonState, tuple[Event, ...]]:
+        return dataclasses.replace(s, log=(*s.log, *events), **changes), tuple(events)
+
+    # ------------------------------------------------------------------ views
+
+    def observe(self, s: ChameleonState, seat: Seat) -> Observation:
+        """What one seat may know. View keys:
+
+        - ``seat``, ``players`` (number of seats), ``phase``, ``mode``, ``variant``, ``round``,
+          ``target_points`` (match goal), ``max_rounds``, ``tie_rule``, ``game_over``.
+        - ``category`` and ``card`` (the public card's words, in card order).
+        - ``role`` ("chameleon" or "player"), ``is_chameleon``; ``secret``: the secret word,
+          null for the chameleon until the game ends.
+        - ``speaking_order`` (seats), ``current_speaker`` (seat or null), ``clues``
+          ([{seat, clue}] so far this round), ``my_clue``.
+        - ``ready``: seats marked ready (discussion phase).
+        - ``ballot``: the open vote or null: {ballot: "first"|"runoff", candidates,
+          voted (seats that have voted, never for whom), my_vote (seat, "abstain" or null)}.
+        - ``votes``: this round's closed ballots, revealed: [{ballot, candidates, votes:
+          [{voter, target}], tally}].
+        - ``accused`` (seat or null) and ``chameleon`` (seat once revealed, or your own
+          seat if you are it; otherwise null).
+        - ``scores`` (per seat), ``to_act`` (seats that owe a move), ``previous_rounds``
+          (finished rounds of a match, everything revealed).
+        """
+        over = s.phase is Phase.OVER
+        is_cham = seat == s.chameleon
+        current = s.history[-1] if over else None
+        closed = s.ballots if s.ballot is None else s.ballots[:-1]
+        open_ballot = s.ballot
+        my_vote: Any = None
+        if open_ballot is not None:
+            for voter, target in open_ballot.votes:
+                if voter == seat:
+                    my_vote = ABSTAIN if target is None else target
+        revealed = s.phase is Phase.GUESS or over
+        previous = s.history[:-1] if over else s.history
+        view: dict[str, Any] = {
+            "seat": seat,
+            "players": s.seats,
+            "phase": s.phase.value,
+            "mode": s.config.mode,
+            "variant": s.config.variant,
+            "round": s.round,
+            "target_points": s.config.target_points,
+            "max_rounds": s.config.max_rounds,
+            "tie_rule": s.config.tie_rule,
+            "game_over": over,
+            "category": s.category,
+            "card": list(s.card),
+            "role": (Role.CHAMELEON if is_cham else Role.PLAYER).value,
+            "is_chameleon": is_cham,
+            "secret": s.secret if (not is_cham or over) else None,
+            "speaking_order": list(s.order),
+            "current_speaker": s.order[len(s.clues)] if s.phase is Phase.CLUES else None,
+            "clues": [{"seat": c_seat, "clue": clue} for c_seat, clue in s.clues],
+            "my_clue": next((clue for c_seat, clue in s.clues if c_seat == seat), None),
+            "ready": sorted(s.ready),
+            "ballot": None
+            if open_ballot is None
+            else {
+                "ballot": open_ballot.kind.value,
+                "candidates": list(open_ballot.candidates),
+                "voted": sorted(open_ballot.voters()),
+                "my_vote": my_vote,
+            },
+            "votes": [b.to_json() for b in closed],
+            "accused": s.accused if revealed else (current.accused if current else None),
+            "chameleon": s.chameleon if (revealed or is_cham) else None,
+            "guess": current.guess if current else None,
+            "scores": list(s.scores),
+            "to_act": sorted(self.to_act(s)),
+            "previous_rounds": [r.to_json() for r in previous],
+        }
+        return Observation(game=self.id, seat=seat, phase=s.phase.value, view=view, events=visible(s.log, seat))
+
+    def result(self, s: ChameleonState) -> Result | None:
+        if s.phase is not Phase.OVER:
+            return None
+        cfg = s.config
+        last = s.history[-1]
+        winners = self._winners(cfg, last, s.scores)
+        if cfg.mode == Mode.SINGLE.value:
+            summary = {
+                Outcome.ESCAPED: f"The chameleon was not caught and escapes; the secret was {last.secret}.",
+                Outcome.GUESSED: f"The chameleon was caught but named the secret, {last.secret}, and escapes.",
+                Outcome.CAUGHT: f"The chameleon was caught and guessed {last.guess} instead of {last.secret}; the other players win.",
+            }[last.outcome]
+        else:
+            top = max(s.scores)
+            shared = " (shared)" if len(winners) > 1 else ""
+            summary = f"The match ends after {s.round} round(s) with a top score of {top}{shared}."
+        rounds = [r.to_json() for r in s.history]
+        clue_instances = [
+            {
+                "round": r.round,
+                "category": r.category,
+                "card": list(r.card),
+                "secret": r.secret,
+                "seat": giver,
+                "clue": clue,
+                "is_chameleon": giver == r.chameleon,
+            }
+            for r in s.history
+            for giver, clue in r.clues
+        ]
+        outcomes = [r.outcome for r in s.history]
+        details: dict[str, Any] = {
+            "variant": cfg.variant,
+            "mode": cfg.mode,
+            "tie_rule": cfg.tie_rule,
+            "card_size": cfg.card_size,
+            "rounds_played": len(s.history),
+            "rounds": rounds,
+            "chameleons": [r.chameleon for r in s.history],
+            "clue_instances": clue_instances,
+            "scores": list(s.scores),
+            "metrics": {
+                "rounds": len(s.history),
+                "escaped": outcomes.count(Outcome.ESCAPED),
+                "guessed": outcomes.count(Outcome.GUESSED),
+                "caught": outcomes.count(Outcome.CAUGHT),
+                "chameleon_win_rate": (len(outcomes) - outcomes.count(Outcome.CAUGHT)) / len(outcomes),
+                "runoffs": sum(1 for r in s.history for b in r.ballots if b.kind is BallotKind.RUNOFF),
+            },
+        }
+        return Result(
+            winners=winners,
+            summary=summary,
+            scores={i: float(v) for i, v in enumerate(s.scores)},
+            details=details,
+        )
+
+    def secrets(self, s: ChameleonState) -> tuple[Secret, ...]:
+        """The current secret word, known by all but the chameleon. The chameleon's identity is
+        not a word; observations hide it separately (see ``observe``)."""
+        if s.phase is Phase.OVER:
+            return ()
+        return (Secret(s.secret, frozenset(range(s.seats)) - {s.chameleon}),)
+
+    def timeout_action(self, s: ChameleonState, seat: Seat) -> Action | None:
+        if seat not in self.to_act(s):
+            return None
+        if s.phase is Phase.DISCUSSION:
+            return Action.choose("ready", READY)
+        if s.phase in (Phase.VOTE, Phase.RUNOFF):
+            return Action.choose("vote", ABSTAIN)
+        # A clue or the chameleon's guess has no neutral value: an AI plays that turn.
+        return None
+
+    # ------------------------------------------------------------------ words for people
+
+    def text(self, e: Event, names: Sequence[str]) -> str:
+        d = e.data
+
+        def who(seat: object) -> str:
+            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "nobody"
+
+        kind = e.kind
+        if kind == "round_start":
+            return (
+                f"Round {d['round']}: the category is {d['category']}; the card reads "
+                f"{', '.join(d['card'])}. {who(d['first'])} gives the first clue."
+            )
+        if kind == "role":
+            if d["role"] == Role.CHAMELEON.value:
+                return "You are the chameleon: blend in without knowing the secret word."
+            return f"The secret word is {d['secret']}."
+        if kind == "clue":
+            return f"{who(d['seat'])} gives the clue: {d['clue']}."
+        if kind == "discussion_start":
+            return "All clues are in. Discuss, then mark yourself ready to vote."
+        if kind == "ready":
+            return f"{who(d['seat'])} is ready to vote."
+        if kind == "vote_start":
+            if d["ballot"] == BallotKind.RUNOFF.value:
+                return "Run-off vote between " + ", ".join(who(c) for c in d["candidates"]) + "."
+            return "Vote now: who is the chameleon?"
+        if kind == "vote_cast":
+            return "You abstain." if d["target"] is None else f"You vote for {who(d['target'])}."
+        if kind == "voted":
+            return f"{who(d['seat'])} has voted."
+        if kind == "vote_result":
+            votes = "; ".join(
+                f"{who(v['voter'])} → {who(v['target']) if v['target'] is not None else 'abstained'}" for v in d["votes"]
+            )
+            if d["accused"] is not None:
+                end = f"{who(d['accused'])} is accused."
+            elif d["runoff"]:
+                end = "A tie between " + ", ".join(who(t) for t in d["tied"]) + ": run-off."
+            elif d["tied"]:
+                end = "Still a tie between " + ", ".join(who(t) for t in d["tied"]) + ": nobody is accused."
+            else:
+                end = "Nobody voted: nobody is accused."
+            return f"Votes: {votes}. {end}"
+        if kind == "reveal":
+            if d["caught"]:
+                return f"{who(d['chameleon'])} is the chameleon and has been caught! They may still guess the secret."
+            if d["accused"] is None:
+                return f"Nobody is accused. {who(d['chameleon'])} was the chameleon and escapes."
+            return f"{who(d['accused'])} is not the chameleon: {who(d['chameleon'])} was, and escapes."
+        if kind == "guess":
+            verdict = "right: the chameleon escapes" if d["correct"] else f"wrong, the secret was {d['secret']}"
+            return f"{who(d['seat'])} guesses {d['guess']}: {verdict}."
+        if kind == "round_end":
+            scored = ", ".join(f"{who(i)} {p}" for i, p in enumerate(d["scores"]))
+            return f"Round {d['round']} over (the secret was {d['secret']}). Scores: {scored}."
+        if kind == "game_over":
+            return "Game over. Winners: " + (", ".join(who(w) for w in d["winners"]) or "nobody") + "."
+        return f"{kind}: {dict(d)}"
+
+    def rules(self, cfg: ChameleonConfig) -> str:
+        words = f"{cfg.card_size} words"
+        mode = (
+            "This is a single round: the chameleon wins if it escapes, the others win if it is caught and guesses wrong."
+            if cfg.mode == Mode.SINGLE.value
+            else (
+                f"This is a match: rounds continue until one player alone has {cfg.target_points} points "
+                f"(at most {cfg.max_rounds} rounds; then the highest score wins)."
+            )
+        )
+        tie = (
+            "A tie at the top of the vote leads to one run-off vote among the tied players; "
+            "if that ties too, the chameleon escapes."
+            if cfg.tie_rule == TieRule.RUNOFF.value
+            else "A tie at the top of the vote lets the chameleon escape."
+        )
+        discussion = " After the clues you may discuss; mark yourself ready when you want to vote." if cfg.discussion else ""
+        return (
+            f"Everyone sees a category card of {words}. One of them is the secret word, told privately to "
+            "everyone except the chameleon, who only learns that they are the chameleon.\n\n"
+            "In turn, each player gives a one-word clue that shows they know the secret without "
+            "giving it away. You may not say the secret or repeat an earlier clue. The chameleon must "
+            f"bluff.{discussion}\n\n"
+            f"Then everyone votes at once for who they think the chameleon is. {tie} If the wrong "
+            "player is accused, the chameleon escapes. If the chameleon is caught, it may still escape by "
+            "naming the secret word from the card.\n\n"
+            "Points: the chameleon escapes uncaught, +2 to the chameleon; caught but guesses right, +1 to "
+            f"the chameleon; caught and wrong, +2 to everyone else. {mode}"
+        )
+
+
+GAME = ChameleonGame()
