@@ -1,0 +1,264 @@
+"""The tables of the game log, as SQLModel classes.
+
+The log is append-only: a game's seats, actions and events are written once
+and never changed; state is rebuilt by replaying actions through the engine.
+The few mutable columns are the game's lifecycle (``status``, ``lobby`` while
+in the lobby, ``result``, ``announced_at``) and a deadline's ``state``.
+
+Columns hold plain strings for statuses and kinds (so that SQL reading the
+database needs no Python), while code speaks the ``StrEnum``s below; a
+``StrEnum`` member *is* its string, so both compare equal.
+
+Every timestamp is stored and returned as an aware UTC datetime
+(``UTCDateTime``), whatever the backend does with time zones.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+
+class GameStatus(StrEnum):
+    LOBBY = "lobby"
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+ENDED: tuple[GameStatus, ...] = (GameStatus.FINISHED, GameStatus.ABORTED)
+"""Statuses of a game that is over (its result, if any, is saved)."""
+
+
+class SeatKind(StrEnum):
+    HUMAN = "human"
+    AI = "ai"
+
+
+class ActionSource(StrEnum):
+    """Who or what produced an action: the seat's own player, or a stand-in."""
+
+    HUMAN = "human"
+    AI = "ai"
+    TIMEOUT = "timeout"  # the rules' neutral action for an absent seat
+    FALLBACK = "fallback"  # an agent failed; its fallback answer was used
+    TAKEOVER = "takeover"  # someone else (usually an AI) played the seat's turn
+
+
+class AgentOperation(StrEnum):
+    GENERATE = "generate"
+    SCORE = "score"
+    EMBED = "embed"
+    NONE = "none"  # agents that call no model (random, scripted)
+
+
+class DeadlineState(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp that goes in and comes out as aware UTC.
+
+    SQLite has no time zones: SQLAlchemy writes the wall time and reads back a
+    naive datetime. Normalising to UTC on the way in and tagging UTC on the
+    way out makes SQLite and Postgres (``timestamptz``) behave the same.
+    Naive datetimes handed in are taken to be UTC already.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        # SQLite's DateTime would drop the offset anyway; dropping it here keeps strings sortable.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def _ts(*, nullable: bool = False, index: bool = False) -> Any:
+    if nullable:
+        return Field(default=None, sa_type=UTCDateTime, nullable=True, index=index)
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=False, index=index)
+
+
+def _json(*, nullable: bool = False, default_factory: Any = dict) -> Any:
+    if nullable:
+        return Field(default=None, sa_type=sa.JSON, nullable=True)
+    return Field(default_factory=default_factory, sa_type=sa.JSON, nullable=False)
+
+
+def _game_fk(*, nullable: bool = False, primary_key: bool = False) -> Any:
+    return Field(
+        default=None if nullable else ...,
+        foreign_key="games.id",
+        nullable=nullable,
+        primary_key=primary_key,
+        index=not primary_key,
+    )
+
+
+class GameRow(SQLModel, table=True):
+    """One game from lobby to result. ``lobby`` holds the pre-start roster and options."""
+
+    __tablename__ = "games"
+    __table_args__ = (sa.Index("ix_games_platform_place_status", "platform", "place", "status"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game: str = Field(index=True)
+    variant: str = ""
+    config: dict[str, Any] = _json()
+    # Seeds are drawn at start; BigInteger so any signed 64-bit seed fits on every backend.
+    seed: int | None = Field(default=None, sa_type=sa.BigInteger, nullable=True)
+    platform: str
+    place: str
+    place_name: str = ""
+    host: str
+    status: str = Field(default=GameStatus.LOBBY.value, index=True)
+    lobby: dict[str, Any] = _json()
+    created_at: datetime = _ts(index=True)
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+    result: dict[str, Any] | None = _json(nullable=True)
+    announced_at: datetime | None = _ts(nullable=True)
+    rules_version: str = ""
+
+
+class SeatRow(SQLModel, table=True):
+    """A seat of a started game; the roster is frozen when the game starts."""
+
+    __tablename__ = "seats"
+
+    game_id: int = _game_fk(primary_key=True)
+    seat: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    kind: str
+    user_key: str | None = Field(default=None, index=True)
+    display_name: str = ""
+    agent_spec: str | None = None
+    joined_at: datetime = _ts()
+
+
+class ActionRow(SQLModel, table=True):
+    """One action, numbered 1.. within its game. (game_id, seq) is the key, hence unique."""
+
+    __tablename__ = "actions"
+
+    game_id: int = _game_fk(primary_key=True)
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    seat: int
+    kind: str
+    value: list[str] = _json(default_factory=list)
+    source: str
+    actor: str
+    inbound_id: str | None = None
+    created_at: datetime = _ts()
+
+
+class EventRow(SQLModel, table=True):
+    """One event with its audience, numbered 1.. within its game; the deal's events have no action."""
+
+    __tablename__ = "events"
+
+    game_id: int = _game_fk(primary_key=True)
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    action_seq: int | None = None
+    kind: str
+    data: dict[str, Any] = _json()
+    # "public" or a sorted list of seat numbers (games.base.Audience.to_json()).
+    audience: Any = Field(default="public", sa_type=sa.JSON, nullable=False)
+    created_at: datetime = _ts()
+
+
+class AgentCallRow(SQLModel, table=True):
+    """One call an AI seat made to a model (or none, for model-free agents), with what came back."""
+
+    __tablename__ = "agent_calls"
+    __table_args__ = (sa.Index("ix_agent_calls_game_action", "game_id", "action_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", nullable=False)
+    seat: int
+    action_seq: int | None = None
+    agent_spec: str
+    model_id: str = ""
+    operation: str = AgentOperation.NONE.value
+    prompt: Any = _json()
+    raw_output: str = Field(default="", sa_type=sa.Text)
+    label_probs: Any = _json(nullable=True)
+    latency_ms: float = 0.0
+    retries: int = 0
+    fallback: bool = False
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    created_at: datetime = _ts()
+
+
+class InboundRow(SQLModel, table=True):
+    """A platform event already handled ("platform:event_id"): the deduplication record."""
+
+    __tablename__ = "inbound"
+
+    key: str = Field(primary_key=True)
+    game_id: int | None = _game_fk(nullable=True)
+    created_at: datetime = _ts()
+
+
+class DeadlineRow(SQLModel, table=True):
+    """When a human seat's turn runs out. ``state`` is the one mutable column here."""
+
+    __tablename__ = "deadlines"
+    __table_args__ = (sa.Index("ix_deadlines_state_due", "state", "due_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = _game_fk()
+    seat: int
+    due_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    state: str = DeadlineState.PENDING.value
+    created_at: datetime = _ts()
+
+
+class EvaluationRow(SQLModel, table=True):
+    """A score of a logged action by an evaluator (SNEAK utility and leakage, for instance)."""
+
+    __tablename__ = "evaluations"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = _game_fk()
+    action_seq: int
+    evaluator: str
+    metric: dict[str, Any] = _json()
+    created_at: datetime = _ts()
+
+
+metadata = SQLModel.metadata
+"""The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
+
+ALL_TABLES: tuple[type[SQLModel], ...] = (
+    GameRow,
+    SeatRow,
+    ActionRow,
+    EventRow,
+    AgentCallRow,
+    InboundRow,
+    DeadlineRow,
+    EvaluationRow,
+)
