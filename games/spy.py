@@ -330,6 +330,8 @@ def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
     villagers = [x for x in s.seats_with(Role.VILLAGER) if x in living]
     if not spies and not whites:
         return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), "every infiltrator was voted out"
+    if spies and s.config.variant == "spygame" and len(living) <= 2:
+        return (*_infiltrators(s), "the spy was not voted out before only two players remained")
     if spies and len(spies) >= len(villagers):
         return (*_infiltrators(s), "the spies are no longer outnumbered by villagers")
     if len(living) <= 2:
@@ -731,7 +733,8 @@ class SpyGame:
             spies = d["spies"]
             return (
                 f"Who-is-Spy begins with {d['seats']} players: {spies} {'spy' if spies == 1 else 'spies'}{extra} "
-                f"hide among the villagers (at most {d['max_rounds']} rounds)."
+                f"{'hides' if spies == 1 and not extra else 'hide'} among the villagers "
+                f"(at most {d['max_rounds']} rounds)."
             )
         if k == "round_started":
             return f"Round {d['round']} begins. Speaking order: {', '.join(n(x) for x in d['order'])}."
