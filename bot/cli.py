@@ -1,10 +1,151 @@
-"""The `hushtable` command line: sim, replay, run, worker, export."""
+"""The `hushtable` command line: run, sim, replay, export, worker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Hushtable: hidden-information word games for humans and AI.")
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Hushtable: hidden-information word games for humans and AI.")
 
 
 @app.command()
 def version() -> None:
     """Print the version."""
     typer.echo("hushtable 0.1.0")
+
+
+@app.command()
+def run(
+    hotseat: bool = typer.Option(False, "--hotseat", help="Console: several humans share one keyboard."),
+    console: bool = typer.Option(False, "--console", help="Force the local console even when tokens are set."),
+) -> None:
+    """Run the bot: Discord and/or Slack when their tokens are set, else the local console."""
+    from bot.app import main
+
+    asyncio.run(main(force_console=console, hotseat=hotseat))
+
+
+@app.command()
+def sim(
+    game: str = typer.Argument(..., help="decrypto, spy or chameleon"),
+    variant: Optional[str] = typer.Option(None, "--variant", "-v"),
+    seats: Optional[int] = typer.Option(None, "--seats", "-n", help="Number of seats (default: the fewest the game allows)."),
+    seed: int = typer.Option(0, "--seed", "-s"),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines: the game, each action and event (with its audience), the result."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Game option KEY=VALUE (repeatable), e.g. -o blank=true."),
+) -> None:
+    """Play a whole game with random players and print it."""
+    import games
+    from games.base import ConfigError
+    from games.play import play_random, seat_names, transcript
+    from games.record import to_lines
+
+    try:
+        engine = games.get(game)
+        cfg = engine.make_config(variant, **_options(option))
+    except (KeyError, ConfigError) as exc:
+        raise typer.BadParameter(str(exc.args[0] if exc.args else exc)) from None
+    lo, hi = engine.seat_range(cfg)
+    n = seats if seats is not None else lo
+    if not lo <= n <= hi:
+        raise typer.BadParameter(f"{engine.id} ({cfg.variant}) is played with {lo}-{hi} seats")
+    pt = play_random(engine, cfg, n, seed)
+    if as_json:
+        for line in to_lines(engine, cfg, n, seed, pt.actions, pt.events, pt.result, _owners(engine, cfg, n, seed, pt)):
+            typer.echo(json.dumps(line))
+    else:
+        typer.echo(transcript(engine, pt.events, seat_names(n), pt.result), nl=False)
+
+
+def _owners(engine, cfg, n, seed, pt) -> list[int]:
+    """Which action caused each event (-1 for the deal), by replaying."""
+    state, events = engine.new(cfg, n, seed)
+    owners = [-1] * len(events)
+    for i, (s, a) in enumerate(pt.actions):
+        state, evs = engine.apply(state, s, a)
+        owners += [i] * len(evs)
+    return owners
+
+
+def _options(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs:
+        key, sep, raw = p.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"option {p!r} must be KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+@app.command()
+def replay(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A JSON-lines record (sim --json) or an exported game."),
+    show: bool = typer.Option(False, "--transcript", help="Print the whole transcript, not only the outcome."),
+) -> None:
+    """Replay a recorded game through the engine and print its outcome."""
+    from games.play import seat_names, transcript
+    from games.record import RecordError, parse, replay_record
+
+    try:
+        with file.open(encoding="utf-8") as fh:
+            rec = parse(fh)
+        state, events, result = replay_record(rec)
+    except RecordError as exc:
+        typer.echo(f"{file}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    names = seat_names(rec.seats)
+    if show:
+        typer.echo(transcript(rec.game, events, names, result), nl=False)
+    if result is None:
+        typer.echo(f"{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions: the game is not over yet.")
+        return
+    won = ", ".join(names[s] for s in sorted(result.winners)) or "nobody"
+    typer.echo(f"{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions: {result.summary} Winners: {won}.")
+    if rec.result is not None and sorted(rec.result.get("winners", [])) != sorted(result.winners):
+        typer.echo("warning: the recorded result differs from the replayed one", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    game: Optional[str] = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
+    since: Optional[datetime] = typer.Option(None, "--since", help="Only games finished on or after this date."),
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl or csv"),
+    out: Optional[Path] = typer.Option(None, "--out", help="File to write (default: standard output)."),
+    database: Optional[str] = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+    raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
+) -> None:
+    """Export finished games from the log (user ids pseudonymised by default)."""
+    from bot.settings import Settings
+    from storage.export import export_games
+    from storage.store import Store
+
+    if fmt not in ("jsonl", "csv"):
+        raise typer.BadParameter("--format must be jsonl or csv")
+    settings = Settings()
+
+    async def go() -> int:
+        store = await Store.open(database or settings.database_url)
+        try:
+            fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
+            try:
+                return await export_games(store, out=fh, fmt=fmt, game=game, since=since,
+                                          pseudonymise=not raw_ids, secret=settings.export_secret)
+            finally:
+                if out:
+                    fh.close()
+        finally:
+            await store.aclose()
+
+    n = asyncio.run(go())
+    typer.echo(f"exported {n} game(s)", err=True)

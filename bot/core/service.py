@@ -132,11 +132,17 @@ class TableService:
         self.platforms[platform.name] = platform
 
     async def start(self) -> None:
-        """Rebuild unfinished games from the log, re-arm deadlines, announce unannounced results."""
+        """Resume what belongs to the attached platforms: rebuild unfinished games from the log,
+        re-arm their deadlines, announce results saved but never announced.
+
+        Idempotent: an adapter calls it once it is connected; games of platforms that are
+        not attached yet wait for their adapter's call.
+        """
         self._started = True
+        resumed: list[Table] = []
         for glog in await self.store.unfinished_games():
             row = glog.row
-            if row.status != "running":
+            if row.status != "running" or row.id in self.tables or row.platform not in self.platforms:
                 continue
             try:
                 table = self._rebuild(glog)
@@ -144,15 +150,21 @@ class TableService:
                 log.exception("could not rebuild game %s; leaving it untouched", row.id)
                 continue
             self.tables[table.game_id] = table
+            resumed.append(table)
+        # Deadlines first: a re-prompted human keeps the deadline they already had.
+        for d in await self.store.pending_deadlines():
+            if any(t.game_id == d.game_id for t in resumed):
+                self._arm_deadline(d.id, d.game_id, d.seat, d.due_at)
+        for table in resumed:
             if self.engine_result(table) is not None:
-                await self._finish(table)
+                async with table.lock:
+                    await self._finish(table)
                 continue
             await self._post_public(table, Outgoing("The table is back after a restart. Play resumes."))
             await self._advance(table)
         for row in await self.store.unannounced_finished():
-            await self._announce_row(row)
-        for d in await self.store.pending_deadlines():
-            self._arm_deadline(d.id, d.game_id, d.seat, d.due_at)
+            if row.platform in self.platforms:
+                await self._announce_row(row)
 
     async def stop(self) -> None:
         tasks = [*self._tasks, *self._deadline_tasks.values()]
@@ -698,7 +710,7 @@ class TableService:
                 continue
             table.prompted.add(s)
             await self._prompt(table, info)
-            if table.deadline_s > 0:
+            if table.deadline_s > 0 and not self._has_deadline(table.game_id, s):
                 due = self.clock() + table.deadline_s
                 did = await self.store.set_deadline(table.game_id, s, datetime.fromtimestamp(due, timezone.utc))
                 self._arm_deadline(did, table.game_id, s, datetime.fromtimestamp(due, timezone.utc))
@@ -855,6 +867,9 @@ class TableService:
         task = asyncio.get_running_loop().create_task(fire())
         task.game_seat = (game_id, seat)  # type: ignore[attr-defined]
         self._deadline_tasks[deadline_id] = task
+
+    def _has_deadline(self, game_id: int, seat: Seat) -> bool:
+        return any(t.game_seat == (game_id, seat) for t in self._deadline_tasks.values())  # type: ignore[attr-defined]
 
     def _cancel_deadlines(self, game_id: int, seat: Seat | None = None) -> None:
         for did, task in list(self._deadline_tasks.items()):

@@ -1,0 +1,182 @@
+"""The shared suite, run over every registered game and variant.
+
+Random play always ends; the same seed gives the same game; replaying the recorded
+actions rebuilds the live state; no public event and no seat's observation reveals
+a secret that seat may not know; an illegal action raises IllegalAction and leaves
+the state as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import games
+from games.base import Action, Choice, Game, IllegalAction, Text, contains_word, replay, visible
+from games.play import play_random, random_action
+
+# Nonsense vocabulary that can never collide with a real secret word.
+NONSENSE = tuple(f"zq{i}x" for i in range(80))
+
+
+def variants() -> list[tuple[str, str]]:
+    return [(gid, v) for gid, g in sorted(games.registry().items()) for v in g.variants]
+
+
+def seat_counts(game: Game, variant: str) -> list[int]:
+    lo, hi = game.seat_range(game.make_config(variant))
+    return sorted({lo, min(hi, lo + 1), min(hi, 6), hi})
+
+
+CASES = [(gid, v, n) for gid, v in variants() for n in seat_counts(games.get(gid), v)]
+
+
+def test_registry_has_all_games() -> None:
+    assert set(games.registry()) == {"decrypto", "spy", "chameleon"}
+    assert games.get("decrypto").variants[:2] == ("benchmark", "teams")
+
+
+@pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**62))
+def test_random_play_ends_and_replays(gid: str, variant: str, seats: int, seed: int) -> None:
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    pt = play_random(game, cfg, seats, seed, vocabulary=NONSENSE)
+    assert pt.result is not None
+    assert not game.to_act(pt.state)
+    # Same seed, same game.
+    again = play_random(game, cfg, seats, seed, vocabulary=NONSENSE)
+    assert [e.to_json() for e in again.events] == [e.to_json() for e in pt.events]
+    # Replaying the actions rebuilds the live state and the same events.
+    state, events = replay(game, cfg, seats, seed, pt.actions)
+    assert state == pt.state
+    assert [e.to_json() for e in events] == [e.to_json() for e in pt.events]
+    # Config and events survive a JSON round trip (they are logged as JSON).
+    assert game.config_from_dict(json.loads(json.dumps(_asdict(cfg)))) == cfg
+    json.dumps([e.to_json() for e in pt.events])
+    assert pt.result.to_json() == json.loads(json.dumps(pt.result.to_json()))
+
+
+def _asdict(cfg: object) -> dict:
+    from games.base import config_to_dict
+
+    return config_to_dict(cfg)
+
+
+def _leaks(text: str, secret: str) -> bool:
+    return contains_word(text, secret)
+
+
+@pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**62))
+def test_no_secret_reaches_a_seat_that_may_not_know_it(gid: str, variant: str, seats: int, seed: int) -> None:
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    pt = play_random(game, cfg, seats, seed, vocabulary=NONSENSE)
+    state, events = game.new(cfg, seats, seed)
+    log = list(events)
+    for step, (seat, action) in enumerate([*pt.actions, (None, None)]):
+        hidden = game.secrets(state)
+        if game.result(state) is None:
+            assert hidden, "a game in play should have something hidden"
+        for secret in hidden:
+            for e in log:
+                if e.audience.is_public:
+                    assert not _leaks(json.dumps(e.to_json()), secret.value), (step, e, secret)
+            for s in range(seats):
+                if s in secret.known_by:
+                    continue
+                obs = game.observe(state, s)
+                blob = json.dumps(obs.to_json())
+                assert not _leaks(blob, secret.value), (step, s, secret, obs.view)
+                for e in visible(log, s):
+                    assert not _leaks(json.dumps(e.to_json()), secret.value)
+                spec = game.legal(state, s)
+                if spec is not None:
+                    assert not _leaks(json.dumps(_spec_json(spec)), secret.value), (s, spec, secret)
+        if seat is None:
+            break
+        state, evs = game.apply(state, seat, action)
+        log.extend(evs)
+
+
+def _spec_json(spec: Choice | Text) -> dict:
+    if isinstance(spec, Choice):
+        return {"prompt": spec.prompt, "options": [[o.id, o.label] for o in spec.options]}
+    return {"prompt": spec.prompt, "fields": list(spec.fields)}
+
+
+@pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**62), data=st.data())
+def test_illegal_actions_raise_and_change_nothing(gid: str, variant: str, seats: int, seed: int, data: st.DataObject) -> None:
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    pt = play_random(game, cfg, seats, seed, vocabulary=NONSENSE)
+    cut = data.draw(st.integers(min_value=0, max_value=len(pt.actions)))
+    state, _ = replay(game, cfg, seats, seed, pt.actions[:cut])
+    before = state
+    acting = game.to_act(state)
+    idle = [s for s in range(seats) if s not in acting]
+    r = random.Random(seed)
+    attempts: list[tuple[int, Action]] = [
+        (seats + 3, Action("vote", ("0",))),  # no such seat
+        (0, Action("no-such-kind", ("x",))),  # malformed kind
+    ]
+    if idle:  # a seat whose turn it is not
+        s = r.choice(idle)
+        other = sorted(acting)[0] if acting else None
+        spec = game.legal(state, other) if other is not None else None
+        attempts.append((s, random_action(spec, r) if spec else Action("vote", ("0",))))
+    for s in acting:
+        spec = game.legal(state, s)
+        assert spec is not None
+        if isinstance(spec, Choice):
+            attempts.append((s, Action(spec.kind, ("definitely-not-an-option",))))
+            attempts.append((s, Action(spec.kind, ())))
+        else:
+            attempts.append((s, Action(spec.kind, ("",) * len(spec.fields))))
+            attempts.append((s, Action(spec.kind, ("word",) * (len(spec.fields) + 1))))
+            attempts.append((s, Action(spec.kind, ("w " * (spec.max_words + 1),) * len(spec.fields))))
+    for s, a in attempts:
+        with pytest.raises(IllegalAction) as info:
+            game.apply(state, s, a)
+        assert str(info.value).strip(), "an IllegalAction carries a readable sentence"
+        assert state == before
+    if game.result(state) is not None:  # after the end nothing is legal
+        with pytest.raises(IllegalAction):
+            game.apply(state, 0, Action("vote", ("1",)))
+
+
+@pytest.mark.parametrize(("gid", "variant"), variants())
+def test_timeout_actions_are_accepted(gid: str, variant: str) -> None:
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    lo, _ = game.seat_range(cfg)
+    pt = play_random(game, cfg, lo, 7, vocabulary=NONSENSE)
+    state, _ = game.new(cfg, lo, 7)
+    for seat, action in pt.actions:
+        for s in game.to_act(state):
+            t = game.timeout_action(state, s)
+            if t is not None:
+                game.apply(state, s, t)  # must not raise
+        state, _ = game.apply(state, seat, action)
+
+
+@pytest.mark.parametrize(("gid", "variant"), variants())
+def test_rules_and_texts_are_readable(gid: str, variant: str) -> None:
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    assert len(game.rules(cfg)) > 200
+    lo, _ = game.seat_range(cfg)
+    pt = play_random(game, cfg, lo, 3)
+    names = [f"Name{i}" for i in range(lo)]
+    for e in pt.events:
+        text = game.text(e, names)
+        assert text and "{" not in text and "Player " not in text, text
