@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import sqlalchemy as sa
 from alembic import command
@@ -283,9 +283,12 @@ def make_engine(url: str | URL | EnginePlan) -> AsyncEngine:
     return engine
 
 
-def alembic_config(url: str | URL | None = None) -> Config:
-    """A programmatic alembic Config for storage/migrations (no alembic.ini needed)."""
-    cfg = Config()
+def alembic_config(url: str | URL | None = None, *, output_buffer: TextIO | None = None) -> Config:
+    """A programmatic alembic Config for storage/migrations (no alembic.ini needed).
+
+    ``output_buffer`` receives the SQL of offline runs (``command.upgrade(cfg, "head", sql=True)``).
+    """
+    cfg = Config(output_buffer=output_buffer)
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if url is not None:
         rendered = plan_engine(url).url.render_as_string(hide_password=False)
