@@ -810,7 +810,7 @@ class ChameleonGame:
         not a word; observations hide it separately (see ``observe``)."""
         if s.phase is Phase.OVER:
             return ()
-        return (Secret(s.secret, frozenset(range(s.seats)) - {s.chameleon}),)
+        return (Secret(s.secret, frozenset(range(s.seats)) - {s.chameleon}, among=tuple(s.card)),)
 
     def timeout_action(self, s: ChameleonState, seat: Seat) -> Action | None:
         if seat not in self.to_act(s):

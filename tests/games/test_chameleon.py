@@ -570,3 +570,65 @@ def test_golden_transcript(variant: str, seed: int) -> None:
         pytest.fail(
             f"{path.name} changed; if the rules changed on purpose, rerun with HUSHTABLE_UPDATE_GOLDEN=1.\n{diff[:4000]}"
         )
+
+
+# --------------------------------------------------------------------------- non-interference
+#
+# The card is public, so "the secret word never appears" cannot be checked by
+# word matching here. What must hold instead: a seat's observation is the same
+# whichever way the hidden fact is set. Two deals that differ only in the
+# hidden fact are played with the same actions and compared seat by seat.
+
+NONSENSE = tuple(f"zq{i}x" for i in range(40))
+
+
+def _rewrite_roles(s: ChameleonState, chameleon: int, secret: str) -> ChameleonState:
+    log = []
+    for e in s.log:
+        if e.kind == "role":
+            (seat,) = e.audience.seats
+            data = {"round": 1, "role": "chameleon", "secret": None} if seat == chameleon else {
+                "round": 1, "role": "player", "secret": secret}
+            e = dataclasses.replace(e, data=data)
+        log.append(e)
+    return dataclasses.replace(s, chameleon=chameleon, secret=secret, log=tuple(log))
+
+
+def _twins_agree(a: ChameleonState, b: ChameleonState, seats: list[int], actions, until: set[Phase]) -> int:
+    compared = 0
+    for seat, action in actions:
+        if a.phase in until or b.phase in until:
+            break
+        for viewer in seats:
+            assert GAME.observe(a, viewer).to_json() == GAME.observe(b, viewer).to_json()
+            assert GAME.legal(a, viewer) == GAME.legal(b, viewer)
+            compared += 1
+        assert GAME.to_act(a) == GAME.to_act(b)
+        a, ev_a = GAME.apply(a, seat, action)
+        b, ev_b = GAME.apply(b, seat, action)
+        if a.phase not in until:
+            assert [e.to_json() for e in ev_a if e.audience.is_public] == [e.to_json() for e in ev_b if e.audience.is_public]
+    return compared
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_chameleon_cannot_tell_which_word_is_the_secret(seed: int) -> None:
+    c = cfg(discussion=seed % 2 == 0)
+    n = 3 + seed % 4
+    s, _ = GAME.new(c, n, seed)
+    other = next(w for w in s.card if w != s.secret)
+    twin = _rewrite_roles(s, s.chameleon, other)
+    actions = play_random(GAME, c, n, seed, vocabulary=NONSENSE).actions
+    assert _twins_agree(s, twin, [s.chameleon], actions, {Phase.OVER}) > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_other_seats_cannot_tell_who_the_chameleon_is_before_the_reveal(seed: int) -> None:
+    c = cfg(discussion=seed % 2 == 1, tie_rule=("runoff", "chameleon_escapes")[seed % 2])
+    n = 4 + seed % 4
+    s, _ = GAME.new(c, n, seed)
+    swap = next(x for x in range(n) if x != s.chameleon)
+    twin = _rewrite_roles(s, swap, s.secret)
+    viewers = [x for x in range(n) if x not in (s.chameleon, swap)]
+    actions = play_random(GAME, c, n, seed, vocabulary=NONSENSE).actions
+    assert _twins_agree(s, twin, viewers, actions, {Phase.GUESS, Phase.OVER}) > 0
