@@ -693,7 +693,8 @@ class ChameleonGame:
         - ``votes``: this round's closed ballots, revealed: [{ballot, candidates, votes:
           [{voter, target}], tally}].
         - ``accused`` (seat or null) and ``chameleon`` (seat once revealed, or your own
-          seat if you are it; otherwise null).
+          seat if you are it; otherwise null); ``guess``: the chameleon's guess once the
+          game is over (null otherwise).
         - ``scores`` (per seat), ``to_act`` (seats that owe a move), ``previous_rounds``
           (finished rounds of a match, everything revealed).
         """
