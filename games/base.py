@@ -261,10 +261,15 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Secret:
-    """A value some seats may not know yet: the shared suite checks nobody else ever sees it."""
+    """A value some seats may not know yet: the shared suite checks nobody else ever sees it.
+
+    ``among`` lists public candidates the secret hides in (a Chameleon card): seeing the
+    card is fine, learning which of its words is the secret is not.
+    """
 
     value: str
     known_by: frozenset[Seat]
+    among: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- randomness
