@@ -1,0 +1,84 @@
+"""The one startup point: wires storage, agents, inference clients, the table service and
+the platforms, then runs until stopped. No module-level singletons anywhere else."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core.service import TableService
+from bot.settings import Settings
+from models.agents import AgentRegistry
+from storage.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    service: TableService
+    pool: Any  # models.client.ClientPool
+
+    async def aclose(self) -> None:
+        await self.service.stop()
+        await self.pool.aclose()
+        await self.store.aclose()
+
+
+def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
+    """The agent registry: random always; llm and embed share clients through the pool."""
+    registry = AgentRegistry()
+    try:
+        from models.agents.wiring import register_agents
+    except ImportError:  # pragma: no cover - only while the AI players are not installed
+        log.warning("LLM and embedding agents are unavailable; AI seats play at random")
+        return registry
+    from models.worker.embedding_backend import embedder_for
+
+    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
+    return registry
+
+
+async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None) -> App:
+    from models.client import ClientOptions, ClientPool
+
+    settings = settings or Settings()
+    store = await Store.open(settings.database_url)
+    pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device))
+    registry = agents or build_agents(settings, pool)
+    service = TableService(store, settings=settings, agents=registry)
+    return App(settings, store, service, pool)
+
+
+async def main(*, force_console: bool = False, hotseat: bool = False, settings: Settings | None = None) -> None:
+    settings = settings or Settings()
+    discord_on = not force_console and bool(settings.discord_token)
+    slack_on = not force_console and bool(settings.slack_bot_token and (settings.slack_app_token or settings.slack_signing_secret))
+    console = not (discord_on or slack_on)
+    # The console is a game screen: only warnings go to stderr there.
+    logging.basicConfig(level=logging.WARNING if console else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    app = await build_app(settings)
+    runners: list[Awaitable[None]] = []
+    try:
+        if discord_on:
+            from bot.discord.adapter import run_discord
+
+            runners.append(run_discord(app.service, settings))
+        if slack_on:
+            from bot.slack.adapter import run_slack
+
+            runners.append(run_slack(app.service, settings))
+        if console:
+            from bot.console.app import run_console
+
+            runners.append(run_console(app.service, settings, hotseat=hotseat))
+        await asyncio.gather(*runners)
+    finally:
+        await app.aclose()
