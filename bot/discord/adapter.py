@@ -135,13 +135,14 @@ class DiscordPlatform:
             return place
         name = (title or "game")[:100]
         try:
-            if anchor is not None:
-                msg = self.client.get_partial_messageable(int(anchor.channel)).get_partial_message(int(anchor.message_id))
-                thread = await msg.create_thread(name=name, auto_archive_duration=1440)
+            # The cached channel knows its guild; a partial one cannot start threads.
+            channel = self.client.get_channel(int(place.channel)) or await self.client.fetch_channel(int(place.channel))
+            if not isinstance(channel, discord.TextChannel):
+                return place  # no threads here (a DM, a forum we do not handle): play in place
+            if anchor is not None and anchor.channel == place.channel:
+                thread = await channel.get_partial_message(int(anchor.message_id)).create_thread(
+                    name=name, auto_archive_duration=1440)
             else:
-                channel = self.client.get_channel(int(place.channel)) or await self.client.fetch_channel(int(place.channel))
-                if not isinstance(channel, discord.TextChannel):
-                    return place  # no threads here (a DM, a forum we do not handle): play in place
                 thread = await channel.create_thread(name=name, type=discord.ChannelType.public_thread,
                                                      auto_archive_duration=1440)
         except discord.HTTPException as e:

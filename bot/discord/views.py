@@ -47,6 +47,11 @@ def _router(interaction: Interaction) -> ComponentRouter:
     return interaction.client.router  # type: ignore[attr-defined,no-any-return]
 
 
+def _component_type(interaction: Interaction) -> int | None:
+    data: Any = interaction.data or {}
+    return data.get("component_type")
+
+
 class CodecButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?P<cid>(?:g|l|s):.+)"):
     """Any Hushtable button: choice (g:..:option), form opener (g:..), lobby (l:..), show secret (s:..)."""
 
@@ -58,6 +63,10 @@ class CodecButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?P<cid>
     @classmethod
     async def from_custom_id(cls, interaction: Interaction, item: discord.ui.Item[Any], match: re.Match[str], /) -> CodecButton:
         return cls(match["cid"], getattr(item, "label", None) or "", getattr(item, "style", discord.ButtonStyle.secondary))
+
+    async def interaction_check(self, interaction: Interaction, /) -> bool:
+        # Both templates match g: ids; each item answers only its own component type.
+        return _component_type(interaction) == discord.ComponentType.button.value
 
     async def callback(self, interaction: Interaction) -> None:
         await _router(interaction).on_button(interaction, self.cid)
@@ -76,6 +85,9 @@ class CodecSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"(?P<cid>
     async def from_custom_id(cls, interaction: Interaction, item: discord.ui.Item[Any], match: re.Match[str], /) -> CodecSelect:
         options = list(getattr(item, "options", None) or [discord.SelectOption(label="-", value="-")])
         return cls(getattr(item, "custom_id", match["cid"]), options)
+
+    async def interaction_check(self, interaction: Interaction, /) -> bool:
+        return _component_type(interaction) == discord.ComponentType.string_select.value
 
     async def callback(self, interaction: Interaction) -> None:
         await _router(interaction).on_select(interaction, self.cid, list(self.item.values))

@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import json
 import time
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -42,6 +43,7 @@ class Recorded:
     body: Any
     channel_id: int | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     def texts(self) -> list[str]:
         """Every string anywhere in the body: content, embeds, component labels, modal text."""
