@@ -97,6 +97,7 @@ class FakeSlack:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # users.info and other readers use GET
         app.router.add_post("/response/{token}", self._response)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._ws)
