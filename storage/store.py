@@ -827,10 +827,13 @@ class Store:
             ],
         )
 
-    async def _inbound_seen(self, key: str) -> bool:
+    async def inbound_seen(self, key: str) -> bool:
+        """True when this inbound key was claimed (by a turn or ``claim_inbound``). Reads only."""
         async with self._read_lock or contextlib.nullcontext():
             async with self.engine.connect() as conn:
                 return (await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key == key))).first() is not None
+
+    _inbound_seen = inbound_seen  # older spelling used by bot.core; prefer inbound_seen
 
     @staticmethod
     async def _raise_status(conn: AsyncConnection, game_id: int, what: str) -> None:

@@ -190,6 +190,8 @@ async def test_duplicate_inbound_key_writes_nothing(store: Store) -> None:
     assert not await store.claim_inbound("slack:Ev2", gid)
     assert not await store.claim_inbound("slack:Ev1")
     assert not await store.append_turn(gid, action=hint(), events=[], inbound_key="slack:Ev2")
+    assert await store.inbound_seen("slack:Ev1") and await store.inbound_seen("slack:Ev2")
+    assert not await store.inbound_seen("slack:Ev3")
     assert await count(store, "actions") == 1
 
 
