@@ -43,6 +43,7 @@ class Recorded:
     body: Any
     channel_id: int | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    status: int = 0
     at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     def texts(self) -> list[str]:
@@ -289,7 +290,8 @@ class FakeDiscord:
                         message: dict[str, Any] | None = None, iid: int | None = None) -> FakeInteraction:
         iid = iid or self.snowflake()
         token = f"tok{iid}"
-        ix = self.interactions.get(iid) or FakeInteraction(iid, token, uid, channel_id)
+        # A re-delivered interaction (same id and token) gets a fresh record of the bot's answers.
+        ix = FakeInteraction(iid, token, uid, channel_id)
         self.interactions[iid] = ix
         self.by_token[token] = ix
         payload: dict[str, Any] = {
@@ -339,14 +341,15 @@ class FakeDiscord:
             await asyncio.wait_for(ix.done.wait(), 15)
         return ix
 
-    async def select(self, uid: int, message: dict[str, Any], custom_id: str, values: list[str]) -> FakeInteraction:
+    async def select(self, uid: int, message: dict[str, Any], custom_id: str, values: list[str],
+                     iid: int | None = None) -> FakeInteraction:
         comp = self.component(message, custom_id)
         assert comp is not None and comp["type"] == 3, f"no select {custom_id!r} on the message"
         allowed = {o["value"] for o in comp["options"]}
         assert set(values) <= allowed, f"{values} not among the options"
         ix = await self._interact(uid, int(message["channel_id"]), 3,
                                   {"custom_id": custom_id, "component_type": 3, "values": values},
-                                  message=self.messages.get(int(message["id"]), message))
+                                  message=self.messages.get(int(message["id"]), message), iid=iid)
         await asyncio.wait_for(ix.done.wait(), 15)
         return ix
 
@@ -442,6 +445,7 @@ class FakeDiscord:
         self.requests.append(rec)
         try:
             status, payload = await self._route(request.method, parts, body or {}, files, request.query)
+            rec.status = status
         finally:
             await self._touch()
         if payload is None:
