@@ -231,6 +231,9 @@ class TableService:
     # ------------------------------------------------------------------ the entry point
 
     async def handle(self, cmd: Command) -> Reply:
+        key = self._inbound_key(cmd)
+        if key is not None and cmd.kind not in _READ_ONLY and await self.store._inbound_seen(key):
+            return Reply("Already done.", duplicate=True)
         try:
             handler = {
                 CommandKind.CREATE: self._create,
@@ -920,6 +923,9 @@ class TableService:
             place = Place(place.platform, place.channel, thread)
         return Table(row.id, engine, cfg, row.seed, seats, state, place, row.platform, row.host,
                      float((row.lobby or {}).get("deadline_s") or 0))
+
+
+_READ_ONLY = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW})
 
 
 class _Refused(Exception):
