@@ -31,14 +31,15 @@ def find_control(msgs: list[Message], prefix: str) -> tuple[Message, list[dict[s
     return None
 
 
-async def human_move(st: Stack, uid: str, game_id: int, rng: random.Random, text_by_dm: bool) -> str:
-    """One move by a member; returns how it was made: button, select, modal or dm."""
+async def human_move(st: Stack, uid: str, game_id: int, rng: random.Random, text_by_dm: bool, among: Collection[str] | None = None) -> str:
+    """One move by a member; returns how it was made: button, select, modal or dm.
+    ``among``: only use prompts with these message ts (e.g. those posted before a restart)."""
     table = st.service.tables[game_id]
     info = table.seat_of(UserRef("slack", uid))
     assert info is not None
     spec = table.engine.legal(table.state, info.seat)
     prefix = f"g:{game_id}:{info.seat}:{spec.kind}"
-    found = find_control(st.fake.dms(uid), prefix)
+    found = find_control([m for m in st.fake.dms(uid) if among is None or m.ts in among], prefix)
     assert found is not None, f"no prompt for {prefix} in the DMs of {uid}"
     msg, els = found
     if isinstance(spec, Choice):
