@@ -34,13 +34,8 @@ async def test_forged_signature_and_stale_timestamp_are_rejected(stack: Stack) -
     assert len(await st.store.open_lobbies("slack")) == 1
 
 
-# The core checks a lobby refusal (and a DM reply with no pending prompt) before it looks
-# the inbound id up, so a redelivery is answered with a refusal instead of silence. Strict:
-# once TableService.handle checks `store.has_inbound` first, these pass and the mark must go.
-CORE_DEDUPE = pytest.mark.xfail(strict=True, reason="core refuses before checking the inbound id; see report")
 
 
-@CORE_DEDUPE
 async def test_retried_action_changes_nothing(stack: Stack) -> None:
     st = stack
     assert await st.sim.command(ALICE, CHANNEL, "play spy") == 200
@@ -58,7 +53,6 @@ async def test_retried_action_changes_nothing(stack: Stack) -> None:
     assert api_effects(st) == before
 
 
-@CORE_DEDUPE
 async def test_retried_event_changes_nothing(stack: Stack) -> None:
     st = stack
     game_id, _ = await open_table(st, "play spy", 2)
