@@ -84,6 +84,7 @@ VARIANTS: tuple[str, ...] = ("benchmark", "teams")
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
 ALL_CODES: tuple[tuple[int, int, int], ...] = tuple(permutations(DIGITS, 3))  # type: ignore[assignment]
+ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
 ABSTAIN = "abstain"
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
@@ -922,15 +923,17 @@ class Decrypto:
                 out.append(Secret(w, frozenset(_members(s, t)) | extra))
         if s.phase in (Phase.ENCODE, Phase.DECODE):
             revealed_now = {r.team for r in s.history if r.round == s.round}
-            public_codes = {code_id(r.code) for r in s.history}
-            for t, code in enumerate(s.codes):
-                value = code_id(code)
-                # In teams the other team may already have used this very code in public; the
-                # string then says nothing about this team's code, so it is no longer a word to hide.
-                if t in revealed_now or value in public_codes:
-                    continue
-                extra = {seat for seat, g in s.pending if g == value}
-                out.append(Secret(value, frozenset({_encoder(s, t)}) | extra))
+            # Past codes and past guesses are public. When this code's string is among them
+            # (an earlier guess, or the other team's earlier code) the string alone says nothing
+            # about this team's code, so a word check has nothing left to look for.
+            public_codes = {code_id(r.code) for r in s.history} | {g.guess for r in s.history for g in r.guesses}
+            hidden = {code_id(c) for t, c in enumerate(s.codes) if t not in revealed_now} - public_codes
+            for value in sorted(hidden):
+                # Both teams may draw the same code in a round: each encoder holds the string
+                # for its own reasons. A seat that guessed the string has typed it itself.
+                holders = {_encoder(s, t) for t, c in enumerate(s.codes) if code_id(c) == value}
+                typers = {seat for seat, g in s.pending if g == value}
+                out.append(Secret(value, frozenset(holders | typers), among=ALL_CODE_IDS))
         return tuple(out)
 
     # ----------------------------------------------------------------- text
