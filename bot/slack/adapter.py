@@ -131,16 +131,18 @@ async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppR
     return runner
 
 
-async def run_slack(service: Service, settings: Settings) -> None:
+async def run_slack(service: Service, settings: Settings, *, start_service: bool = True) -> None:
     """Connect to Slack and serve until cancelled. The caller owns `service` (built from
-    the same settings); this attaches the platform and starts the service."""
+    the same settings); this attaches the platform and, unless ``start_service`` is False
+    (another adapter starts it once all platforms are attached), starts and stops the service."""
     if not settings.slack_bot_token:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     bot = build_app(service, settings)
     attach = getattr(service, "attach", None)
     if attach is not None:
         attach(bot.platform)
-    start, stop = getattr(service, "start", None), getattr(service, "stop", None)
+    start = getattr(service, "start", None) if start_service else None
+    stop = getattr(service, "stop", None) if start_service else None
     if start is not None:
         await start()
     try:
