@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
+import socket
+import sys
+import time
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from models.client import HttpClient
 from models.types import GenerateRequest, GenerateResult, InferenceError, Message, ScoreRequest, ScoreResult
 from models.worker.batcher import Batcher
 from models.worker.fake_backend import FakeBackend, fake_probs, fake_text
@@ -259,3 +264,40 @@ def test_fake_backend_is_deterministic_and_scriptable() -> None:
     assert [getattr(r, "text", None) for r in out] == ["3-1-4", None, "first line", fake_text(TUPLE_MSGS, 2)]
     assert isinstance(out[1], InferenceError)
     assert scripted.batch_sizes == [4]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_hushtable_worker_command_serves_and_stops_on_sigterm() -> None:
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from bot.cli import app; app()", "worker", "--model", "fake:cli", "--port", str(port),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )
+    client = HttpClient(f"http://127.0.0.1:{port}", timeout_s=2, retries=0)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = await client.health()
+                break
+            except InferenceError:
+                if time.monotonic() > deadline or proc.returncode is not None:
+                    raise
+                await asyncio.sleep(0.1)
+        assert health == {"status": "ok", "model": "cli"}
+        res = await client.score_labels(ScoreRequest(TUPLE_MSGS, ("A", "B")))
+        assert res.probs == pytest.approx(fake_probs(TUPLE_MSGS, ("A", "B")))
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 20)
+        assert proc.returncode == 0, err.decode()
+        assert b"worker stopped" in err
+    finally:
+        await client.aclose()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
