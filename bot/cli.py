@@ -149,3 +149,22 @@ def export(
 
     n = asyncio.run(go())
     typer.echo(f"exported {n} game(s)", err=True)
+
+
+@app.command()
+def worker(
+    model: str = typer.Option("default", "--model", "-m", help="'default' (bundled SmolLM2), a model folder, a .gguf file, or 'fake'."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:1, mps..."),
+    dtype: str = typer.Option("float32", "--dtype", help="float32, bfloat16 or float16."),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8100, "--port"),
+    max_batch: int = typer.Option(8, "--max-batch", help="Most requests run in one batch."),
+    max_wait_ms: float = typer.Option(5.0, "--max-wait-ms", help="Longest a request waits for its batch to fill."),
+) -> None:
+    """Serve a model over HTTP for bots elsewhere (point HUSHTABLE_WORKER_URL at it)."""
+    import logging
+
+    from models.worker.cli import run_worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
