@@ -425,14 +425,24 @@ class Store:
         *,
         config: Mapping[str, Any] | None = None,
         variant: str | None = None,
-    ) -> None:
-        """Replace the lobby (and optionally config and variant) of a game still in the lobby."""
+        inbound_key: str | None = None,
+    ) -> bool:
+        """Replace the lobby (and optionally config and variant) of a game still in the lobby.
+
+        With ``inbound_key`` the edit and the key are written in one transaction: False,
+        and nothing written, when the key was seen before (a redelivered command).
+        """
         values: dict[str, Any] = {"lobby": dict(lobby)}
         if config is not None:
             values["config"] = dict(config)
         if variant is not None:
             values["variant"] = variant
         async with self._write() as conn:
+            if inbound_key is not None:
+                seen = (await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key == inbound_key))).first()
+                if seen is not None:
+                    return False
+                await conn.execute(sa.insert(_inbound), [{"key": inbound_key, "game_id": game_id, "created_at": utcnow()}])
             res = await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY.value)
@@ -440,6 +450,7 @@ class Store:
             )
             if res.rowcount != 1:
                 await self._raise_status(conn, game_id, "edit the lobby of")
+        return True
 
     async def start_game(
         self,
@@ -583,7 +594,9 @@ class Store:
         status = GameStatus(status)
         if status not in ENDED:
             raise ValueError(f"a game ends as finished or aborted, not {status}")
-        allowed = [GameStatus.RUNNING.value] if status is GameStatus.FINISHED else [GameStatus.RUNNING.value, GameStatus.LOBBY.value]
+        allowed = [GameStatus.RUNNING.value]
+        if status is GameStatus.ABORTED:
+            allowed.append(GameStatus.LOBBY.value)
         now = utcnow()
         async with self._write() as conn:
             res = await conn.execute(
@@ -709,11 +722,16 @@ class Store:
         seats: dict[int, list[SeatRow]] = defaultdict(list)
         actions: dict[int, list[ActionRow]] = defaultdict(list)
         events: dict[int, list[EventRow]] = defaultdict(list)
-        for seat in (await s.exec(select(SeatRow).where(col(SeatRow.game_id).in_(ids)).order_by(col(SeatRow.game_id), col(SeatRow.seat)))).all():
+        q_seats = select(SeatRow).where(col(SeatRow.game_id).in_(ids)).order_by(col(SeatRow.game_id), col(SeatRow.seat))
+        for seat in (await s.exec(q_seats)).all():
             seats[seat.game_id].append(seat)
-        for a in (await s.exec(select(ActionRow).where(col(ActionRow.game_id).in_(ids)).order_by(col(ActionRow.game_id), col(ActionRow.seq)))).all():
+        q_actions = (
+            select(ActionRow).where(col(ActionRow.game_id).in_(ids)).order_by(col(ActionRow.game_id), col(ActionRow.seq))
+        )
+        for a in (await s.exec(q_actions)).all():
             actions[a.game_id].append(a)
-        for e in (await s.exec(select(EventRow).where(col(EventRow.game_id).in_(ids)).order_by(col(EventRow.game_id), col(EventRow.seq)))).all():
+        q_events = select(EventRow).where(col(EventRow.game_id).in_(ids)).order_by(col(EventRow.game_id), col(EventRow.seq))
+        for e in (await s.exec(q_events)).all():
             events[e.game_id].append(e)
         return [GameLog(r, seats[r.id], actions[r.id], events[r.id]) for r in rows if r.id is not None]
 
