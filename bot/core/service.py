@@ -232,7 +232,7 @@ class TableService:
 
     async def handle(self, cmd: Command) -> Reply:
         key = self._inbound_key(cmd)
-        if key is not None and cmd.kind not in _READ_ONLY and await self.store._inbound_seen(key):
+        if key is not None and cmd.kind not in _READ_ONLY and await self.store.inbound_seen(key):
             return Reply("Already done.", duplicate=True)
         try:
             handler = {
@@ -300,8 +300,6 @@ class TableService:
             existing = await self.store.lobby_at(cmd.place.platform, cmd.place.key)
             if existing is not None:
                 raise _Refused("There is already a table here. Join it, or ask its host to abort it.")
-            if not await self._claim(cmd):
-                return Reply("Already done.", duplicate=True)
             lobby = {
                 "host": _user_json(cmd.user),
                 "seats": [{"kind": "human", "user": _user_json(cmd.user)}],
@@ -313,6 +311,7 @@ class TableService:
                 game=engine.id, variant=cfg.variant, config=_cfg_dict(cfg), platform=cmd.place.platform,
                 place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby,
             )
+            await self._claim(cmd, gid)
             ref = await self._safe_post(cmd.place, await self._lobby_card(gid))
             if ref is not None:
                 lobby["card"] = {"channel": ref.channel, "message_id": ref.message_id}
@@ -335,9 +334,8 @@ class TableService:
                 raise _Refused("That table has already started." if row.status == "running" else "That table is closed.")
             lobby = dict(row.lobby)
             text = mutate(row, lobby)
-            if not await self._claim(cmd, row.id):
+            if not await self.store.update_lobby(row.id, lobby, inbound_key=self._inbound_key(cmd)):
                 return Reply("Already done.", duplicate=True)
-            await self.store.update_lobby(row.id, lobby)
         await self._refresh_card(row.id)
         return Reply(text)
 
@@ -468,10 +466,12 @@ class TableService:
             n = len(row.lobby["seats"])
             if not lo <= n <= hi:
                 raise _Refused(f"This game needs {lo}-{hi} seats; there are {n}. Add AI seats or wait for players.")
-            if not await self._claim(cmd, row.id):
-                return Reply("Already done.", duplicate=True)
-            seed = pysecrets.randbits(62)
-            await self._begin(row, engine, cfg, seed, place)
+            seed = cmd.args.get("seed")
+            if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**62):
+                raise _Refused("A seed is a whole number between 0 and 2^62.")
+            # Claimed after the deal is logged: a start lost to a crash can be sent again.
+            await self._begin(row, engine, cfg, pysecrets.randbits(62) if seed is None else seed, place)
+            await self._claim(cmd, row.id)
         return Reply(f"Game #{row.id} started.")
 
     async def _begin(self, row: Any, engine: Game, cfg: Any, seed: int, place: Place) -> Table:
@@ -673,7 +673,7 @@ class TableService:
             try:
                 state, events = table.engine.apply(table.state, seat, action)
             except IllegalAction as exc:
-                if inbound_key and await self.store._inbound_seen(inbound_key):
+                if inbound_key and await self.store.inbound_seen(inbound_key):
                     return Reply("Already done.", duplicate=True)
                 raise _Refused(str(exc)) from None
             fresh = await self.store.append_turn(
