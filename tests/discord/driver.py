@@ -78,6 +78,9 @@ class Players:
         self.modals = 0
         self.selects = 0
         self.reveals = 0
+        self.dm_replies = 0
+        self.forms_seen = 0
+        self.selects_seen = 0
 
     def _is_prompt(self, msg: dict[str, Any]) -> bool:
         return any(cid.startswith(f"g:{self.gid}:") for cid in self.fake.custom_ids(msg))
@@ -98,6 +101,8 @@ class Players:
         choices = [c for c in comps if c["type"] == 2 and c["custom_id"].count(":") == 4]
         forms = [c for c in comps if c["type"] == 2 and c["custom_id"].count(":") == 3]
         ix: FakeInteraction
+        self.forms_seen += bool(forms) and attempt == 0
+        self.selects_seen += bool(selects) and attempt == 0
         if selects:
             opts = selects[0]["options"]
             ix = await fake.select(uid, msg, selects[0]["custom_id"], [self.rng.choice(opts)["value"]])
@@ -130,6 +135,7 @@ class Players:
         await fake.dm_text(uid, "; ".join(next(self.words) for _ in range(fields)))
         reply = await fake.wait_for(lambda: [m for m in fake.dms(uid)[n + 1:] if m["author"]["id"] == str(fake.app_id)])
         ok = "Got it" in reply[0]["content"]
+        self.dm_replies += ok
         if ok:
             self.done.add(msg["id"])
             self.accepted += 1
