@@ -34,7 +34,7 @@ _LOBBY = {"join": CommandKind.JOIN, "leave": CommandKind.LEAVE, "start": Command
 def inbound_id(body: dict[str, Any], action: dict[str, Any]) -> str:
     container = body.get("container") or {}
     ts = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
-    return f"slack:act:{ts}:{action.get('action_ts', '')}:{body['user']['id']}"
+    return f"act:{ts}:{action.get('action_ts', '')}:{body['user']['id']}"
 
 
 def place_of(body: dict[str, Any]) -> Place:

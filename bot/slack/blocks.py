@@ -9,6 +9,7 @@ per button value, 24 characters for a modal title.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,14 @@ def escape(text: str) -> str:
     """Slack's three control characters. Escaping them means no text we relay, whoever
     wrote it, can become a mention (`<!channel>`, `<@U…>`) or a link."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_DOUBLE_STAR = re.compile(r"\*\*(.+?)\*\*", re.S)
+
+
+def to_mrkdwn(text: str) -> str:
+    """The core writes **bold** (common markdown); Slack's mrkdwn bold is *bold*."""
+    return _DOUBLE_STAR.sub(r"*\1*", text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -109,7 +118,7 @@ def render(m: Outgoing) -> Rendered:
     blocks: list[dict[str, Any]] = []
     if m.title:
         blocks.append({"type": "header", "text": _plain(m.title, HEADER_MAX)})
-    body = escape(m.text)
+    body = to_mrkdwn(escape(m.text))
     for part in _chunks(body, SECTION_MAX):
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": part, "verbatim": True}})
     elements: list[dict[str, Any]] = []
@@ -122,7 +131,7 @@ def render(m: Outgoing) -> Rendered:
     for i in range(0, len(elements), BUTTONS_PER_BLOCK):
         blocks.append({"type": "actions", "elements": elements[i : i + BUTTONS_PER_BLOCK]})
     head = f"{m.title}: " if m.title else ""
-    return Rendered(_clip(escape(head + m.text), FALLBACK_TEXT_MAX) or " ", blocks)
+    return Rendered(_clip(to_mrkdwn(escape(head + m.text)), FALLBACK_TEXT_MAX) or " ", blocks)
 
 
 def form_modal(form: Form, private_metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
@@ -111,8 +112,12 @@ def parse(text: str, default_agent: str = "random") -> Parsed:
         args = {"fmt": "jsonl", "game": None, "since": None}
         for w in rest:
             if w.startswith("since="):
-                args["since"] = w.partition("=")[2]
-            elif w.lower() in ("jsonl", "csv", "json"):
+                raw = w.partition("=")[2]
+                try:
+                    args["since"] = datetime.fromisoformat(raw).replace(tzinfo=timezone.utc)
+                except ValueError:
+                    raise UsageError(f"`since` is a date like 2025-01-31, not `{escape(raw)}`.") from None
+            elif w.lower() in ("jsonl", "csv"):
                 args["fmt"] = w.lower()
             else:
                 args["game"] = w.lower()
@@ -166,7 +171,7 @@ async def run_command(ctx: SlackContext, body: dict[str, Any], respond: AsyncRes
     place = Place(PLATFORM, str(body["channel_id"]))
     # Slack never retries a slash command, but a trigger_id is unique per invocation,
     # so it is a sound idempotency key should a proxy replay the request.
-    inbound = f"slack:cmd:{body.get('trigger_id') or body.get('command_ts') or ''}"
+    inbound = f"cmd:{body.get('trigger_id') or body.get('command_ts') or ''}"
     try:
         parsed = parse(str(body.get("text") or ""), ctx.settings.default_agent)
     except UsageError as e:

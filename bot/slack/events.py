@@ -39,7 +39,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
                 UserRef(PLATFORM, str(event["user"])),
                 Place(PLATFORM, channel),
                 {"text": text},
-                inbound_id=f"slack:ev:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}",
+                inbound_id=f"ev:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}",
             )
             reply = await ctx.service.handle(cmd)
             if reply.duplicate:

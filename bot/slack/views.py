@@ -51,7 +51,7 @@ async def run_submission(ctx: SlackContext, body: dict[str, Any], view: dict[str
     user = UserRef(PLATFORM, str(body["user"]["id"]), str(body["user"].get("username") or body["user"].get("name") or ""))
     channel = str(meta.get("c") or "")
     place = Place(PLATFORM, channel, meta.get("t") or None)
-    inbound = f"slack:view:{view.get('id', '')}:{view.get('hash', '')}"
+    inbound = f"view:{view.get('id', '')}:{view.get('hash', '')}"
     cmd = Command(CommandKind.ACT, user, place, {"game_id": d.game_id, "seat": d.seat, "kind": d.kind, "value": values}, inbound)
     reply = await ctx.service.handle(cmd)
     if reply.duplicate:
