@@ -300,9 +300,10 @@ class TableService:
             existing = await self.store.lobby_at(cmd.place.platform, cmd.place.key)
             if existing is not None:
                 raise _Refused("There is already a table here. Join it, or ask its host to abort it.")
+            spectate = bool(cmd.args.get("spectate"))  # an AI-only table: the host watches
             lobby = {
                 "host": _user_json(cmd.user),
-                "seats": [{"kind": "human", "user": _user_json(cmd.user)}],
+                "seats": [] if spectate else [{"kind": "human", "user": _user_json(cmd.user)}],
                 "deadline_s": deadline,
                 "card": None,
                 "thread": None,
