@@ -13,6 +13,7 @@ Rate limits and transient HTTP errors are left to discord.py's own retry logic.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from datetime import datetime, timezone
 import logging
@@ -65,6 +66,10 @@ class Service(Protocol):
     def game_choices(self) -> Mapping[str, tuple[str, ...]]: ...
 
     def agent_choices(self) -> list[str]: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 # --------------------------------------------------------------------------- outbound
@@ -394,11 +399,34 @@ async def export_reply(router: Router, interaction: discord.Interaction, fmt: st
                       file=discord.File(io.BytesIO(data), filename=name), allowed_mentions=NO_MENTIONS)
 
 
-async def run_discord(service: Service, settings: Settings) -> None:
-    """Connect to Discord with ``settings.discord_token`` and serve until stopped (cancelled)."""
+async def run_discord(service: Service, settings: Settings, *, start_service: bool = True, **options: Any) -> None:
+    """Connect to Discord with ``settings.discord_token`` and serve until cancelled.
+
+    Attaches the platform to ``service``; unless ``start_service`` is False (another adapter
+    starts it once every platform is attached), starts the service once the gateway is ready
+    (resumed games can then post to their threads) and stops it on the way out.
+    ``options`` go to `HushtableBot` (discord.py client options).
+    """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
-    bot = HushtableBot(service, settings)
+    bot = HushtableBot(service, settings, **options)
     service.attach(bot.platform)
-    async with bot:  # closes the session and the gateway when cancelled
-        await bot.start(settings.discord_token)
+    started = False
+    async with bot:  # closes the HTTP session and the gateway when cancelled
+        await bot.login(settings.discord_token)
+        gateway = asyncio.create_task(bot.connect(), name="discord-gateway")
+        try:
+            if start_service:
+                ready = asyncio.create_task(bot.wait_until_ready())
+                await asyncio.wait({gateway, ready}, return_when=asyncio.FIRST_COMPLETED)
+                if ready.done() and not gateway.done():
+                    await service.start()
+                    started = True
+                else:
+                    ready.cancel()
+            await gateway
+        finally:
+            gateway.cancel()
+            await asyncio.gather(gateway, return_exceptions=True)
+            if started:
+                await service.stop()

@@ -3,9 +3,16 @@ permissions, autocomplete and mention safety, all through the real client and th
 
 from __future__ import annotations
 
+import asyncio
 import re
 
+from bot.core.service import TableService
+from bot.discord.adapter import run_discord
+from bot.settings import Settings
+from models.agents.random_agent import RandomAgent
+from storage.store import Store
 from tests.discord.conftest import Harness
+from tests.discord.fake_discord import FakeDiscord
 from tests.discord.driver import Players, assert_no_secret_in_channels, card_of, open_table, over_messages, secrets_of
 
 
@@ -145,3 +152,20 @@ async def test_autocomplete_and_no_mentions(harness: Harness) -> None:
     assert sends
     for r in sends:
         assert r.body.get("allowed_mentions", {}).get("parse") == [], (r.path, r.body)
+
+
+async def test_run_discord_serves_until_cancelled(fake: FakeDiscord, settings: Settings, error_trap: object) -> None:
+    """The production entry point: connects, syncs, starts the service, serves, stops on cancel."""
+    store = await Store.open(settings.database_url)
+    service = TableService(store, settings=settings, agents=lambda spec, seed: RandomAgent(spec, seed))
+    task = asyncio.create_task(run_discord(service, settings, guild_ready_timeout=0.1))
+    try:
+        await fake.wait_for(lambda: fake.commands and fake.identifies, timeout=10)
+        alice = fake.add_member(name="alice")
+        ix = await fake.slash(alice, "play", game="chameleon")
+        assert "is open" in ix.text
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await store.aclose()
+    assert task.cancelled()
