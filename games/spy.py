@@ -59,7 +59,6 @@ from typing import Any, ClassVar
 
 from games import decks
 from games.base import (
-    PUBLIC,
     Action,
     ActionSpec,
     Audience,
@@ -536,7 +535,7 @@ class SpyGame:
         if not isinstance(seat, int) or not 0 <= seat < s.seats:
             raise IllegalAction("There is no such seat at this table.")
         if seat not in self.to_act(s):
-            if seat not in s.living and s.phase is not Phase.WHITE_GUESS:
+            if seat not in s.living:
                 raise IllegalAction("You have been voted out; you can watch but not play.")
             raise IllegalAction("It is not your turn.")
         spec = self.legal(s, seat)
@@ -678,6 +677,12 @@ class SpyGame:
         )
 
     def result(self, s: SpyState) -> Result | None:
+        """The end of the game. ``details`` keys: team, reason, villager_word, spy_word,
+        spies (seats), blank (Mr. White's seat or None), roles, rounds (played),
+        eliminated (seats in order) and eliminated_rounds, votes_received ({seat: [votes in
+        each round's main vote, None once out]}), rounds_survived ({seat: rounds taken part
+        in}), white_guess, descriptions. Winners score 1, everyone else 0.
+        """
         if s.phase is not Phase.OVER or s.winners is None or s.team is None:
             return None
         rounds = s.round
