@@ -327,12 +327,17 @@ def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
     spies = [x for x in s.seats_with(Role.SPY) if x in living]
     whites = [x for x in s.seats_with(Role.MR_WHITE) if x in living]
     villagers = [x for x in s.seats_with(Role.VILLAGER) if x in living]
+    all_spies = s.seats_with(Role.SPY)
     if not spies and not whites:
-        return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), "every infiltrator was voted out"
+        who = "the spy was" if len(all_spies) == 1 else "every spy was"
+        if s.seats_with(Role.MR_WHITE):
+            who = "the spy and Mr. White were" if len(all_spies) == 1 else "every spy and Mr. White were"
+        return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), f"{who} voted out"
     if spies and s.config.variant == "spygame" and len(living) <= 2:
         return (*_infiltrators(s), "the spy was not voted out before only two players remained")
     if spies and len(spies) >= len(villagers):
-        return (*_infiltrators(s), "the spies are no longer outnumbered by villagers")
+        who = "the spy is" if len(all_spies) == 1 else "the spies are"
+        return (*_infiltrators(s), f"{who} no longer outnumbered by villagers")
     if len(living) <= 2:
         return (*_infiltrators(s), "only two players are left")
     return None
