@@ -260,6 +260,7 @@ class ClientOptions:
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: where "llm:default" goes when set
     device: str = "cpu"
     dtype: str = "float32"
+    model_cache: str | None = None  # where the default model's converted copy lives (None: ~/.cache/hushtable/models)
     max_batch: int = 8
     max_wait_s: float = 0.005
     token_budget: int = 8192
@@ -269,12 +270,12 @@ class ClientOptions:
     openai_timeout_s: float = 60.0
 
 
-def _load_transformers(spec: str, device: str, dtype: str) -> Backend:
+def _load_transformers(spec: str, device: str, dtype: str, cache_dir: str | None = None) -> Backend:
     # Imported here: torch and transformers take seconds to import and must
     # stay out of bot.core's import graph.
     from models.worker.transformers_backend import TransformersBackend
 
-    return TransformersBackend.load(spec, device, dtype)
+    return TransformersBackend.load(spec, device, dtype, cache_dir=cache_dir)
 
 
 def canonical_spec(spec: str) -> str:
@@ -307,7 +308,7 @@ def make_client(spec: str, options: ClientOptions = ClientOptions()) -> Inferenc
         return HttpClient(options.worker_url, timeout_s=options.http_timeout_s, retries=options.http_retries)
     model_id = "default" if s == "default" else os.path.basename(s.rstrip("/")) or s
     return InProcessClient(
-        lambda: _load_transformers(s, options.device, options.dtype),
+        lambda: _load_transformers(s, options.device, options.dtype, options.model_cache),
         model_id=model_id,
         max_batch=options.max_batch,
         max_wait_s=options.max_wait_s,

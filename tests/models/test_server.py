@@ -226,6 +226,31 @@ async def test_client_disconnect_cancels_the_request_over_a_real_socket() -> Non
         await handle.close()
 
 
+async def test_a_request_whose_client_left_never_reaches_the_model() -> None:
+    backend = FakeBackend("fake-busy", delay_s=0.3)
+    batcher = Batcher(backend, max_batch=1, max_wait_s=0.001)
+    await batcher.start()
+    handle = await start_server(batcher, "127.0.0.1", 0)
+    url = f"{handle.url}/v1/generate"
+    try:
+        async with aiohttp.ClientSession() as s1, aiohttp.ClientSession() as s2:
+            first = asyncio.create_task(s1.post(url, json={"messages": MSGS}))
+            await asyncio.sleep(0.1)  # the model is now busy with the first request
+            second = asyncio.create_task(s2.post(url, json={"messages": [{"role": "user", "content": "late"}]}))
+            await asyncio.sleep(0.1)
+            second.cancel()  # its caller gives up while it waits in the queue
+            assert (await first).status == 200
+        for _ in range(100):
+            if batcher.stats.cancelled:
+                break
+            await asyncio.sleep(0.02)
+        assert batcher.stats.cancelled == 1
+        assert backend.batch_sizes == [1]  # only the first request was ever run
+    finally:
+        await handle.close()
+        await batcher.aclose()
+
+
 async def test_real_socket_concurrent_requests_are_batched() -> None:
     backend = FakeBackend("fake-sock", delay_s=0.02)
     batcher = Batcher(backend, max_batch=8, max_wait_s=0.01)
