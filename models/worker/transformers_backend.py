@@ -328,7 +328,7 @@ class TransformersBackend:
             **{self._cache_kw: past},
             **(self._keep(1) if keep_last and left_pad else {}),
         )
-        return out.logits, out.past_key_values, full_mask
+        return out.logits, _out_cache(out), full_mask
 
     def _base_cache(self, key: tuple[int, ...], rows: int) -> DynamicCache | None:
         if not key:
@@ -578,7 +578,7 @@ class TransformersBackend:
                 **{self._cache_kw: cache},
                 **self._keep(1),
             )
-            logits, cache = res.logits, res.past_key_values
+            logits, cache = res.logits, _out_cache(res)
         final: list[tuple[str, int]] = []
         for i, r in enumerate(reqs):
             text = texts[i]
@@ -589,6 +589,12 @@ class TransformersBackend:
                     text = text[:cut]
             final.append((text, len(out[i])))
         return final
+
+
+def _out_cache(out: Any) -> DynamicCache:
+    # transformers 5.x outputs carry the cache as `cache`; older ones as `past_key_values`.
+    cache = out.get("cache") if hasattr(out, "get") else None
+    return cache if cache is not None else out.past_key_values
 
 
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:

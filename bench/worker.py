@@ -1,0 +1,296 @@
+"""Benchmark of the inference worker on the bundled default model (SmolLM2-135M-Instruct).
+
+Runs the same prompts, in one process, through:
+
+1. the naive loop a user would write (one request at a time, plain transformers
+   forward / ``generate``, no cache) and the Batcher under 1, 8 and 32
+   concurrent games (asyncio tasks), for label scoring and for generation;
+2. prompt throughput as a fraction of the machine's matrix-multiply rate,
+   measured here with torch (a prompt token costs ~2 x non-embedding params FLOPs);
+3. Decrypto-like turns (a ~1000-token rules prompt, a short per-turn suffix)
+   with prefix KV reuse on vs off;
+4. p50 latency of an AI choice (label scoring) and an AI clue (~8 generated
+   tokens) with a warm prefix.
+
+Prints a table and the ratios. ``--quick`` runs a ~1-minute version.
+Usage: ``python bench/worker.py [--quick] [--model default|/path] [--threads N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from models.types import GenerateRequest, Message, ScoreRequest  # noqa: E402
+from models.worker.batcher import Batcher  # noqa: E402
+from models.worker.transformers_backend import TransformersBackend  # noqa: E402
+
+LABELS = ("A", "B", "C", "D")
+WORDS = [
+    "harbor", "lantern", "meadow", "violin", "glacier", "orchard", "compass", "thunder", "velvet", "canyon",
+    "falcon", "pepper", "marble", "ember", "willow", "tide", "quartz", "saddle", "comet", "lagoon",
+    "anchor", "biscuit", "cactus", "dynamo", "easel", "feather", "gondola", "hammock", "igloo", "jigsaw",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    section: str
+    name: str
+    requests: int
+    seconds: float
+    tokens: int  # prompt tokens processed (scoring) or completion tokens (generation)
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else float("nan")
+
+
+# ------------------------------------------------------------------- prompts
+
+
+def chameleon_prompt(i: int) -> tuple[Message, ...]:
+    """A short, distinct scoring prompt (~120 tokens): no two share more than the template."""
+    w = [WORDS[(i * 7 + k) % len(WORDS)] for k in range(4)]
+    return (
+        Message("user", (
+            f"Game {i}. You are player {i % 5 + 1} in a round of Chameleon. The category card lists {', '.join(WORDS[i % 9: i % 9 + 12])}. "
+            f"The clues given so far were '{w[0]}', '{w[1]}' and '{w[2]}'. Which player is most likely the chameleon? "
+            f"A) player one, who said {w[0]} B) player two, who said {w[1]} C) player three, who said {w[2]} D) nobody yet. "
+            "Reply with one letter."
+        )),
+    )
+
+
+def decrypto_rules(tokenizer_count: Callable[[Sequence[Message]], int], target: int = 1000) -> str:
+    rules = (
+        "You are the interceptor in a game of Decrypto. The opposing team has four secret keywords, numbered 1 to 4, "
+        "fixed for the whole game. Each turn their encoder draws a code of three distinct digits from 1 to 4 and gives "
+        "three hints, one for each digit in code order; each hint is one or two words about the meaning of the keyword "
+        "with that number. Their decoder, who knows the keywords, guesses the code; you do not know the keywords and "
+        "must infer them from the history of hints. You win with two interceptions, or when they make two "
+        "miscommunications; they win after eight turns otherwise. After each turn the code, both guesses and the hints "
+        "become public. Think about which hints have gone together under the same number in past turns. "
+        "Answer every question with the single letter of your choice and nothing else.\n\nHint history so far:\n"
+    )
+    turn = 0
+    while tokenizer_count((Message("system", rules),)) < target:
+        code = [(turn + k) % 4 + 1 for k in range(3)]
+        hints = ", ".join(f"{d}: {WORDS[(turn * 3 + j * 5) % len(WORDS)]} {WORDS[(turn + j * 11) % len(WORDS)]}" for j, d in enumerate(code))
+        rules += f"Turn {turn + 1}: code {'-'.join(map(str, code))}; hints {hints}; decoder right, interceptor wrong.\n"
+        turn += 1
+    return rules
+
+
+def decrypto_turn(rules: str, i: int) -> tuple[Message, ...]:
+    h = [WORDS[(i * 5 + k * 3) % len(WORDS)] for k in range(3)]
+    return (
+        Message("system", rules),
+        Message("user", f"New turn {i}: hints {h[0]}, {h[1]}, {h[2]}. A) 1-2-3 B) 2-4-1 C) 3-1-4 D) 4-3-2. Which code?"),
+    )
+
+
+# --------------------------------------------------------------- naive loops
+
+
+class Naive:
+    """What a user would write: one request at a time, plain forward / generate, no cache."""
+
+    def __init__(self, be: TransformersBackend) -> None:
+        self.model, self.tok = be.model, be.tokenizer
+        self.label_ids = list(be.label_token_ids(LABELS))
+
+    def ids(self, messages: Sequence[Message]) -> torch.Tensor:
+        text = self.tok.apply_chat_template([m.to_json() for m in messages], add_generation_prompt=True, tokenize=False)
+        return torch.tensor([self.tok(text, add_special_tokens=False)["input_ids"]])
+
+    @torch.inference_mode()
+    def score(self, messages: Sequence[Message]) -> tuple[list[float], int]:
+        ids = self.ids(messages)
+        logits = self.model(input_ids=ids).logits[0, -1].float()
+        return torch.softmax(logits[self.label_ids], dim=-1).tolist(), ids.shape[1]
+
+    @torch.inference_mode()
+    def generate(self, messages: Sequence[Message], n: int) -> tuple[str, int]:
+        ids = self.ids(messages)
+        out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False)
+        new = out[0, ids.shape[1]:]
+        return self.tok.decode(new, skip_special_tokens=True), int(new.shape[0])
+
+
+# ------------------------------------------------------------------- helpers
+
+
+def timed(fn: Callable[[], int]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    n = fn()
+    return time.perf_counter() - t0, n
+
+
+async def run_games(
+    batcher: Batcher, reqs: Sequence[ScoreRequest | GenerateRequest], games: int
+) -> tuple[float, int, list[float]]:
+    """Play ``reqs`` as ``games`` concurrent games, each sending its share one at a time."""
+    shares = [list(reqs[g::games]) for g in range(games)]
+    latencies: list[float] = []
+    counted = 0
+
+    async def game(share: list[ScoreRequest | GenerateRequest]) -> None:
+        nonlocal counted
+        for r in share:
+            t = time.perf_counter()
+            if isinstance(r, ScoreRequest):
+                res = await batcher.score_labels(r)
+                counted += res.prompt_tokens
+            else:
+                gres = await batcher.generate(r)
+                counted += gres.completion_tokens
+            latencies.append(time.perf_counter() - t)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(game(s) for s in shares if s))
+    return time.perf_counter() - t0, counted, latencies
+
+
+def matmul_gflops(seconds: float = 1.5, n: int = 1024) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.matmul(a, b)
+    reps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        torch.matmul(a, b)
+        reps += 1
+    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+
+
+def non_embedding_params(model: torch.nn.Module) -> int:
+    emb = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
+    return sum(p.numel() for p in model.parameters() if id(p) not in emb)
+
+
+# ---------------------------------------------------------------------- main
+
+
+async def main(args: argparse.Namespace) -> None:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    quick = args.quick
+    n_score = 8 if quick else 32
+    n_gen = 4 if quick else 12
+    gen_tokens = 8 if quick else 12
+    n_turns_off = 3 if quick else 6
+    n_turns_on = 6 if quick else 16
+    n_lat = 5 if quick else 9
+
+    t_load = time.perf_counter()
+    be = TransformersBackend.load(args.model)
+    be_nc = TransformersBackend(be.model, be.tokenizer, model_id=be.model_id, prefix_cache=False)
+    print(f"model {be.model_id}: loaded in {time.perf_counter() - t_load:.1f}s; torch threads {torch.get_num_threads()}")
+    gflops = matmul_gflops()
+    nonemb = non_embedding_params(be.model)
+    print(f"matmul rate {gflops:.0f} GFLOP/s; non-embedding params {nonemb / 1e6:.1f}M; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus (other work on the machine skews every number)\n")
+
+    naive = Naive(be)
+    naive.score(chameleon_prompt(999))  # warm-up: first-call allocations
+    be_nc.score_batch([ScoreRequest(chameleon_prompt(998), LABELS)])
+    rows: list[Row] = []
+
+    # 1. label scoring and generation: naive loop vs Batcher (no prefix cache, then with it)
+    score_reqs = [ScoreRequest(chameleon_prompt(i), LABELS) for i in range(n_score)]
+    dt, toks = timed(lambda: sum(naive.score(r.messages)[1] for r in score_reqs))
+    rows.append(Row("scoring", "naive loop", n_score, dt, toks))
+    for games in (1, 8, 32):
+        b = Batcher(be_nc, max_batch=8)
+        dt, toks, _ = await run_games(b, score_reqs, games)
+        rows.append(Row("scoring", f"batcher, {games} games", n_score, dt, toks))
+        await b.aclose()
+    gen_reqs = [GenerateRequest(chameleon_prompt(100 + i), max_tokens=gen_tokens) for i in range(n_gen)]
+    dt, toks = timed(lambda: sum(naive.generate(r.messages, gen_tokens)[1] for r in gen_reqs))
+    rows.append(Row("generate", "naive loop", n_gen, dt, toks))
+    for games in (1, 8, 32):
+        b = Batcher(be_nc, max_batch=8)
+        dt, toks, _ = await run_games(b, gen_reqs, games)
+        rows.append(Row("generate", f"batcher, {games} games", n_gen, dt, toks))
+        await b.aclose()
+
+    # 3. Decrypto turns: ~1000-token rules, short suffix; prefix reuse off vs on
+    rules = decrypto_rules(be.count_tokens)
+    turns = [ScoreRequest(decrypto_turn(rules, i), LABELS) for i in range(max(n_turns_on, n_turns_off))]
+    turn_tokens = be.count_tokens(turns[0].messages)
+    dt_naive_d, toks = timed(lambda: sum(naive.score(r.messages)[1] for r in turns[:n_turns_off]))
+    rows.append(Row("decrypto", "naive loop (no reuse)", n_turns_off, dt_naive_d, toks))
+    b = Batcher(be_nc, max_batch=8)
+    dt_off, toks_off, _ = await run_games(b, turns[:n_turns_off], 1)
+    rows.append(Row("decrypto", "batcher, reuse off", n_turns_off, dt_off, toks_off))
+    await b.aclose()
+    be.prefix_cache.clear()
+    b = Batcher(be, max_batch=8)
+    dt_first, toks_first, _ = await run_games(b, turns[:1], 1)  # the first turn stores the rules prefix
+    dt_warm, toks_warm, _ = await run_games(b, turns[1:n_turns_on], 1)
+    dt_on = dt_first + dt_warm
+    rows.append(Row("decrypto", "batcher, reuse on", n_turns_on, dt_on, toks_first + toks_warm))
+    cached = b.stats.cached_tokens
+
+    # 4. p50 latency with a warm prefix: a choice (scoring) and a clue (~8 tokens)
+    choice_lat, clue_lat = [], []
+    for i in range(n_lat):
+        t = time.perf_counter()
+        await b.score_labels(ScoreRequest(decrypto_turn(rules, 500 + i), LABELS))
+        choice_lat.append(time.perf_counter() - t)
+        clue = (Message("system", rules), Message("user", f"You are now the encoder. Give one hint for keyword {i % 4 + 1}, 'harbor'. One word."))
+        t = time.perf_counter()
+        await b.generate(GenerateRequest(clue, max_tokens=8))
+        clue_lat.append(time.perf_counter() - t)
+    await b.aclose()
+
+    # ----------------------------------------------------------------- report
+    print(f"{'section':<10} {'path':<24} {'reqs':>5} {'seconds':>8} {'req/s':>7} {'tokens':>7}")
+    for r in rows:
+        print(f"{r.section:<10} {r.name:<24} {r.requests:>5} {r.seconds:>8.2f} {r.rate:>7.2f} {r.tokens:>7}")
+    print()
+
+    def ratio(section: str, name: str) -> float:
+        base = next(r for r in rows if r.section == section and r.name == "naive loop")
+        other = next(r for r in rows if r.section == section and r.name == name)
+        return other.rate / base.rate
+
+    for section in ("scoring", "generate"):
+        parts = ", ".join(f"{g} games {ratio(section, f'batcher, {g} games'):.2f}x" for g in (1, 8, 32))
+        print(f"batching vs naive ({section}, throughput): {parts}   [target: no slowdown]")
+    gflops_end = matmul_gflops()
+    print(f"matmul rate at start {gflops:.0f}, at end {gflops_end:.0f} GFLOP/s (their mean is the reference); "
+          f"load average now {os.getloadavg()[0]:.1f}")
+    gflops = (gflops + gflops_end) / 2
+    naive_row = rows[0]
+    tps_short = naive_row.tokens / naive_row.seconds
+    tps_long = toks_off / dt_off
+    frac = lambda tps: tps * 2 * nonemb / (gflops * 1e9)  # noqa: E731
+    print(f"prompt tokens/s: short prompts (naive) {tps_short:.0f} = {frac(tps_short):.0%} of matmul rate; "
+          f"~{turn_tokens}-token prompts (batcher) {tps_long:.0f} = {frac(tps_long):.0%}   [target: >= 70%]")
+    per_off, per_on = dt_off / n_turns_off, dt_on / n_turns_on
+    per_warm = dt_warm / (n_turns_on - 1)
+    print(f"decrypto turn ({turn_tokens} tokens): reuse off {per_off:.2f}s; on {per_on:.3f}s per turn over {n_turns_on} turns "
+          f"(cold first turn included) -> {per_off / per_on:.1f}x; warm turns {per_warm:.3f}s -> {per_off / per_warm:.1f}x "
+          f"({cached} prompt tokens served from cache)   [target: >= 10x]")
+    print(f"naive loop on the same turns: {dt_naive_d / n_turns_off:.2f}s per turn -> reuse on is {dt_naive_d / n_turns_off / per_on:.1f}x faster")
+    print(f"p50 latency, warm prefix: choice {statistics.median(choice_lat):.3f}s [target < 0.5s], "
+          f"clue (8 tokens) {statistics.median(clue_lat):.3f}s [target < 3s]")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a ~1-minute version")
+    parser.add_argument("--model", default="default", help="'default', a HF model folder or a .gguf file")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    asyncio.run(main(parser.parse_args()))
