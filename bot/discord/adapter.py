@@ -324,7 +324,9 @@ class Router:
         if reply.duplicate:
             return
         try:
-            await message.channel.send(**self.platform._kwargs(reply.outgoing or Outgoing(reply.text or "Noted.")))
+            # A reply to the member's own message, so the answer sits under what it answers.
+            await message.reply(**self.platform._kwargs(reply.outgoing or Outgoing(reply.text or "Noted.")),
+                                mention_author=False)
         except discord.HTTPException as e:
             log.warning("could not answer a DM: %s", e)
 

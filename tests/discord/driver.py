@@ -130,10 +130,10 @@ class Players:
 
     async def answer_by_dm(self, uid: int, msg: dict[str, Any]) -> bool:
         fake = self.fake
-        n = len(fake.dms(uid))
         fields = msg["content"].count(";") + 1 if "separated by ';'" in msg["content"] else 1
-        await fake.dm_text(uid, "; ".join(next(self.words) for _ in range(fields)))
-        reply = await fake.wait_for(lambda: [m for m in fake.dms(uid)[n + 1:] if m["author"]["id"] == str(fake.app_id)])
+        mine = await fake.dm_text(uid, "; ".join(next(self.words) for _ in range(fields)))
+        reply = await fake.wait_for(lambda: [m for m in fake.dms(uid)
+                                             if str((m.get("message_reference") or {}).get("message_id")) == mine["id"]])
         ok = "Got it" in reply[0]["content"]
         self.dm_replies += ok
         if ok:

@@ -187,6 +187,8 @@ class FakeDiscord:
             "pinned": False, "type": 0, "components": body.get("components") or [],
             "flags": flags | int(body.get("flags") or 0),
         }
+        if body.get("message_reference"):
+            msg["message_reference"] = body["message_reference"]
         ch = self.channels.get(channel_id)
         if ch and ch.get("guild_id"):
             msg["guild_id"] = ch["guild_id"]
