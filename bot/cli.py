@@ -168,3 +168,7 @@ def worker(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
+
+
+if __name__ == "__main__":  # python -m bot.cli
+    app()
