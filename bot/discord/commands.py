@@ -90,8 +90,9 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
     simple("status", CommandKind.STATUS, "Where the table stands")
 
     @tree.command(name="show", description="Show me my secret and my open prompt (only to me)")
-    async def show(interaction: discord.Interaction, game_id: int | None = None) -> None:
-        await router.run(interaction, router.command(interaction, CommandKind.SHOW, _game_arg(game_id)))
+    @app_commands.describe(game_id="The game's number (in its thread's name)")
+    async def show(interaction: discord.Interaction, game_id: int) -> None:
+        await router.run(interaction, router.command(interaction, CommandKind.SHOW, {"game_id": game_id}))
 
     @tree.command(name="tables", description="Open lobbies")
     async def tables(interaction: discord.Interaction) -> None:

@@ -169,3 +169,21 @@ async def test_run_discord_serves_until_cancelled(fake: FakeDiscord, settings: S
         await asyncio.gather(task, return_exceptions=True)
         await store.aclose()
     assert task.cancelled()
+
+
+async def test_refused_input_is_explained_privately(harness: Harness) -> None:
+    fake = harness.fake
+    alice = fake.add_member(name="alice")
+    bob = fake.add_member(name="bob")
+    ix = await fake.slash(alice, "play", game="spy")
+    gid = int(re.search(r"Table #(\d+)", ix.text).group(1))  # type: ignore[union-attr]
+    await fake.click(bob, card_of(fake, gid), f"l:{gid}:join")
+    before = len(fake.public_requests())
+    refused = await fake.click(bob, card_of(fake, gid), f"l:{gid}:start")
+    assert refused.ephemeral and "host" in refused.text
+    too_few = await fake.click(alice, card_of(fake, gid), f"l:{gid}:start")
+    assert too_few.ephemeral and "seats" in too_few.text
+    bad = await fake.slash(alice, "play", game="spy", options="spies=9")
+    assert bad.ephemeral and "options" in bad.text  # parsed by /play and checked by the engine
+    await harness.idle()
+    assert len(fake.public_requests()) == before, "a refused command posts nothing in the channel"
