@@ -306,6 +306,18 @@ def head_revision() -> str:
 
 # --------------------------------------------------------------------------- the store
 
+_MAX_GROUP = 256  # turns committed in one transaction at most
+
+
+@dataclass(slots=True)
+class _Turn:
+    game_id: int
+    action: ActionRecord
+    events: tuple[EventRecord, ...]
+    inbound_key: str | None
+    calls: tuple[AgentCallRecord, ...]
+    future: asyncio.Future
+
 
 def _status_list(status: str | Iterable[str]) -> list[str]:
     return [str(status)] if isinstance(status, str) else [str(s) for s in status]
@@ -320,6 +332,8 @@ class Store:
         self._writer = engine.execution_options(**{_WRITE_OPTION: True})
         self._sessions = async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
         self._write_lock = asyncio.Lock()
+        self._turns: list[_Turn] = []
+        self._flusher: asyncio.Task | None = None
         # One shared connection (in-memory SQLite) cannot hold a read and a write transaction at once.
         self._read_lock: asyncio.Lock | None = self._write_lock if plan.in_memory else None
 
@@ -509,60 +523,92 @@ class Store:
 
         Returns False, having written nothing, when ``inbound_key`` was seen
         before. Raises GameStateError (writing nothing) when the game is not running.
+
+        Turns that arrive while a write is in progress are committed together in
+        the next transaction (group commit): one writer, few round trips, each turn
+        still all-or-nothing and answered only once it is durable.
         """
+        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls),
+                     asyncio.get_running_loop().create_future())
+        self._turns.append(turn)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_turns())
+        # Shielded: a caller that goes away does not take a half-queued turn with it.
+        return await asyncio.shield(turn.future)
+
+    async def _flush_turns(self) -> None:
+        while self._turns:
+            batch, self._turns = self._turns[:_MAX_GROUP], self._turns[_MAX_GROUP:]
+            try:
+                await self._write_turns(batch)
+            except Exception:
+                # The group failed as a whole (say an integrity error): retry one by one so
+                # only the turn at fault sees its error.
+                for turn in batch:
+                    if turn.future.done():
+                        continue
+                    try:
+                        await self._write_turns([turn])
+                    except Exception as exc:  # noqa: BLE001 - delivered to its own caller
+                        if not turn.future.done():
+                            turn.future.set_exception(exc)
+
+    async def _write_turns(self, batch: Sequence[_Turn]) -> None:
         now = utcnow()
-        probe = sa.select(
-            _games.c.status,
-            sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == game_id).scalar_subquery(),
-            sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id).scalar_subquery(),
-            (
-                sa.select(sa.literal(1)).where(_inbound.c.key == inbound_key).exists()
-                if inbound_key is not None
-                else sa.false()
-            ),
-        ).where(_games.c.id == game_id)
-        try:
-            async with self._write() as conn:
-                row = (await conn.execute(probe)).one_or_none()
-                if row is None:
-                    raise GameNotFound(game_id)
-                status, last_action, last_event, seen = row
-                if seen:
-                    return False
-                if status != GameStatus.RUNNING.value:
-                    raise GameStateError(f"game {game_id} is {status}, not running: no turn can be logged")
-                if inbound_key is not None:
-                    await conn.execute(sa.insert(_inbound), [{"key": inbound_key, "game_id": game_id, "created_at": now}])
-                seq = (last_action or 0) + 1
-                await conn.execute(
-                    sa.insert(_actions),
-                    [
-                        {
-                            "game_id": game_id,
-                            "seq": seq,
-                            "seat": action.seat,
-                            "kind": action.kind,
-                            "value": list(action.value),
-                            "source": str(action.source),
-                            "actor": action.actor,
-                            "inbound_id": inbound_key,
-                            "created_at": now,
-                        }
-                    ],
-                )
-                await self._insert_events(conn, game_id, events, first_seq=(last_event or 0) + 1, action_seq=seq, now=now)
-                if agent_calls:
-                    await conn.execute(
-                        sa.insert(_agent_calls),
-                        [_agent_call_values(c, game_id=game_id, action_seq=seq, now=now) for c in agent_calls],
-                    )
-                return True
-        except IntegrityError:
-            # Another process claimed the same key between our probe and insert (not possible on
-            # SQLite, where BEGIN IMMEDIATE serialises writers); anything else is a real error.
-            if inbound_key is not None and await self._inbound_seen(inbound_key):
-                return False
-            raise
+        gids = sorted({t.game_id for t in batch})
+        keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
+        outcome: list[tuple[_Turn, bool | Exception]] = []
+        async with self._write() as conn:
+            status = dict((await conn.execute(sa.select(_games.c.id, _games.c.status).where(_games.c.id.in_(gids)))).all())
+            last_action = dict((await conn.execute(
+                sa.select(_actions.c.game_id, sa.func.max(_actions.c.seq))
+                .where(_actions.c.game_id.in_(gids)).group_by(_actions.c.game_id))).all())
+            last_event = dict((await conn.execute(
+                sa.select(_events.c.game_id, sa.func.max(_events.c.seq))
+                .where(_events.c.game_id.in_(gids)).group_by(_events.c.game_id))).all())
+            seen = set((await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys)))).scalars()) if keys else set()
+            inbound_rows: list[dict[str, Any]] = []
+            action_rows: list[dict[str, Any]] = []
+            event_rows: list[dict[str, Any]] = []
+            call_rows: list[dict[str, Any]] = []
+            for t in batch:
+                if t.inbound_key is not None and t.inbound_key in seen:
+                    outcome.append((t, False))
+                    continue
+                st = status.get(t.game_id)
+                if st is None:
+                    outcome.append((t, GameNotFound(t.game_id)))
+                    continue
+                if st != GameStatus.RUNNING.value:
+                    outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
+                    continue
+                if t.inbound_key is not None:
+                    seen.add(t.inbound_key)
+                    inbound_rows.append({"key": t.inbound_key, "game_id": t.game_id, "created_at": now})
+                seq = (last_action.get(t.game_id) or 0) + 1
+                last_action[t.game_id] = seq
+                a = t.action
+                action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
+                                    "value": list(a.value), "source": str(a.source), "actor": a.actor,
+                                    "inbound_id": t.inbound_key, "created_at": now})
+                first = (last_event.get(t.game_id) or 0) + 1
+                event_rows.extend({"game_id": t.game_id, "seq": first + i, "action_seq": seq, "kind": e.kind,
+                                   "data": dict(e.data), "audience": e.audience_json, "created_at": now}
+                                  for i, e in enumerate(t.events))
+                last_event[t.game_id] = first + len(t.events) - 1
+                call_rows.extend(_agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
+                outcome.append((t, True))
+            for table, rows in ((_inbound, inbound_rows), (_actions, action_rows), (_events, event_rows),
+                                (_agent_calls, call_rows)):
+                if rows:
+                    await conn.execute(sa.insert(table), rows)
+        for t, res in outcome:  # committed: now answer
+            if t.future.done():
+                continue
+            if isinstance(res, Exception):
+                t.future.set_exception(res)
+            else:
+                t.future.set_result(res)
 
     async def claim_inbound(self, key: str, game_id: int | None = None) -> bool:
         """Record a platform event handled without a turn (join, leave, lobby edits); True when new."""

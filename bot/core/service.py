@@ -232,7 +232,8 @@ class TableService:
 
     async def handle(self, cmd: Command) -> Reply:
         key = self._inbound_key(cmd)
-        if key is not None and cmd.kind not in _READ_ONLY and await self.store.inbound_seen(key):
+        # Turns detect redelivery inside their own append; everything else checks first.
+        if key is not None and cmd.kind not in _NO_PRECHECK and await self.store.inbound_seen(key):
             return Reply("Already done.", duplicate=True)
         try:
             handler = {
@@ -688,8 +689,9 @@ class TableService:
                 return Reply("Already done.", duplicate=True)
             table.state = state
             table.prompted.discard(seat)
-            await self.store.clear_deadlines(table.game_id, seat)
-            self._cancel_deadlines(table.game_id, seat)
+            if self._has_deadline(table.game_id, seat):
+                await self.store.clear_deadlines(table.game_id, seat)
+                self._cancel_deadlines(table.game_id, seat)
             await self._fan_out(table, events)
             if self.engine_result(table) is not None:
                 await self._finish(table)
@@ -926,7 +928,7 @@ class TableService:
                      float((row.lobby or {}).get("deadline_s") or 0))
 
 
-_READ_ONLY = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW})
+_NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT})
 
 
 class _Refused(Exception):
