@@ -49,7 +49,8 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
 
     settings = settings or Settings()
     store = await Store.open(settings.database_url)
-    pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device))
+    pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device, dtype=settings.dtype,
+                                    model_cache=str(settings.model_cache), openai_api_key=settings.openai_api_key))
     registry = agents or build_agents(settings, pool)
     service = TableService(store, settings=settings, agents=registry)
     return App(settings, store, service, pool)

@@ -33,9 +33,10 @@ class Settings(BaseSettings):
     ai_timeout_s: float = 60.0
     ai_retries: int = 3
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
-    model: str = "default"
     device: str = "cpu"
-    model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"
+    dtype: str = "float32"
+    model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"  # the default model's converted copy
+    openai_api_key: str | None = None  # for llm:openai:... agents on servers that want a key
 
     # admins
     admin_users: str = ""  # comma-separated platform:user_id keys
@@ -53,9 +54,6 @@ class Settings(BaseSettings):
     slack_port: int = 3000
     slack_path: str = "/slack/events"
     slack_api_url: str = "https://slack.com/api/"
-
-    # tournaments
-    tournament_cron: str = ""  # e.g. "0 20 * * 5": AI-only tournament every Friday 20:00
 
     @property
     def agent_list(self) -> list[str]:
