@@ -320,10 +320,13 @@ class TransformersBackend:
         positions = (full_mask.cumsum(-1) - 1).clamp(min=0)[:, past_len:]
         if past is None:
             past = DynamicCache(config=self.model.config)
+        # Without padding the default mask and positions are right, and leaving
+        # them out lets attention take its faster purely causal path.
+        padded = bool((mask == 0).any())
         out = self.model(
             input_ids=ids.to(self.device),
-            attention_mask=full_mask.to(self.device),
-            position_ids=positions.to(self.device),
+            attention_mask=full_mask.to(self.device) if padded else None,
+            position_ids=positions.to(self.device) if padded else None,
             use_cache=True,
             **{self._cache_kw: past},
             **(self._keep(1) if keep_last and left_pad else {}),
@@ -531,6 +534,7 @@ class TransformersBackend:
     def _decode(self, reqs: Sequence[GenerateRequest], rows: list[list[int]], key: tuple[int, ...]) -> list[tuple[str, int]]:
         b = len(reqs)
         logits, cache, mask = self._forward(rows, self._base_cache(key, b), len(key), left_pad=True, keep_last=True)
+        padded = bool((mask == 0).any())
         gens: list[torch.Generator | None] = []
         for r in reqs:
             if r.temperature > 0 and r.seed is not None:
@@ -572,8 +576,8 @@ class TransformersBackend:
             positions = (mask.sum(-1, keepdim=True) - 1)
             res = self.model(
                 input_ids=nxt.to(self.device),
-                attention_mask=mask.to(self.device),
-                position_ids=positions.to(self.device),
+                attention_mask=mask.to(self.device) if padded else None,
+                position_ids=positions.to(self.device) if padded else None,
                 use_cache=True,
                 **{self._cache_kw: cache},
                 **self._keep(1),
