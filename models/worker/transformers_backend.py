@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -179,6 +180,11 @@ class TransformersBackend:
         if gen_eos is not None:
             eos.update(int(e) for e in ([gen_eos] if isinstance(gen_eos, int) else gen_eos))
         self.eos_ids = frozenset(eos)
+        # The batcher counts tokens on the event loop while a batch runs in its
+        # worker thread; a fast tokenizer used from two threads at once can fail
+        # ("Already borrowed"), so tokenizer calls take this lock.
+        self._tok_lock = threading.Lock()
+        self.max_context = int(getattr(self.model.config, "max_position_embeddings", 0) or 0)
         self._label_sep = self._detect_label_separator()
         self._label_cache: dict[tuple[str, ...], tuple[int, ...] | ValueError] = {}
 
@@ -222,14 +228,20 @@ class TransformersBackend:
     # ------------------------------------------------------------ tokenization
 
     def _template(self, messages: Sequence[Message], generation_prompt: bool) -> str:
-        text = self.tokenizer.apply_chat_template(
-            [m.to_json() for m in messages], add_generation_prompt=generation_prompt, tokenize=False
-        )
+        with self._tok_lock:
+            text = self.tokenizer.apply_chat_template(
+                [m.to_json() for m in messages], add_generation_prompt=generation_prompt, tokenize=False
+            )
         return str(text)
 
     def _encode(self, text: str) -> list[int]:
         # The chat template already writes any special tokens (BOS, <|im_start|>).
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._tok_lock:
+            return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _decode_text(self, ids: Sequence[int]) -> str:
+        with self._tok_lock:
+            return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 
     def _prompt(self, messages: Sequence[Message]) -> _Prompt:
         text = self._template(messages, True)
@@ -245,10 +257,12 @@ class TransformersBackend:
                 n = min(len(head_ids), len(ids) - 1)
                 while boundary < n and head_ids[boundary] == ids[boundary]:
                     boundary += 1
+        if self.max_context and len(ids) >= self.max_context:
+            raise ValueError(f"prompt is {len(ids)} tokens; {self.model_id} takes at most {self.max_context}")
         return _Prompt(text, tuple(ids), boundary)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
-        return len(self._prompt(messages).ids)
+        return len(self._encode(self._template(messages, True)))
 
     def _detect_label_separator(self) -> str:
         probe = self._template([Message("user", "Which one?")], True)
@@ -260,6 +274,8 @@ class TransformersBackend:
         cached = self._label_cache.get(key)
         if cached is None:
             cached = self._check_labels(key)
+            if len(self._label_cache) >= 1024:  # label sets come from code and are few; bound it anyway
+                self._label_cache.clear()
             self._label_cache[key] = cached
         if isinstance(cached, ValueError):
             raise cached
@@ -548,6 +564,7 @@ class TransformersBackend:
         done = [False] * b
         for step in range(max(r.max_tokens for r in reqs)):
             last = logits[:, -1, :].float()
+            greedy = last.argmax(dim=-1).tolist()  # one device sync for the whole batch
             nxt = torch.full((b, 1), self.pad_id, dtype=torch.long)
             for i, r in enumerate(reqs):
                 if done[i]:
@@ -556,14 +573,14 @@ class TransformersBackend:
                     probs = torch.softmax(last[i] / r.temperature, dim=-1)
                     tok = int(torch.multinomial(probs, 1, generator=gens[i]))
                 else:
-                    tok = int(torch.argmax(last[i]))
+                    tok = int(greedy[i])
                 if tok in self.eos_ids:
                     done[i] = True
                     continue
                 out[i].append(tok)
                 nxt[i, 0] = tok
                 if r.stop:
-                    text = self.tokenizer.decode(out[i], skip_special_tokens=True)
+                    text = self._decode_text(out[i])
                     cut = _first_stop(text, r.stop)
                     if cut is not None:
                         texts[i] = text[:cut]
@@ -587,7 +604,7 @@ class TransformersBackend:
         for i, r in enumerate(reqs):
             text = texts[i]
             if text is None:
-                text = self.tokenizer.decode(out[i], skip_special_tokens=True)
+                text = self._decode_text(out[i])
                 cut = _first_stop(text, r.stop) if r.stop else None
                 if cut is not None:
                     text = text[:cut]

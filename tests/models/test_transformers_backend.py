@@ -208,3 +208,16 @@ def test_real_model_scores_and_generates():
     assert 0.0 < res.extra["label_mass"] <= 1.0
     gen = ok(b.generate_batch([GenerateRequest(q, max_tokens=8)])[0])
     assert gen.text.strip() and gen.completion_tokens > 0
+
+
+def test_prompt_over_the_context_is_refused_alone(backend: TransformersBackend):
+    huge = (Message("user", "word " * (backend.max_context + 10)),)
+    bad, good = backend.score_batch([ScoreRequest(huge, LABELS), ScoreRequest(turn(0), LABELS)])
+    assert isinstance(bad, ValueError) and "at most" in str(bad)
+    assert isinstance(good, ScoreResult)
+    (gbad,) = backend.generate_batch([GenerateRequest(huge, max_tokens=2)])
+    assert isinstance(gbad, ValueError)
+
+
+def test_count_tokens_matches_the_prompt(backend: TransformersBackend, tiny_tokenizer):
+    assert backend.count_tokens(turn(2)) == len(prompt_ids(tiny_tokenizer, turn(2)))
