@@ -318,7 +318,13 @@ class TransformersBackend:
         left_pad: bool,
         keep_last: bool,
     ) -> tuple[torch.Tensor, DynamicCache, torch.Tensor]:
-        """Run ``rows`` (padded) after ``past``; returns logits, the grown cache and the full attention mask."""
+        """Run ``rows`` (padded) after ``past``; returns logits, the grown cache and the full attention mask.
+
+        ``keep_last`` computes logits at the last column only: the last real
+        token of every row when rows are left-padded (or there is one row).
+        """
+        if keep_last and not left_pad and len({len(r) for r in rows}) > 1:
+            raise ValueError("keep_last needs left padding when rows differ in length")
         b = len(rows)
         width = max(len(r) for r in rows)
         ids = torch.full((b, width), self.pad_id, dtype=torch.long)
@@ -345,7 +351,7 @@ class TransformersBackend:
             position_ids=positions.to(self.device) if padded else None,
             use_cache=True,
             **{self._cache_kw: past},
-            **(self._keep(1) if keep_last and left_pad else {}),
+            **(self._keep(1) if keep_last else {}),
         )
         return out.logits, _out_cache(out), full_mask
 
@@ -473,7 +479,7 @@ class TransformersBackend:
         options = [self._option_ids(prompt, o) for o in req.labels]
         (pf,) = self._prepare_prefixes([prompt])
         base = self._base_cache(pf.key, 1)
-        logits, ctx_cache, _ = self._forward([list(prompt.ids[len(pf.key) :])], base, len(pf.key), left_pad=False, keep_last=False)
+        logits, ctx_cache, _ = self._forward([list(prompt.ids[len(pf.key) :])], base, len(pf.key), left_pad=False, keep_last=True)
         first_lp = torch.log_softmax(logits[0, -1].float(), dim=-1)
         sums = [float(first_lp[o[0]]) for o in options]
         # The options share the context: run it once, then each option's tokens
