@@ -413,8 +413,10 @@ class Store:
         place_name: str,
         host: str,
         lobby: Mapping[str, Any],
-    ) -> int:
-        """A new game in the lobby; returns its id."""
+        inbound_key: str | None = None,
+    ) -> int | None:
+        """A new game in the lobby; returns its id, or None (writing nothing) when
+        ``inbound_key`` was seen before. The key is written in the same transaction."""
         values = {
             "game": game,
             "variant": variant,
@@ -429,8 +431,15 @@ class Store:
             "rules_version": "",
         }
         async with self._write() as conn:
+            if inbound_key is not None:
+                seen = (await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key == inbound_key))).first()
+                if seen is not None:
+                    return None
             res = await conn.execute(sa.insert(_games).values(values))
-            return int(res.inserted_primary_key[0])  # type: ignore[index]
+            game_id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            if inbound_key is not None:
+                await conn.execute(sa.insert(_inbound), [{"key": inbound_key, "game_id": game_id, "created_at": utcnow()}])
+            return game_id
 
     async def update_lobby(
         self,

@@ -312,8 +312,10 @@ class TableService:
             gid = await self.store.create_game(
                 game=engine.id, variant=cfg.variant, config=_cfg_dict(cfg), platform=cmd.place.platform,
                 place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby,
+                inbound_key=self._inbound_key(cmd),
             )
-            await self._claim(cmd, gid)
+            if gid is None:
+                return Reply("Already done.", duplicate=True)
             ref = await self._safe_post(cmd.place, await self._lobby_card(gid))
             if ref is not None:
                 lobby["card"] = {"channel": ref.channel, "message_id": ref.message_id}
