@@ -484,10 +484,14 @@ class Store:
         seats: Sequence[SeatRecord],
         events: Sequence[EventRecord],
         rules_version: str,
+        inbound_key: str | None = None,
     ) -> None:
-        """Lobby → running in one transaction: seed and config fixed, roster frozen, deal events 1..n."""
+        """Lobby → running in one transaction: seed and config fixed, roster frozen, deal events 1..n,
+        and the inbound key of the command that started it (a redelivery then finds it)."""
         now = utcnow()
         async with self._write() as conn:
+            if inbound_key is not None:
+                await conn.execute(sa.insert(_inbound), [{"key": inbound_key, "game_id": game_id, "created_at": now}])
             res = await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY.value)

@@ -473,12 +473,12 @@ class TableService:
             seed = cmd.args.get("seed")
             if seed is not None and not (isinstance(seed, int) and 0 <= seed < 2**62):
                 raise _Refused("A seed is a whole number between 0 and 2^62.")
-            # Claimed after the deal is logged: a start lost to a crash can be sent again.
-            await self._begin(row, engine, cfg, pysecrets.randbits(62) if seed is None else seed, place)
-            await self._claim(cmd, row.id)
+            await self._begin(row, engine, cfg, pysecrets.randbits(62) if seed is None else seed, place,
+                              inbound_key=self._inbound_key(cmd))
         return Reply(f"Game #{row.id} started.")
 
-    async def _begin(self, row: Any, engine: Game, cfg: Any, seed: int, place: Place) -> Table:
+    async def _begin(self, row: Any, engine: Game, cfg: Any, seed: int, place: Place,
+                     inbound_key: str | None = None) -> Table:
         # Seating is drawn from the game's seed: roles follow seats, so nobody picks their role.
         entries = list(row.lobby["seats"])
         rng(seed, "seating").shuffle(entries)
@@ -507,7 +507,7 @@ class TableService:
             row.id, seed=seed, config=_cfg_dict(cfg),
             seats=[SeatRecord(s.seat, s.kind, s.name, user_key=s.user.key if s.user else None, agent_spec=s.agent)
                    for s in seats],
-            events=[_event_record(e) for e in events], rules_version=RULES_VERSION,
+            events=[_event_record(e) for e in events], rules_version=RULES_VERSION, inbound_key=inbound_key,
         )
         table = Table(row.id, engine, cfg, seed, seats, state, game_place, row.platform, row.host,
                       float(row.lobby.get("deadline_s") or 0))
