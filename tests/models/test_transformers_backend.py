@@ -221,3 +221,16 @@ def test_prompt_over_the_context_is_refused_alone(backend: TransformersBackend):
 
 def test_count_tokens_matches_the_prompt(backend: TransformersBackend, tiny_tokenizer):
     assert backend.count_tokens(turn(2)) == len(prompt_ids(tiny_tokenizer, turn(2)))
+
+
+@pytest.mark.real_model
+def test_gguf_loads_without_accelerate_to_the_same_weights():
+    from models.worker import default_model
+
+    path = default_model.gguf_path()
+    manual = default_model.load_gguf_model(path, use_accelerate=False)
+    converted = TransformersBackend.load("default").model
+    ids = torch.tensor([[1, 9690, 198, 42976, 1535, 30, 2]])
+    with torch.inference_mode():
+        assert torch.equal(manual(input_ids=ids).logits, converted(input_ids=ids).logits)
+    assert manual.hf_quantizer is None
