@@ -253,6 +253,10 @@ class TableService:
             }[cmd.kind]
             return await handler(cmd)
         except _Refused as exc:
+            # A redelivered turn is refused by the rules (it is no longer that seat's turn);
+            # the log tells it apart from a real mistake.
+            if key is not None and cmd.kind is CommandKind.ACT and await self.store.inbound_seen(key):
+                return Reply("Already done.", duplicate=True)
             return Reply.error(str(exc))
 
     def _inbound_key(self, cmd: Command) -> str | None:
@@ -677,8 +681,6 @@ class TableService:
             try:
                 state, events = table.engine.apply(table.state, seat, action)
             except IllegalAction as exc:
-                if inbound_key and await self.store.inbound_seen(inbound_key):
-                    return Reply("Already done.", duplicate=True)
                 raise _Refused(str(exc)) from None
             fresh = await self.store.append_turn(
                 table.game_id,
