@@ -109,6 +109,9 @@ def parse_text_answer(raw: str, spec: Text, forbidden: Sequence[str] = ()) -> tu
     for name, part in zip(spec.fields, parts):
         if not words_of(part):
             raise ValueError(f"{name}: the answer is empty.")
+        if normalize(part) == normalize(name) or re.fullmatch(r"\s*<[^>]*>\s*", found[0].split(FIELD_SEP)[0]):
+            # Small models copy the format line itself: "ANSWER: <clue>".
+            raise ValueError(f"{name}: write your own answer in place of <{name.lower()}>.")
         if spec.max_words <= 3:
             # Word answers must be one answer: "not X, Y" or "X or Y" counts as none.
             if _ALTERNATIVES.search(part) or words_of(part)[0] in ("not", "no"):
