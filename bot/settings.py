@@ -28,7 +28,7 @@ class Settings(BaseSettings):
 
     # AI seats
     default_agent: str = "llm:default"
-    fallback_agent: str = "random"
+    fallback_agent: str = "embed:minilm"  # plays a turn an AI failed; the random player backs it up
     agent_choices: str = "llm:default,embed:minilm,random"
     ai_timeout_s: float = 60.0
     ai_retries: int = 3

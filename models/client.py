@@ -182,6 +182,7 @@ class HttpClient:
             "max_tokens": req.max_tokens,
             "temperature": req.temperature,
             "stop": list(req.stop),
+            "prefill": req.prefill,
             "seed": req.seed,
         }
         data = await self._call("POST", "/v1/generate", body)

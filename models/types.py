@@ -34,6 +34,10 @@ class GenerateRequest:
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    prefill: str = ""
+    """The reply starts with this text (e.g. ``"ANSWER:"``), so a small model only continues it.
+    Backends that can honour it return it as the start of ``GenerateResult.text``; the
+    OpenAI-compatible backend cannot, and returns the model's whole reply instead."""
 
 
 @dataclass(frozen=True, slots=True)

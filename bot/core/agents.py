@@ -16,6 +16,7 @@ from typing import Any
 
 from games.base import Action, Game, IllegalAction, Seat
 from models.agents.base import CallLog, Player
+from models.agents.random_agent import RandomAgent
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class AgentRunner:
                     break  # a slow worker will not get faster by asking again this turn
                 except Exception as exc:  # the worker is down or the agent crashed: fall back
                     log.warning("agent %s failed: %s", spec, exc)
+                    calls.extend(replace(c, retries=attempt) for c in getattr(exc, "calls", ()))
                     calls.append(CallLog(spec, error=f"{type(exc).__name__}: {exc}", retries=attempt,
                                          latency_ms=(time.perf_counter() - started) * 1000))
                     break
@@ -92,18 +94,25 @@ class AgentRunner:
         return await self._fallback(game, state, seat, game_id=game_id, seed=seed, calls=calls)
 
     async def _fallback(self, game: Game, state: Any, seat: Seat, *, game_id: int, seed: int, calls: list[CallLog]) -> Outcome:
-        fallback = self.player(game_id, seat, self.fallback_spec, seed)
-        feedback = None
-        for _ in range(50):
-            decision = await fallback.act(game.observe(state, seat), game.legal(state, seat), feedback=feedback)
+        """The fallback agent, then the random player, then the rules' timeout action."""
+        for spec in dict.fromkeys((self.fallback_spec, "random")):
             try:
-                game.apply(state, seat, decision.action)
-            except IllegalAction as exc:
-                feedback = str(exc)
-                continue
-            calls.extend(replace(c, fallback=True) for c in decision.calls)
-            return Outcome(decision.action, "fallback", self.fallback_spec, tuple(calls))
+                fallback = self.player(game_id, seat, spec, seed) if spec != "random" else RandomAgent("random", seed)
+                feedback = None
+                for _ in range(50 if spec == "random" else 3):
+                    decision = await asyncio.wait_for(
+                        fallback.act(game.observe(state, seat), game.legal(state, seat), feedback=feedback), self.timeout_s)
+                    try:
+                        game.apply(state, seat, decision.action)
+                    except IllegalAction as exc:
+                        feedback = str(exc)
+                        continue
+                    calls.extend(replace(c, fallback=True) for c in decision.calls)
+                    return Outcome(decision.action, "fallback", spec, tuple(calls))
+            except Exception as exc:  # the fallback itself failed: the next one in line plays
+                log.warning("fallback agent %s failed: %s", spec, exc)
+                calls.append(CallLog(spec, error=f"fallback failed: {type(exc).__name__}: {exc}", fallback=True))
         action = game.timeout_action(state, seat)
         if action is None:
             raise RuntimeError(f"{game.id}: no legal action found for AI seat {seat}")
-        return Outcome(action, "timeout", self.fallback_spec, tuple(calls))
+        return Outcome(action, "timeout", "rules", tuple(calls))

@@ -48,8 +48,17 @@ ANSWER_RE = re.compile(r"^\W*answer\s*:\s*(.*?)\s*$", re.IGNORECASE | re.MULTILI
 FIELD_SEP = "|"
 
 
+RETRY_TEMPERATURE = 0.8
+
+
 class AnswerRefused(ValueError):
-    """The model gave no acceptable answer within its retries; the runner falls back."""
+    """The model gave no acceptable answer within its retries; the runner falls back.
+
+    ``calls`` keeps every attempt (prompt, raw output, reason) for the agent-call log."""
+
+    def __init__(self, message: str, calls: Sequence[CallLog] = ()) -> None:
+        super().__init__(message)
+        self.calls = tuple(calls)
 
 
 def player_name(seat: int) -> str:
@@ -408,8 +417,17 @@ class LLMAgent:
         calls: list[CallLog] = []
         fmt = answer_format(spec) if isinstance(spec, Text) else f"ANSWER: <one letter from {', '.join(labelled)}>"
         base_seed = zlib.crc32(repr((self.seed, obs.game, obs.seat, len(obs.events), feedback)).encode())
+        # A short answer needs few tokens: a budget near its word limit keeps a rambling
+        # model from spending seconds on text that will be refused anyway.
+        budget = self.max_tokens
+        if isinstance(spec, Text):
+            budget = min(self.max_tokens, 6 + 3 * spec.max_words * len(spec.fields))
         for attempt in range(self.retries + 1):
-            req = GenerateRequest(tuple(chat), max_tokens=self.max_tokens, temperature=self.temperature, seed=base_seed + attempt)
+            # The reply is begun for the model: small models then answer instead of chatting.
+            # A retry samples (a greedy model would repeat the refused answer word for word).
+            temperature = self.temperature if attempt == 0 else max(self.temperature, RETRY_TEMPERATURE)
+            req = GenerateRequest(tuple(chat), max_tokens=budget, temperature=temperature,
+                                  seed=base_seed + attempt, prefill="ANSWER:", stop=("\n",))
             started = time.perf_counter()
             result = await client.generate(req)
             latency = (time.perf_counter() - started) * 1000
@@ -425,7 +443,7 @@ class LLMAgent:
                 continue
             calls.append(self._gen_log(client, result.model, chat, result.text, latency, attempt, None))
             return Decision(action, tuple(calls))
-        raise AnswerRefused(f"no acceptable answer after {self.retries + 1} tries; last: {calls[-1].error}")
+        raise AnswerRefused(f"no acceptable answer after {self.retries + 1} tries; last: {calls[-1].error}", calls)
 
     def _gen_log(
         self, client: Inference, model: str, chat: Sequence[Message], raw: str, latency: float, attempt: int, error: str | None

@@ -159,7 +159,9 @@ class FakeBackend:
             with self._lock:
                 scripted = self._replies.popleft() if self._replies else None
             text = scripted if scripted is not None else fake_text(req.messages, req.max_tokens, req.seed)
-        return _apply_limits(text, req.max_tokens, req.stop)
+        text = _apply_limits(text, req.max_tokens, req.stop)
+        # Like a model continuing a prefilled reply: the reply starts with the prefill.
+        return text if text.startswith(req.prefill) else f"{req.prefill} {text}".strip()
 
 
 def fake_text(messages: Sequence[Message], max_tokens: int = 48, seed: int | None = None) -> str:

@@ -2,7 +2,7 @@
 
 Routes (all JSON except /metrics):
 
-- ``POST /v1/generate`` ``{messages, max_tokens?, temperature?, stop?, seed?}``
+- ``POST /v1/generate`` ``{messages, max_tokens?, temperature?, stop?, seed?, prefill?}``
   -> ``{text, model, prompt_tokens, completion_tokens, latency_s, cached_tokens}``
 - ``POST /v1/score`` ``{messages, labels, mode?}``
   -> ``{probs, model, prompt_tokens, latency_s, cached_tokens, extra}``
@@ -94,7 +94,7 @@ def parse_generate(body: Any) -> GenerateRequest:
     """Validate a /v1/generate body into a ``GenerateRequest``."""
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
-    _check_keys(body, {"messages", "max_tokens", "temperature", "stop", "seed"})
+    _check_keys(body, {"messages", "max_tokens", "temperature", "stop", "seed", "prefill"})
     messages = _messages(body)
     max_tokens = _int_field(body, "max_tokens", 48, 1, MAX_TOKENS_LIMIT)
     temperature = body.get("temperature", 0.0)
@@ -111,7 +111,11 @@ def parse_generate(body: Any) -> GenerateRequest:
         raise BadRequest(f"'stop' must be a list of at most {MAX_STOP} non-empty strings")
     seed = _int_field(body, "seed", None, -(2**63), 2**63 - 1)
     assert max_tokens is not None
-    return GenerateRequest(messages, max_tokens=max_tokens, temperature=float(temperature), stop=tuple(stop), seed=seed)
+    prefill = body.get("prefill", "")
+    if not isinstance(prefill, str) or len(prefill) > 200:
+        raise BadRequest("'prefill' must be a string of at most 200 characters")
+    return GenerateRequest(messages, max_tokens=max_tokens, temperature=float(temperature), stop=tuple(stop), seed=seed,
+                           prefill=prefill)
 
 
 def parse_score(body: Any) -> ScoreRequest:

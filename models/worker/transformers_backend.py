@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 import math
 import threading
 import time
@@ -44,6 +45,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
+from transformers.utils import logging as hf_logging
 
 from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
 from models.worker import default_model
@@ -198,10 +200,19 @@ class TransformersBackend:
         dtype: str = "float32",
         *,
         cache_dir: str | Path | None = None,
+        threads: int | None = None,
         **kwargs: Any,
     ) -> TransformersBackend:
-        """Load "default" (bundled SmolLM2), a local HF model folder, or a .gguf file."""
+        """Load "default" (bundled SmolLM2), a local HF model folder, or a .gguf file.
+
+        On a CPU the model gets all cores but one (``threads`` overrides): the bot's event
+        loop and database share the process, and torch's spinning worker threads slow down
+        tenfold and more when another thread wants their core (measured here on 2 cores).
+        """
         torch_dtype = _DTYPES[dtype]
+        if torch.device(device).type == "cpu":
+            torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
+        hf_logging.disable_progress_bar()  # a chat bot's console is no place for loading bars
         if spec == "default":
             folder = default_model.ensure_converted(cache_dir)
             tok = AutoTokenizer.from_pretrained(str(folder))
@@ -242,8 +253,8 @@ class TransformersBackend:
         with self._tok_lock:
             return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 
-    def _prompt(self, messages: Sequence[Message]) -> _Prompt:
-        text = self._template(messages, True)
+    def _prompt(self, messages: Sequence[Message], prefill: str = "") -> _Prompt:
+        text = self._template(messages, True) + prefill
         ids = self._encode(text)
         boundary = 0
         if len(messages) >= 2:
@@ -518,7 +529,7 @@ class TransformersBackend:
                     raise ValueError("max_tokens must be at least 1")
                 if r.temperature < 0 or not math.isfinite(r.temperature):
                     raise ValueError("temperature must be a finite number >= 0")
-                prompts[i] = self._prompt(r.messages)
+                prompts[i] = self._prompt(r.messages, r.prefill)
                 ok.append(i)
             except Exception as exc:
                 results[i] = exc
@@ -537,7 +548,7 @@ class TransformersBackend:
                 texts = self._decode([reqs[i] for i in idx], rows, key)
                 for (text, n), i, g in zip(texts, idx, group):
                     results[i] = GenerateResult(
-                        text=text,
+                        text=reqs[i].prefill + text,
                         model=self.model_id,
                         prompt_tokens=len(prompts[i].ids),
                         completion_tokens=n,

@@ -217,7 +217,7 @@ def test_gives_up_after_the_retry_limit() -> None:
 
     def reply(req: GenerateRequest) -> str:
         calls.append(req)
-        return "I would rather not say."
+        return ""  # the model ends its reply right after the prefilled "ANSWER:"
 
     agent, close = agent_over(FakeBackend(reply=reply), retries=2)
     with pytest.raises(AnswerRefused):
