@@ -572,13 +572,18 @@ class Store:
         keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
         outcome: list[tuple[_Turn, bool | Exception]] = []
         async with self._write() as conn:
-            status = dict((await conn.execute(sa.select(_games.c.id, _games.c.status).where(_games.c.id.in_(gids)))).all())
-            last_action = dict((await conn.execute(
-                sa.select(_actions.c.game_id, sa.func.max(_actions.c.seq))
-                .where(_actions.c.game_id.in_(gids)).group_by(_actions.c.game_id))).all())
-            last_event = dict((await conn.execute(
-                sa.select(_events.c.game_id, sa.func.max(_events.c.seq))
-                .where(_events.c.game_id.in_(gids)).group_by(_events.c.game_id))).all())
+            # One round trip for every game's status and last sequence numbers, one for the keys.
+            probe = sa.select(
+                _games.c.id,
+                _games.c.status,
+                sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
+                sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
+            ).where(_games.c.id.in_(gids))
+            status: dict[int, str] = {}
+            last_action: dict[int, int | None] = {}
+            last_event: dict[int, int | None] = {}
+            for gid, st, la, le in (await conn.execute(probe)).all():
+                status[gid], last_action[gid], last_event[gid] = st, la, le
             seen = set((await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys)))).scalars()) if keys else set()
             inbound_rows: list[dict[str, Any]] = []
             action_rows: list[dict[str, Any]] = []
