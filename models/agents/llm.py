@@ -61,6 +61,13 @@ class AnswerRefused(ValueError):
         self.calls = tuple(calls)
 
 
+def _example_overlaps(table: Mapping[str, str], user: str) -> bool:
+    """True when this turn names one of the worked example's own words (``example_words``: its
+    card, secret, keywords, answer). The example could then hint or mislead, so it is left out."""
+    here = set(words_of(user))
+    return any(w in here for w in words_of(table.get("example_words", "")))
+
+
 def player_name(seat: int) -> str:
     return f"Player {seat + 1}"
 
@@ -309,6 +316,7 @@ class LLMAgent:
         choices: str = "score",
         prompts: PromptBook | None = None,
         spec: str = "llm:default",
+        examples: bool = True,
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be 0 or more")
@@ -324,6 +332,7 @@ class LLMAgent:
         self.max_tokens = max_tokens
         self.choices = choices
         self.prompts = prompts or PromptBook()
+        self.examples = examples
         self._inference_for = inference_for
         self._client: Inference | None = None
 
@@ -353,7 +362,13 @@ class LLMAgent:
         user = self.prompts.fill(prompt.template, "user", values)
         if feedback:
             user += "\n" + self.prompts.fill("retry", "refused", {"reason": feedback})
-        return (Message("system", system), Message("user", user)), prompt, labelled
+        table = self.prompts.table(prompt.template)
+        example: tuple[Message, ...] = ()
+        if self.examples and "example_user" in table and "example_assistant" in table \
+                and not _example_overlaps(table, user):
+            # Fixed text, so it stays inside the cached prompt prefix of every turn.
+            example = (Message("user", table["example_user"]), Message("assistant", table["example_assistant"]))
+        return (Message("system", system), *example, Message("user", user)), prompt, labelled
 
     def labelled_options(self, obs: Observation, spec: Choice, feedback: str | None = None) -> dict[str, Option]:
         """Options in a seeded random order, labelled A, B, C... (or by their own text past 26)."""
@@ -425,7 +440,8 @@ class LLMAgent:
         for attempt in range(self.retries + 1):
             # The reply is begun for the model: small models then answer instead of chatting.
             # A retry samples (a greedy model would repeat the refused answer word for word).
-            temperature = self.temperature if attempt == 0 else max(self.temperature, RETRY_TEMPERATURE)
+            again = attempt > 0 or feedback is not None  # the table refused our last answer too
+            temperature = max(self.temperature, RETRY_TEMPERATURE) if again else self.temperature
             req = GenerateRequest(tuple(chat), max_tokens=budget, temperature=temperature,
                                   seed=base_seed + attempt, prefill="ANSWER:", stop=("\n",))
             started = time.perf_counter()
@@ -463,8 +479,11 @@ class LLMAgent:
 def agent_from_params(
     inference_for: InferenceFor, arg: str, params: Mapping[str, str], seed: int, *, spec: str = ""
 ) -> LLMAgent:
-    """Build from a spec's parts: ``llm:<model>?temperature=0.6&retries=3&max_tokens=32&choices=score&prompts=DIR``."""
-    known = {"temperature", "retries", "max_tokens", "choices", "prompts"}
+    """Build from a spec's parts: ``llm:<model>?temperature=0.6&retries=3&max_tokens=32&choices=score&prompts=DIR&examples=0``.
+
+    ``examples=0`` leaves out the worked example some templates carry: the prompt then has
+    exactly the papers' structure (rules, role, turn summary, request)."""
+    known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples"}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"unknown llm agent parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -479,6 +498,7 @@ def agent_from_params(
             choices=params.get("choices", "score"),
             prompts=PromptBook(params["prompts"]) if params.get("prompts") else None,
             spec=spec or f"llm:{arg or 'default'}",
+            examples=params.get("examples", "1").lower() not in ("0", "false", "no", "off"),
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad llm agent spec: {exc}") from exc

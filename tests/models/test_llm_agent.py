@@ -367,3 +367,32 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
         reg("llm:default?temprature=1", 0)
     with pytest.raises(ValueError):
         reg("embed:minilm?k=lots", 0)
+
+
+def test_worked_example_precedes_the_request_unless_turned_off() -> None:
+    from models.agents.llm import agent_from_params
+
+    g, s = state_at("chameleon", "classic", 4, 3, lambda g, s: s.phase.value == "clues")
+    seat = min(g.to_act(s))
+
+    async def never(_: str):  # building prompts needs no model
+        raise AssertionError("no model call expected")
+
+    with_example = agent_from_params(never, "default", {}, 1)
+    plain = agent_from_params(never, "default", {"examples": "0"}, 1)
+    msgs, _, _ = with_example.messages(g.observe(s, seat), g.legal(s, seat))
+    assert [m.role for m in msgs] == ["system", "user", "assistant", "user"]
+    assert msgs[2].content.startswith("ANSWER: ")
+    # The example is about another card: the real secret never appears in it.
+    secret = s.secret
+    assert secret.lower() not in (msgs[1].content + msgs[2].content).lower()
+    msgs, _, _ = plain.messages(g.observe(s, seat), g.legal(s, seat))
+    assert [m.role for m in msgs] == ["system", "user"]
+
+
+def test_example_is_left_out_when_the_turn_shares_its_words() -> None:
+    from models.agents.llm import PromptBook, _example_overlaps
+
+    table = PromptBook().table("chameleon_clue")
+    assert _example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
+    assert not _example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
