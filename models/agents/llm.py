@@ -142,6 +142,16 @@ def parse_text_answer(raw: str, spec: Text, forbidden: Sequence[str] = ()) -> tu
     return tuple(parts)
 
 
+def _refuse_copied_instructions(texts: Sequence[str], chat: Sequence[Message]) -> None:
+    """Small models echo the instructions ("use at most 12 words") as their description.
+    Three words or more found verbatim in what we said to the model are refused."""
+    said = " " + " ".join(normalize(m.content) for m in chat if m.role != "assistant") + " "
+    for text in texts:
+        key = normalize(text)
+        if len(key.split()) >= 3 and f" {key} " in said:
+            raise ValueError("write your own answer, not words copied from these instructions.")
+
+
 def parse_choice_answer(raw: str, labelled: Mapping[str, Option]) -> str:
     """The option id of a generated choice: one label letter, or one option's exact text."""
     found = [m.group(1) for m in ANSWER_RE.finditer(raw)] or [raw.strip()]
@@ -450,6 +460,7 @@ class LLMAgent:
             try:
                 if isinstance(spec, Text):
                     action = Action.say(spec.kind, *parse_text_answer(result.text, spec, prompt.forbidden))
+                    _refuse_copied_instructions(action.value, chat)
                 else:
                     action = Action.choose(spec.kind, parse_choice_answer(result.text, labelled))
             except ValueError as exc:

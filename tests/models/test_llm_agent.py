@@ -396,3 +396,14 @@ def test_example_is_left_out_when_the_turn_shares_its_words() -> None:
     table = PromptBook().table("chameleon_clue")
     assert _example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
     assert not _example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
+
+
+def test_answers_copied_from_the_instructions_are_refused() -> None:
+    from models.agents.llm import _refuse_copied_instructions
+    from models.types import Message
+
+    chat = [Message("system", "Rules."), Message("user", "Describe your word in at most 12 words.")]
+    with pytest.raises(ValueError, match="copied"):
+        _refuse_copied_instructions(["at most 12 words"], chat)
+    _refuse_copied_instructions(["it rolls on green felt"], chat)
+    _refuse_copied_instructions(["words"], chat)  # a single word may well appear in the prompt
