@@ -846,7 +846,8 @@ class TableService:
         self._cancel_deadlines(table.game_id)
         self.runner.forget(table.game_id)
         if await self.store.mark_announced(table.game_id):
-            await self._post_public(table, Outgoing(_result_text(result.to_json(), table.names),
+            # The engine's own last event already told how it ended; the announcement names the winners.
+            await self._post_public(table, Outgoing(_result_text(result.to_json(), table.names, summary=False),
                                                      title=f"Game #{table.game_id} is over", user_text=True))
 
     async def _announce_row(self, row: Any) -> None:
@@ -988,7 +989,8 @@ def _render(table: Table, events: Sequence[Event]) -> Outgoing:
                     title=f"{table.engine.id} #{table.game_id}", user_text=True)
 
 
-def _result_text(result: dict, names: Sequence[str]) -> str:
+def _result_text(result: dict, names: Sequence[str], summary: bool = True) -> str:
     winners = result.get("winners") or []
     won = ", ".join(names[w] for w in winners if 0 <= w < len(names)) or "nobody"
-    return f"{result.get('summary', 'The game is over.')}\nWinners: {won}."
+    head = f"{result.get('summary', 'The game is over.')}\n" if summary else "Game over. "
+    return f"{head}Winners: {won}."
