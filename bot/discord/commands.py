@@ -107,6 +107,14 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
         args = {"agent": agent or router.default_agent(), "count": count, **_game_arg(game_id)}
         await router.run(interaction, router.command(interaction, CommandKind.ADD_AI, args))
 
+    @tree.command(name="removeai", description="Remove an AI seat from the lobby")
+    @app_commands.describe(agent="Which AI player (default: the last one added)")
+    @app_commands.autocomplete(agent=agent_complete)
+    @app_commands.guild_only()
+    async def removeai(interaction: discord.Interaction, agent: str | None = None, game_id: int | None = None) -> None:
+        args = {**({"agent": agent} if agent else {}), **_game_arg(game_id)}
+        await router.run(interaction, router.command(interaction, CommandKind.REMOVE_AI, args))
+
     @tree.command(name="deadline", description="Seconds each human has per turn (0 = no limit)")
     @app_commands.guild_only()
     async def deadline(interaction: discord.Interaction, seconds: app_commands.Range[int, 0, 86400],

@@ -187,3 +187,16 @@ async def test_refused_input_is_explained_privately(harness: Harness) -> None:
     assert bad.ephemeral and "options" in bad.text  # parsed by /play and checked by the engine
     await harness.idle()
     assert len(fake.public_requests()) == before, "a refused command posts nothing in the channel"
+
+
+async def test_ai_seats_are_added_and_removed_by_slash_command(harness: Harness) -> None:
+    fake = harness.fake
+    alice = fake.add_member(name="alice")
+    await fake.slash(alice, "play", game="spy")
+    added = await fake.slash(alice, "ai", agent="random", count=2)
+    assert "Added 2" in added.text
+    removed = await fake.slash(alice, "removeai")
+    assert "Removed" in removed.text
+    await harness.idle()
+    row = (await harness.store.open_lobbies("discord"))[0]
+    assert [s["kind"] for s in row.lobby["seats"]] == ["human", "ai"]

@@ -8,7 +8,7 @@ from tests.discord.conftest import Harness
 async def test_connects_syncs_and_opens_a_lobby(harness: Harness) -> None:
     fake = harness.fake
     names = {c["name"] for c in fake.commands}
-    assert {"play", "join", "leave", "ai", "start", "abort", "rules", "status", "export"} <= names
+    assert {"play", "join", "leave", "ai", "removeai", "start", "abort", "rules", "status", "export"} <= names
     alice = fake.add_member(name="alice")
     ix = await fake.slash(alice, "play", game="spy")
     assert ix.ephemeral and "is open" in ix.text
