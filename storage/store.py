@@ -256,8 +256,8 @@ def plan_engine(url: str | URL) -> EnginePlan:
     return EnginePlan(url=u, backend=backend, in_memory=in_memory, engine_kwargs=kwargs)
 
 
-def _install_sqlite_hooks(engine: AsyncEngine) -> None:
-    @sa_event.listens_for(engine.sync_engine, "connect")
+def _install_sqlite_hooks(engine: sa.Engine) -> None:
+    @sa_event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The sqlite3 driver begins transactions lazily (not before SELECT or DDL);
         # turn that off so the "begin" hook below decides, as SQLAlchemy documents.
@@ -267,7 +267,7 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
             cur.execute(pragma)
         cur.close()
 
-    @sa_event.listens_for(engine.sync_engine, "begin")
+    @sa_event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         # IMMEDIATE takes the write lock up front, so a write transaction that reads
         # first (max seq) never has to upgrade a read snapshot and fail with SQLITE_BUSY.
@@ -279,8 +279,22 @@ def make_engine(url: str | URL | EnginePlan) -> AsyncEngine:
     plan = url if isinstance(url, EnginePlan) else plan_engine(url)
     engine = create_async_engine(plan.url, **plan.engine_kwargs)
     if plan.is_sqlite:
-        _install_sqlite_hooks(engine)
+        _install_sqlite_hooks(engine.sync_engine)
     return engine
+
+
+def make_turn_engine(plan: EnginePlan) -> sa.Engine | None:
+    """For a SQLite file, a plain synchronous engine for the turn log's group commits.
+
+    Through aiosqlite every statement is a round trip to its thread (about twenty for one
+    turn); a whole group commit on this engine is one trip to a worker thread. WAL lets it
+    write beside the async engine's readers; the store's write lock keeps writers in line.
+    """
+    if not plan.is_sqlite or plan.in_memory:
+        return None
+    engine = sa.create_engine(plan.url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0)
+    _install_sqlite_hooks(engine)
+    return engine.execution_options(**{_WRITE_OPTION: True})
 
 
 def alembic_config(url: str | URL | None = None, *, output_buffer: TextIO | None = None) -> Config:
@@ -334,6 +348,7 @@ class Store:
         self._write_lock = asyncio.Lock()
         self._turns: list[_Turn] = []
         self._flusher: asyncio.Task | None = None
+        self._turn_engine = make_turn_engine(plan)
         # One shared connection (in-memory SQLite) cannot hold a read and a write transaction at once.
         self._read_lock: asyncio.Lock | None = self._write_lock if plan.in_memory else None
 
@@ -359,6 +374,10 @@ class Store:
         return store
 
     async def aclose(self) -> None:
+        if self._flusher is not None:
+            await asyncio.gather(self._flusher, return_exceptions=True)
+        if self._turn_engine is not None:
+            self._turn_engine.dispose()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Store:
@@ -567,59 +586,18 @@ class Store:
                             turn.future.set_exception(exc)
 
     async def _write_turns(self, batch: Sequence[_Turn]) -> None:
-        now = utcnow()
-        gids = sorted({t.game_id for t in batch})
-        keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
-        outcome: list[tuple[_Turn, bool | Exception]] = []
-        async with self._write() as conn:
-            # One round trip for every game's status and last sequence numbers, one for the keys.
-            probe = sa.select(
-                _games.c.id,
-                _games.c.status,
-                sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
-                sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
-            ).where(_games.c.id.in_(gids))
-            status: dict[int, str] = {}
-            last_action: dict[int, int | None] = {}
-            last_event: dict[int, int | None] = {}
-            for gid, st, la, le in (await conn.execute(probe)).all():
-                status[gid], last_action[gid], last_event[gid] = st, la, le
-            seen = set((await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys)))).scalars()) if keys else set()
-            inbound_rows: list[dict[str, Any]] = []
-            action_rows: list[dict[str, Any]] = []
-            event_rows: list[dict[str, Any]] = []
-            call_rows: list[dict[str, Any]] = []
-            for t in batch:
-                if t.inbound_key is not None and t.inbound_key in seen:
-                    outcome.append((t, False))
-                    continue
-                st = status.get(t.game_id)
-                if st is None:
-                    outcome.append((t, GameNotFound(t.game_id)))
-                    continue
-                if st != GameStatus.RUNNING.value:
-                    outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
-                    continue
-                if t.inbound_key is not None:
-                    seen.add(t.inbound_key)
-                    inbound_rows.append({"key": t.inbound_key, "game_id": t.game_id, "created_at": now})
-                seq = (last_action.get(t.game_id) or 0) + 1
-                last_action[t.game_id] = seq
-                a = t.action
-                action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
-                                    "value": list(a.value), "source": str(a.source), "actor": a.actor,
-                                    "inbound_id": t.inbound_key, "created_at": now})
-                first = (last_event.get(t.game_id) or 0) + 1
-                event_rows.extend({"game_id": t.game_id, "seq": first + i, "action_seq": seq, "kind": e.kind,
-                                   "data": dict(e.data), "audience": e.audience_json, "created_at": now}
-                                  for i, e in enumerate(t.events))
-                last_event[t.game_id] = first + len(t.events) - 1
-                call_rows.extend(_agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
-                outcome.append((t, True))
-            for table, rows in ((_inbound, inbound_rows), (_actions, action_rows), (_events, event_rows),
-                                (_agent_calls, call_rows)):
-                if rows:
-                    await conn.execute(sa.insert(table), rows)
+        if self._turn_engine is not None:
+            engine = self._turn_engine
+
+            def commit() -> list[tuple[_Turn, bool | Exception]]:
+                with engine.begin() as conn:
+                    return self._write_turns_on(conn, batch)
+
+            async with self._write_lock:
+                outcome = await asyncio.to_thread(commit)
+        else:
+            async with self._write() as conn:
+                outcome = await conn.run_sync(self._write_turns_on, batch)
         for t, res in outcome:  # committed: now answer
             if t.future.done():
                 continue
@@ -627,6 +605,63 @@ class Store:
                 t.future.set_exception(res)
             else:
                 t.future.set_result(res)
+
+    @staticmethod
+    def _write_turns_on(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn, bool | Exception]]:
+        """One transaction for a group of turns (synchronous: runs in a thread or under run_sync)."""
+        now = utcnow()
+        gids = sorted({t.game_id for t in batch})
+        keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
+        outcome: list[tuple[_Turn, bool | Exception]] = []
+        # One round trip for every game's status and last sequence numbers, one for the keys.
+        probe = sa.select(
+            _games.c.id,
+            _games.c.status,
+            sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
+            sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
+        ).where(_games.c.id.in_(gids))
+        status: dict[int, str] = {}
+        last_action: dict[int, int | None] = {}
+        last_event: dict[int, int | None] = {}
+        for gid, st, la, le in conn.execute(probe).all():
+            status[gid], last_action[gid], last_event[gid] = st, la, le
+        seen = set(conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys))).scalars()) if keys else set()
+        inbound_rows: list[dict[str, Any]] = []
+        action_rows: list[dict[str, Any]] = []
+        event_rows: list[dict[str, Any]] = []
+        call_rows: list[dict[str, Any]] = []
+        for t in batch:
+            if t.inbound_key is not None and t.inbound_key in seen:
+                outcome.append((t, False))
+                continue
+            st = status.get(t.game_id)
+            if st is None:
+                outcome.append((t, GameNotFound(t.game_id)))
+                continue
+            if st != GameStatus.RUNNING.value:
+                outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
+                continue
+            if t.inbound_key is not None:
+                seen.add(t.inbound_key)
+                inbound_rows.append({"key": t.inbound_key, "game_id": t.game_id, "created_at": now})
+            seq = (last_action.get(t.game_id) or 0) + 1
+            last_action[t.game_id] = seq
+            a = t.action
+            action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
+                                "value": list(a.value), "source": str(a.source), "actor": a.actor,
+                                "inbound_id": t.inbound_key, "created_at": now})
+            first = (last_event.get(t.game_id) or 0) + 1
+            event_rows.extend({"game_id": t.game_id, "seq": first + i, "action_seq": seq, "kind": e.kind,
+                               "data": dict(e.data), "audience": e.audience_json, "created_at": now}
+                              for i, e in enumerate(t.events))
+            last_event[t.game_id] = first + len(t.events) - 1
+            call_rows.extend(_agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
+            outcome.append((t, True))
+        for table, rows in ((_inbound, inbound_rows), (_actions, action_rows), (_events, event_rows),
+                            (_agent_calls, call_rows)):
+            if rows:
+                conn.execute(sa.insert(table), rows)
+        return outcome
 
     async def claim_inbound(self, key: str, game_id: int | None = None) -> bool:
         """Record a platform event handled without a turn (join, leave, lobby edits); True when new."""

@@ -95,8 +95,10 @@ async def test_duplicate_delivery_changes_nothing(harness: Harness) -> None:
         (CommandKind.START, ALICE, {}),
     ]:
         first = await h.send(kind, user, HERE, inbound=f"dup-{kind.value}", **args)
+        await h.service.wait_idle()  # AI seats may play right after a start
         sent = len(h.platform.sent)
         again = await h.send(kind, user, HERE, inbound=f"dup-{kind.value}", **args)
+        await h.service.wait_idle()
         assert first.ok and again.duplicate, (kind, again)
         assert len(h.platform.sent) == sent
         replies.append(first)
