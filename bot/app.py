@@ -32,13 +32,10 @@ class App:
 
 def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
     """The agent registry: random always; llm and embed share clients through the pool."""
-    registry = AgentRegistry()
-    try:
-        from models.agents.wiring import register_agents
-    except ImportError:  # pragma: no cover - only while the AI players are not installed
-        log.warning("LLM and embedding agents are unavailable; AI seats play at random")
-        return registry
+    from models.agents.wiring import register_agents
     from models.worker.embedding_backend import embedder_for
+
+    registry = AgentRegistry()
 
     register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
     return registry

@@ -10,7 +10,6 @@ actions through the engines.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 import secrets as pysecrets
 import time

@@ -151,10 +151,7 @@ async def reply_to(respond: AsyncRespond, reply: Reply) -> None:
 
 
 def help_text(ctx: SlackContext) -> str:
-    try:
-        games = ", ".join(sorted(getattr(ctx.service, "game_choices")())) or "none"
-    except Exception:  # noqa: BLE001 - help must answer even while the service is starting
-        games = "decrypto, spy, chameleon"
+    games = ", ".join(sorted(ctx.service.game_choices()))
     return HELP.format(games=games, agents=", ".join(ctx.service.agent_choices()) or ctx.settings.default_agent)
 
 

@@ -36,7 +36,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from games.base import Action, ActionSpec, Choice, Observation, Option, Text, contains_word, normalize, rng, words_of
 from models.agents.base import CallLog, Decision
