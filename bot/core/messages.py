@@ -116,6 +116,7 @@ class CommandKind(str, enum.Enum):
     RULES = "rules"  # args: game, variant (optional: the table's game)
     ACT = "act"  # args: game_id, seat, kind, value (list[str])
     SHOW = "show"  # args: game_id: the caller's private view, ephemerally
+    EXPORT = "export"  # the author of an export; the file comes from TableService.export, not handle
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,6 +249,7 @@ class TableService:
                 CommandKind.RULES: self._rules,
                 CommandKind.ACT: self._act_command,
                 CommandKind.SHOW: self._show,
+                CommandKind.EXPORT: self._export_command,
             }[cmd.kind]
             return await handler(cmd)
         except _Refused as exc:
@@ -820,6 +821,12 @@ class TableService:
         text = "\n".join(table.engine.text(e, table.names) for e in private) or "You hold no secrets in this game."
         return Outgoing(f"Your secrets in game #{table.game_id}:\n{text}", title=f"{table.engine.id} #{table.game_id}")
 
+    async def _export_command(self, cmd: Command) -> Reply:
+        # A file cannot travel in a Reply: adapters call export() and attach what it returns.
+        if not self.is_admin(cmd):
+            raise _Refused("Only server admins can export game logs.")
+        raise _Refused("Use the export command of your platform: the log comes as a file.")
+
     async def _show(self, cmd: Command) -> Reply:
         table = self.tables.get(int(cmd.args.get("game_id", -1)))
         if table is None:
@@ -932,7 +939,8 @@ class TableService:
                      float((row.lobby or {}).get("deadline_s") or 0))
 
 
-_NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT})
+_NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT,
+                          CommandKind.EXPORT})
 
 
 class _Refused(Exception):

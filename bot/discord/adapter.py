@@ -388,7 +388,7 @@ async def export_reply(router: Router, interaction: discord.Interaction, fmt: st
             return
         when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
     try:
-        out = await router.service.export(router.command(interaction, CommandKind.STATUS, {"export": fmt}),
+        out = await router.service.export(router.command(interaction, CommandKind.EXPORT, {"export": fmt}),
                                           fmt, game=game, since=when)
     except Exception:
         log.exception("export failed")

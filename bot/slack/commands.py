@@ -201,7 +201,7 @@ async def run_export(
         # Refused here as well as in the core: a non-admin never reaches the file path.
         await respond(response_type="ephemeral", text="Only workspace admins (or the configured admin list) can export game logs.")
         return
-    cmd = Command(CommandKind.STATUS, user, place, {}, inbound_id=inbound, is_admin=True)
+    cmd = Command(CommandKind.EXPORT, user, place, {}, inbound_id=inbound, is_admin=True)
     result = await ctx.service.export(cmd, args["fmt"], args["game"], args["since"])
     if isinstance(result, Reply):
         await reply_to(respond, result)

@@ -227,3 +227,17 @@ async def test_lobby_lifecycle(harness: Harness) -> None:
     assert r.ok or "host" in r.text
     edits = [s for s in h.platform.sent if s.kind == "edit"]
     assert edits, "the lobby card updates in place"
+
+
+async def test_export_through_the_service(harness: Harness) -> None:
+    from bot.core.messages import Command
+
+    h = harness
+    await open_table(h, "chameleon", "classic", 1)
+    await h.play_humans()
+    refused = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE))
+    assert not isinstance(refused, tuple) and not refused.ok and "admin" in refused.text
+    name, data = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE, is_admin=True), fmt="jsonl")
+    assert name.endswith(".jsonl") and data.count(b"\n") == 1 and BOB.user_id.encode() not in data
+    r = await h.send(CommandKind.EXPORT, BOB, HERE)
+    assert not r.ok and "admin" in r.text
