@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from games import decks
 from games.base import Action, ConfigError, IllegalAction, Text, normalize, replay
 from games.chameleon import GAME, ChameleonState, Outcome, Phase
-from games.play import play_random, seat_names, transcript
+from games.play import play_random, seat_names
 
 NUMBERS = (
     "one", "two", "three", "four", "five", "six", "seven", "eight",
@@ -22,7 +19,6 @@ NUMBERS = (
 # Clue words that cannot clash with the number words above.
 CLUES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
 TEST_DECK = tuple((f"Set {k}", NUMBERS) for k in range(30))
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def cfg(variant: str = "classic", **options: object):
@@ -548,28 +544,6 @@ def test_random_play_ends_and_replays(variant: str, mode: str) -> None:
             assert pt.result is not None and GAME.to_act(pt.state) == frozenset()
             state, log = replay(GAME, c, n, seed, pt.actions)
             assert state == pt.state and tuple(log) == pt.events == state.log
-
-
-# --------------------------------------------------------------------------- golden transcripts
-
-
-@pytest.mark.parametrize("variant", GAME.variants)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_golden_transcript(variant: str, seed: int) -> None:
-    n = 5
-    pt = play_random(GAME, GAME.make_config(variant), n, seed)
-    text = transcript(GAME, pt.events, seat_names(n), pt.result)
-    path = GOLDEN / f"chameleon-{variant}-seed{seed}.txt"
-    if os.environ.get("HUSHTABLE_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    if not path.exists():
-        pytest.fail(f"{path.name} is missing; write it with HUSHTABLE_UPDATE_GOLDEN=1 and read it by eye.")
-    expected = path.read_text(encoding="utf-8")
-    if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "now", n=1))
-        pytest.fail(
-            f"{path.name} changed; if the rules changed on purpose, rerun with HUSHTABLE_UPDATE_GOLDEN=1.\n{diff[:4000]}"
-        )
 
 
 # --------------------------------------------------------------------------- non-interference

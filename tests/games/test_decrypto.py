@@ -1,23 +1,18 @@
-"""Rule tests for the Decrypto engine (both variants), its keyword bank and its golden transcripts."""
+"""Rule tests for the Decrypto engine (both variants) and its keyword bank."""
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from games import decks
 from games.base import Action, Choice, ConfigError, IllegalAction, Text, config_to_dict, contains_word, public_only, words_of
 from games.decrypto import ALL_CODES, GAME, DecryptoState, Phase, code_id
-from games.play import FILLER, play_random, seat_names, transcript
+from games.play import FILLER, play_random, seat_names
 
 DECK = ("apple", "river", "music", "stone", "cloud", "tiger", "paper", "light", "ocean", "bread")
 HINTS = Action("hints", ("alpha", "bravo echo", "charlie"))
-GOLDEN_DIR = Path(__file__).parent / "golden"
-GOLDEN = (("benchmark", 3, 1), ("benchmark", 3, 2), ("teams", 4, 1), ("teams", 5, 2))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -483,19 +478,3 @@ def test_random_play_terminates_and_never_leaks(variant: str, seats: int) -> Non
 def test_rules_text_mentions_the_limits() -> None:
     assert "8 turns" in GAME.rules(GAME.make_config("benchmark"))
     assert "5 rounds" in GAME.rules(GAME.make_config("teams", max_rounds=5))
-
-
-@pytest.mark.parametrize(("variant", "seats", "seed"), GOLDEN)
-def test_golden_transcripts(variant: str, seats: int, seed: int) -> None:
-    pt = play_random(GAME, GAME.make_config(variant), seats, seed)
-    text = transcript(GAME, pt.events, seat_names(seats), pt.result)
-    path = GOLDEN_DIR / f"decrypto-{variant}-seed{seed}.txt"
-    if os.environ.get("HUSHTABLE_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    expected = path.read_text(encoding="utf-8") if path.exists() else ""
-    if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "now", n=1))
-        pytest.fail(
-            f"{path.name} differs from the engine's output (first lines of the diff below). If the rule or "
-            f"wording change is intended, regenerate with HUSHTABLE_UPDATE_GOLDEN=1 pytest {__file__}\n{diff[:3000]}"
-        )

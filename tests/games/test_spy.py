@@ -7,20 +7,15 @@ dealt roles, so every end condition and tie rule is reached through ``apply``.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from games import decks
 from games.base import PUBLIC, Action, Choice, ConfigError, IllegalAction, Text, contains_word
-from games.play import play_random, seat_names, transcript
+from games.play import play_random, seat_names
 from games.spy import GAME, Phase, Role, SpyState
 
-GOLDEN = Path(__file__).parent / "golden"
-GOLDEN_CASES = [("classic", 6, 1), ("classic", 6, 2), ("spygame", 4, 1), ("spygame", 4, 2)]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -569,19 +564,3 @@ def test_random_play_ends_for_every_setup() -> None:
 
 
 # --------------------------------------------------------------------------- golden transcripts
-
-
-@pytest.mark.parametrize("variant,seats,seed", GOLDEN_CASES)
-def test_golden_transcripts(variant: str, seats: int, seed: int) -> None:
-    pt = play_random(GAME, GAME.make_config(variant), seats, seed)
-    got = transcript(GAME, pt.events, seat_names(seats), pt.result)
-    path = GOLDEN / f"spy-{variant}-seed{seed}.txt"
-    if os.environ.get("HUSHTABLE_UPDATE_GOLDEN") == "1":
-        path.write_text(got, encoding="utf-8")
-    want = path.read_text(encoding="utf-8") if path.exists() else ""
-    if got != want:
-        diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), str(path), "now", n=2))
-        pytest.fail(
-            f"{path.name} differs from the engine's output. If the rules change was intended, "
-            f"regenerate with HUSHTABLE_UPDATE_GOLDEN=1 pytest tests/games/test_spy.py\n{diff[:4000]}"
-        )
