@@ -77,7 +77,6 @@ from games.base import (
     check_text,
     config_from_dict,
     contains_word,
-    normalize,
     rng,
     visible,
 )
@@ -150,41 +149,7 @@ class ChameleonConfig:
 
 def _normalize_deck(raw: object, card_size: int) -> tuple[Card, ...]:
     """Check a custom deck (parsed cards, or card-file text) and return it as nested tuples."""
-    if isinstance(raw, str):
-        try:
-            raw = decks.parse_cards(raw, size=card_size)
-        except decks.DeckError as exc:
-            raise ConfigError(f"custom deck: {exc}") from exc
-    if not isinstance(raw, (tuple, list)) or not raw:
-        raise ConfigError("deck must be a non-empty list of [category, [word, ...]] cards")
-    cards: list[Card] = []
-    seen: dict[str, int] = {}
-    for no, entry in enumerate(raw, start=1):
-        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
-            raise ConfigError(f"deck card {no}: expected [category, [word, ...]]")
-        category, words = entry
-        if not isinstance(category, str) or not normalize(category):
-            raise ConfigError(f"deck card {no}: the category must be a non-empty text")
-        if not isinstance(words, (tuple, list)) or not all(isinstance(w, str) for w in words):
-            raise ConfigError(f"deck card {no} ({category}): the words must be a list of texts")
-        key = normalize(category)
-        if key in seen:
-            raise ConfigError(f"deck card {no}: category {category!r} repeats card {seen[key]}")
-        seen[key] = no
-        words = tuple(" ".join(w.split()) for w in words)
-        if len(words) < card_size:
-            raise ConfigError(
-                f"deck card {no} ({category}) has {len(words)} words; this game plays {card_size} per card"
-            )
-        if any(not normalize(w) for w in words):
-            raise ConfigError(f"deck card {no} ({category}) has an empty word")
-        if any(len(w) > 40 for w in words):
-            raise ConfigError(f"deck card {no} ({category}) has a word longer than 40 characters")
-        played = [_key(w) for w in words[:card_size]]
-        if len(set(played)) != len(played):
-            raise ConfigError(f"deck card {no} ({category}) repeats a word")
-        cards.append((" ".join(category.split()), words))
-    return tuple(cards)
+    return decks.custom(decks.parse_cards, raw, size=card_size)
 
 
 def _validate(

@@ -1,107 +1,133 @@
-"""Word banks: the bundled decks in ``games/data/`` and user decks in the same formats.
+"""Word banks: the bundled decks in ``games/data/`` and custom decks, checked by one set of rules.
 
-Parsing is pure (text in, tuples out) so a custom deck can be checked before a
-game starts; every malformed line is reported with its number.
+A custom deck comes as file text or as the parsed lists a config holds after a JSON round
+trip; both go through the same checks, and every problem is reported with the line (text)
+or entry (list) it is on. Parsing is pure, so a deck can be checked before a game starts.
 
-Formats (``#`` starts a comment line, blank lines are ignored):
+File formats (``#`` starts a comment line, blank lines are ignored):
 
 - Decrypto keywords: one keyword per line.
 - Who-is-Spy pairs: ``villager word, spy word`` per line.
-- Chameleon cards: ``Category: word, word, ...`` per line, 16 words by default.
+- Chameleon cards: ``Category: word, word, ...`` per line, 16 words on a bundled card.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
+from typing import Any, TypeVar
 
-from games.base import normalize
+from games.base import ConfigError, normalize
+
+T = TypeVar("T")
 
 KEYWORDS_FILE = "decrypto_keywords.txt"
 PAIRS_FILE = "spy_pairs.txt"
 CARDS_FILE = "chameleon_cards.txt"
+MAX_CHARS = 40
+
+Card = tuple[str, tuple[str, ...]]
 
 
 class DeckError(ValueError):
-    """A deck file that cannot be used; the message names the line and the problem."""
+    """A deck that cannot be used; the message names the line or entry and the problem."""
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
-    out = []
-    for no, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            out.append((no, line))
-    return out
+def _rows(raw: object, what: str) -> list[tuple[str, object]]:
+    """(where, entry) for file text (one entry a line) or for a list of entries."""
+    if isinstance(raw, str):
+        return [(f"line {no}", line.strip()) for no, line in enumerate(raw.splitlines(), start=1)
+                if line.strip() and not line.strip().startswith("#")]
+    if isinstance(raw, (list, tuple)):
+        return [(f"entry {i}", entry) for i, entry in enumerate(raw, start=1)]
+    raise DeckError(f"a {what} deck is file text or a list, not {type(raw).__name__}")
 
 
-def _entry(no: int, raw: str, what: str) -> str:
+def _word(where: str, raw: object, what: str) -> str:
+    if not isinstance(raw, str):
+        raise DeckError(f"{where}: a {what} must be a word, not {raw!r}")
     word = " ".join(raw.split())
-    if not word or not normalize(word):
-        raise DeckError(f"line {no}: empty {what}")
-    if len(word) > 40:
-        raise DeckError(f"line {no}: {what} {word!r} is longer than 40 characters")
+    if not normalize(word):
+        raise DeckError(f"{where}: empty {what}")
+    if len(word) > MAX_CHARS:
+        raise DeckError(f"{where}: {what} {word!r} is longer than {MAX_CHARS} characters")
     return word
 
 
-def parse_keywords(text: str, *, minimum: int = 8) -> tuple[str, ...]:
-    seen: dict[str, int] = {}
+def _enough(n: int, minimum: int, what: str) -> None:
+    if n < minimum:
+        raise DeckError(f"a {what} deck needs at least {minimum} {what}s, this one has {n}")
+
+
+def parse_keywords(raw: str | Sequence[object], *, minimum: int = 8) -> tuple[str, ...]:
+    seen: dict[str, str] = {}
     words = []
-    for no, line in _lines(text):
-        word = _entry(no, line, "keyword")
+    for where, entry in _rows(raw, "keyword"):
+        word = _word(where, entry, "keyword")
         key = normalize(word)
         if key in seen:
-            raise DeckError(f"line {no}: {word!r} repeats line {seen[key]}")
-        seen[key] = no
+            raise DeckError(f"{where}: {word!r} repeats {seen[key]}")
+        seen[key] = where
         words.append(word)
-    if len(words) < minimum:
-        raise DeckError(f"a keyword deck needs at least {minimum} keywords, this one has {len(words)}")
+    _enough(len(words), minimum, "keyword")
     return tuple(words)
 
 
-def parse_pairs(text: str, *, minimum: int = 1) -> tuple[tuple[str, str], ...]:
-    seen: dict[frozenset[str], int] = {}
+def parse_pairs(raw: str | Sequence[object], *, minimum: int = 1) -> tuple[tuple[str, str], ...]:
+    seen: dict[frozenset[str], str] = {}
     pairs = []
-    for no, line in _lines(text):
-        parts = line.split(",")
-        if len(parts) != 2:
-            raise DeckError(f"line {no}: expected 'villager word, spy word', got {line!r}")
-        a, b = (_entry(no, p, "word") for p in parts)
+    for where, entry in _rows(raw, "pair"):
+        parts = entry.split(",") if isinstance(entry, str) else entry
+        if not isinstance(parts, (list, tuple)) or len(parts) != 2:
+            raise DeckError(f"{where}: expected two words, 'villager word, spy word', got {entry!r}")
+        a, b = (_word(where, p, "word") for p in parts)
         if normalize(a) == normalize(b):
-            raise DeckError(f"line {no}: the two words of a pair must differ ({a!r})")
+            raise DeckError(f"{where}: the two words of a pair must differ ({a!r})")
         key = frozenset((normalize(a), normalize(b)))
         if key in seen:
-            raise DeckError(f"line {no}: pair {a!r}/{b!r} repeats line {seen[key]}")
-        seen[key] = no
+            raise DeckError(f"{where}: pair {a!r}/{b!r} repeats {seen[key]}")
+        seen[key] = where
         pairs.append((a, b))
-    if len(pairs) < minimum:
-        raise DeckError(f"a pair deck needs at least {minimum} pairs, this one has {len(pairs)}")
+    _enough(len(pairs), minimum, "pair")
     return tuple(pairs)
 
 
-def parse_cards(text: str, *, size: int = 16, minimum: int = 1) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    seen: dict[str, int] = {}
+def parse_cards(raw: str | Sequence[object], *, size: int = 16, minimum: int = 1) -> tuple[Card, ...]:
+    """Cards of at least ``size`` distinct words (a game may play only the first ``size``)."""
+    seen: dict[str, str] = {}
     cards = []
-    for no, line in _lines(text):
-        if ":" not in line:
-            raise DeckError(f"line {no}: expected 'Category: word, word, ...', got {line!r}")
-        head, _, tail = line.partition(":")
-        category = _entry(no, head, "category")
+    for where, entry in _rows(raw, "card"):
+        if isinstance(entry, str):
+            if ":" not in entry:
+                raise DeckError(f"{where}: expected 'Category: word, word, ...', got {entry!r}")
+            head, _, tail = entry.partition(":")
+            entry = (head, tail.split(","))
+        if not isinstance(entry, (list, tuple)) or len(entry) != 2 or not isinstance(entry[1], (list, tuple)):
+            raise DeckError(f"{where}: expected [category, [word, ...]], got {entry!r}")
+        category = _word(where, entry[0], "category")
         key = normalize(category)
         if key in seen:
-            raise DeckError(f"line {no}: category {category!r} repeats line {seen[key]}")
-        seen[key] = no
-        words = tuple(_entry(no, w, "word") for w in tail.split(","))
-        if len(words) != size:
-            raise DeckError(f"line {no}: category {category!r} has {len(words)} words, a card needs {size}")
+            raise DeckError(f"{where}: category {category!r} repeats card of {seen[key]}")
+        seen[key] = where
+        words = tuple(_word(where, w, "word") for w in entry[1])
+        if len(words) < size:
+            raise DeckError(f"{where}: card {category!r} has {len(words)} words; a card needs {size}")
         norm = [normalize(w) for w in words]
         dupes = sorted({w for w in norm if norm.count(w) > 1})
         if dupes:
-            raise DeckError(f"line {no}: category {category!r} repeats {', '.join(dupes)}")
+            raise DeckError(f"{where}: card {category!r} repeats a word ({', '.join(dupes)})")
         cards.append((category, words))
-    if len(cards) < minimum:
-        raise DeckError(f"a card deck needs at least {minimum} cards, this one has {len(cards)}")
+    _enough(len(cards), minimum, "card")
     return tuple(cards)
+
+
+def custom(parse: Callable[..., T], raw: object, **options: Any) -> T:
+    """A player's deck (file text or lists) through ``parse``; a problem becomes a ConfigError."""
+    try:
+        return parse(raw, **options)
+    except DeckError as exc:
+        raise ConfigError(f"custom deck: {exc}") from None
 
 
 def _bundled(name: str) -> str:
@@ -119,5 +145,5 @@ def pairs() -> tuple[tuple[str, str], ...]:
 
 
 @cache
-def cards() -> tuple[tuple[str, tuple[str, ...]], ...]:
+def cards() -> tuple[Card, ...]:
     return parse_cards(_bundled(CARDS_FILE))

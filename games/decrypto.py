@@ -171,26 +171,7 @@ def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
 
 
 def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
-    if isinstance(deck, str) or not isinstance(deck, Sequence):
-        raise ConfigError("deck must be a list of keywords")
-    cleaned: list[str] = []
-    seen: dict[str, int] = {}
-    for i, raw in enumerate(deck, start=1):
-        if not isinstance(raw, str):
-            raise ConfigError(f"deck entry {i} must be a word, not {raw!r}")
-        word = " ".join(raw.split())
-        key = normalize(word)
-        if not key:
-            raise ConfigError(f"deck entry {i} is empty")
-        if len(word) > 40:
-            raise ConfigError(f"deck entry {i} ({word!r}) is longer than 40 characters")
-        if key in seen:
-            raise ConfigError(f"deck entry {i} ({word!r}) repeats entry {seen[key]}")
-        seen[key] = i
-        cleaned.append(word)
-    if len(cleaned) < minimum:
-        raise ConfigError(f"this variant needs a deck of at least {minimum} keywords, this one has {len(cleaned)}")
-    return tuple(cleaned)
+    return decks.custom(decks.parse_keywords, deck, minimum=minimum)
 
 
 def _team_count(cfg: DecryptoConfig) -> int:

@@ -149,31 +149,7 @@ def _seats_ok(cfg: SpyConfig, seats: int) -> bool:
 
 
 def _check_deck(raw: object) -> tuple[tuple[str, str], ...]:
-    if isinstance(raw, str):
-        try:
-            return decks.parse_pairs(raw)
-        except decks.DeckError as exc:
-            raise ConfigError(f"deck: {exc}") from exc
-    if not isinstance(raw, (tuple, list)) or not raw:
-        raise ConfigError("deck must be a non-empty list of [villager word, spy word] pairs")
-    out: list[tuple[str, str]] = []
-    seen: set[frozenset[str]] = set()
-    for i, pair in enumerate(raw, start=1):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(isinstance(w, str) for w in pair):
-            raise ConfigError(f"deck pair {i} must be two words, got {pair!r}")
-        a, b = (" ".join(w.split()) for w in pair)
-        if not normalize(a) or not normalize(b):
-            raise ConfigError(f"deck pair {i} has an empty word")
-        if len(a) > 40 or len(b) > 40:
-            raise ConfigError(f"deck pair {i}: words must be at most 40 characters")
-        if normalize(a) == normalize(b):
-            raise ConfigError(f"deck pair {i}: the two words must differ ({a!r})")
-        key = frozenset((normalize(a), normalize(b)))
-        if key in seen:
-            raise ConfigError(f"deck pair {i} ({a!r}, {b!r}) repeats an earlier pair")
-        seen.add(key)
-        out.append((a, b))
-    return tuple(out)
+    return decks.custom(decks.parse_pairs, raw)
 
 
 def _validate(cfg: SpyConfig) -> SpyConfig:
