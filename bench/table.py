@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.core.memory import MemoryPlatform  # noqa: E402
-from bot.core.messages import Command, CommandKind, Place, UserRef  # noqa: E402
+from bot.core.messages import Command, CommandKind, MessageRef, Place, UserRef  # noqa: E402
 from bot.core.service import TableService  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from games.play import random_action  # noqa: E402
@@ -47,9 +47,7 @@ class Lean(MemoryPlatform):
         return None
 
 
-def _ref():
-    from bot.core.messages import MessageRef
-
+def _ref() -> MessageRef:
     return MessageRef("memory", "c", "1")
 
 

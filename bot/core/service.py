@@ -71,7 +71,6 @@ class Table:
     state: Any
     place: Place
     platform: str
-    host: str
     deadline_s: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompted: set[Seat] = field(default_factory=set)
@@ -123,7 +122,6 @@ class TableService:
         self._lobby_locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task] = set()
         self._deadline_tasks: dict[int, asyncio.Task] = {}
-        self._started = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -137,7 +135,6 @@ class TableService:
         Idempotent: an adapter calls it once it is connected; games of platforms that are
         not attached yet wait for their adapter's call.
         """
-        self._started = True
         resumed: list[Table] = []
         for glog in await self.store.unfinished_games():
             row = glog.row
@@ -513,7 +510,7 @@ class TableService:
                    for s in seats],
             events=[_event_record(e) for e in events], rules_version=RULES_VERSION, inbound_key=inbound_key,
         )
-        table = Table(row.id, engine, cfg, seed, seats, state, game_place, row.platform, row.host,
+        table = Table(row.id, engine, cfg, seed, seats, state, game_place, row.platform,
                       float(row.lobby.get("deadline_s") or 0))
         self.tables[row.id] = table
         await self._refresh_card(row.id, closed=f"Game #{row.id} is under way.")
@@ -935,7 +932,7 @@ class TableService:
         thread = (row.lobby or {}).get("thread")
         if thread:
             place = Place(place.platform, place.channel, thread)
-        return Table(row.id, engine, cfg, row.seed, seats, state, place, row.platform, row.host,
+        return Table(row.id, engine, cfg, row.seed, seats, state, place, row.platform,
                      float((row.lobby or {}).get("deadline_s") or 0))
 
 

@@ -21,9 +21,9 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     spec = spec.strip()
     if not spec:
         raise ValueError("an empty agent spec")
-    head, _, query = spec.partition("?") if "://" not in spec else (spec, "", "")
-    if "://" in spec and "?" in spec.rsplit("#", 1)[-1]:
-        head, _, query = spec.rpartition("?")
+    head, sep, query = spec.rpartition("?")
+    if not sep or "/" in query or "#" in query:  # a '?' inside a URL, not our parameters
+        head, query = spec, ""
     kind, _, arg = head.partition(":")
     return kind.lower(), arg, dict(parse_qsl(query))
 
