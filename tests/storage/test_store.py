@@ -455,3 +455,42 @@ async def test_sqlite_pragmas_and_in_memory(store: Store) -> None:
         assert [a.seq for a in (await mem.load_game(gid)).actions] == [1, 2, 3, 4, 5]
     finally:
         await mem.aclose()
+
+
+@pytest.mark.parametrize("where", ["file", "memory"])
+async def test_group_commit_on_both_write_paths(tmp_path: Path, where: str) -> None:
+    """A SQLite file commits groups on its sqlite3 thread; other databases (here in-memory
+    SQLite) through the async engine. Both must number, deduplicate and isolate the same way."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/g.db" if where == "file" else "sqlite+aiosqlite://"
+    st = await Store.open(url)
+    try:
+        assert (st._turn_engine is not None) == (where == "file")
+        ids = []
+        for _ in range(2):
+            gid = await st.create_game(game="spy", variant="classic", config={}, platform="p", place=f"c{len(ids)}",
+                                       place_name="", host="h", lobby={})
+            await st.start_game(gid, seed=1, config={}, seats=SEATS, events=[EventRecord("deal", {})], rules_version="1")
+            ids.append(gid)
+        done = await st.create_game(game="spy", variant="classic", config={}, platform="p", place="c9",
+                                    place_name="", host="h", lobby={})  # never started
+
+        def turn(gid: int, key: str | None):
+            return st.append_turn(gid, action=ActionRecord(0, "vote", ["1"], "human", "discord:111"),
+                                  events=[EventRecord("a", {}), EventRecord("b", {})], inbound_key=key)
+
+        # Issued together, so they share groups: the bad one fails alone, the repeat writes nothing.
+        results = await asyncio.gather(
+            *(turn(ids[i % 2], f"k{i}") for i in range(20)), turn(ids[0], "k3"), turn(done, "k99"),
+            return_exceptions=True,
+        )
+        assert results[:20] == [True] * 20
+        assert results[20] is False
+        assert isinstance(results[21], GameStateError)
+        for gid in ids:
+            log = await st.load_game(gid)
+            assert [a.seq for a in log.actions] == list(range(1, 11))
+            assert [e.seq for e in log.events] == list(range(1, 22))
+            assert all(e.action_seq == (e.seq - 2) // 2 + 1 for e in log.events[1:])
+        assert not await st.inbound_seen("k99")
+    finally:
+        await st.aclose()
