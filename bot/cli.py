@@ -7,7 +7,6 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -35,8 +34,8 @@ def run(
 @app.command()
 def sim(
     game: str = typer.Argument(..., help="decrypto, spy or chameleon"),
-    variant: Optional[str] = typer.Option(None, "--variant", "-v"),
-    seats: Optional[int] = typer.Option(None, "--seats", "-n", help="Number of seats (default: the fewest the game allows)."),
+    variant: str | None = typer.Option(None, "--variant", "-v"),
+    seats: int | None = typer.Option(None, "--seats", "-n", help="Number of seats (default: the fewest the game allows)."),
     seed: int = typer.Option(0, "--seed", "-s"),
     as_json: bool = typer.Option(False, "--json", help="JSON lines: the game, each action and event (with its audience), the result."),
     option: list[str] = typer.Option([], "--option", "-o", help="Game option KEY=VALUE (repeatable), e.g. -o blank=true."),
@@ -118,11 +117,11 @@ def replay(
 
 @app.command()
 def export(
-    game: Optional[str] = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
-    since: Optional[datetime] = typer.Option(None, "--since", help="Only games finished on or after this date."),
+    game: str | None = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
+    since: datetime | None = typer.Option(None, "--since", help="Only games finished on or after this date."),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl or csv"),
-    out: Optional[Path] = typer.Option(None, "--out", help="File to write (default: standard output)."),
-    database: Optional[str] = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+    out: Path | None = typer.Option(None, "--out", help="File to write (default: standard output)."),
+    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
 ) -> None:
     """Export finished games from the log (user ids pseudonymised by default)."""

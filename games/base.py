@@ -197,7 +197,7 @@ def check_text(spec: Text, action: Action) -> tuple[str, ...]:
     if len(action.value) != len(spec.fields):
         raise IllegalAction(f"Expected {len(spec.fields)} answer(s), got {len(action.value)}.")
     cleaned = []
-    for name, raw in zip(spec.fields, action.value):
+    for name, raw in zip(spec.fields, action.value, strict=False):
         text = " ".join(raw.split())
         if not text or not words_of(text):
             raise IllegalAction(f"{name}: an answer cannot be empty.")

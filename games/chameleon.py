@@ -70,8 +70,8 @@ from games.base import (
     Observation,
     Option,
     Result,
-    Secret,
     Seat,
+    Secret,
     Text,
     check_choice,
     check_text,
@@ -580,7 +580,7 @@ class ChameleonGame:
         self, s: ChameleonState, events: list[Event], outcome: Outcome, guess: str | None
     ) -> tuple[ChameleonState, tuple[Event, ...]]:
         points = _points(outcome, s.chameleon, s.seats)
-        scores = tuple(a + b for a, b in zip(s.scores, points))
+        scores = tuple(a + b for a, b in zip(s.scores, points, strict=False))
         record = RoundRecord(
             round=s.round,
             category=s.category,

@@ -214,7 +214,7 @@ class TurnRecord:
             "encoder": self.encoder,
             "code": code_id(self.code),
             "hints": list(self.hints),
-            "hints_by_digit": {str(d): h for d, h in zip(self.code, self.hints)},
+            "hints_by_digit": {str(d): h for d, h in zip(self.code, self.hints, strict=False)},
             "decoder": dec.seat if dec else None,
             "decoder_guess": dec.guess if dec else None,
             "interceptor": itc.seat if itc else None,
@@ -334,7 +334,7 @@ def _hint_history(s: DecryptoState, team: int) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {str(d): [] for d in DIGITS}
     for r in s.history:
         if r.team == team:
-            for d, h in zip(r.code, r.hints):
+            for d, h in zip(r.code, r.hints, strict=False):
                 out[str(d)].append(h)
     return out
 
@@ -480,7 +480,7 @@ def _tiebreak_correct(s: DecryptoState, team: int, guesses: tuple[str, ...]) -> 
     if guesses == (ABSTAIN,):
         return 0
     target = s.keywords[1 - team]
-    return sum(normalize(g) == normalize(k) for g, k in zip(guesses, target))
+    return sum(normalize(g) == normalize(k) for g, k in zip(guesses, target, strict=False))
 
 
 def _resolve_tiebreak(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:

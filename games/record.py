@@ -47,7 +47,7 @@ def to_lines(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tupl
         out += [{"type": "event", **e.to_json()} for e in events]
     else:
         cursor = -1
-        for e, owner in zip(events, action_of_event):
+        for e, owner in zip(events, action_of_event, strict=False):
             while cursor < owner:
                 cursor += 1
                 s, a = actions[cursor]

@@ -244,7 +244,7 @@ class HttpClient:
                     retryable = resp.status >= 500 and not (isinstance(data, dict) and data.get("retryable") is False)
                     if not retryable:
                         raise InferenceError(last)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise InferenceError(f"{url} did not answer within {self.timeout_s:g} s") from None
             except aiohttp.ClientError as exc:
                 last = f"{url} unreachable: {type(exc).__name__}: {exc}"

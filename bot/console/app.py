@@ -13,8 +13,9 @@ import itertools
 import shlex
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TextIO
 
 from bot.core import codec
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
@@ -112,7 +113,7 @@ def answer_command(user: UserRef, m: Outgoing, text: str) -> Command | str:
 
 class ConsoleUI:
     def __init__(self, service: TableService, platform: ConsolePlatform, settings: Settings, *,
-                 read: Callable[[], "asyncio.Future[str] | asyncio.Task[str]"] | None = None,
+                 read: Callable[[], asyncio.Future[str] | asyncio.Task[str]] | None = None,
                  hotseat: bool = False) -> None:
         self.service = service
         self.p = platform

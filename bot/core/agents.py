@@ -73,7 +73,7 @@ class AgentRunner:
                 started = time.perf_counter()
                 try:
                     decision = await asyncio.wait_for(player.act(obs, legal, feedback=feedback), self.timeout_s)
-                except (TimeoutError, asyncio.TimeoutError):
+                except TimeoutError:
                     calls.append(CallLog(spec, error=f"timed out after {self.timeout_s:g} s", retries=attempt,
                                          latency_ms=(time.perf_counter() - started) * 1000))
                     break  # a slow worker will not get faster by asking again this turn

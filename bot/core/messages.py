@@ -10,8 +10,9 @@ platform has it).
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,8 @@ class Command:
     place: Place
     args: Mapping[str, Any] = field(default_factory=dict)
     inbound_id: str | None = None  # the platform's event/interaction id, for idempotency
-    is_admin: bool = False
+    is_admin: bool = False  # admin of *this* tenant, as the platform says (the service adds configured admins)
+    tenant: str = ""  # whose game this is: "discord:<guild id>", "slack:<team id>", "console"; ids never cross tenants
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import secrets as pysecrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import games as game_registry
@@ -90,7 +90,7 @@ class Table:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _user_json(u: UserRef) -> dict[str, str]:
@@ -719,8 +719,8 @@ class TableService:
             await self._prompt(table, info)
             if table.deadline_s > 0 and not self._has_deadline(table.game_id, s):
                 due = self.clock() + table.deadline_s
-                did = await self.store.set_deadline(table.game_id, s, datetime.fromtimestamp(due, timezone.utc))
-                self._arm_deadline(did, table.game_id, s, datetime.fromtimestamp(due, timezone.utc))
+                did = await self.store.set_deadline(table.game_id, s, datetime.fromtimestamp(due, UTC))
+                self._arm_deadline(did, table.game_id, s, datetime.fromtimestamp(due, UTC))
         if any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done()):
             table.driver = self._spawn(self._drive_ai(table))
 
@@ -870,7 +870,7 @@ class TableService:
         if deadline_id in self._deadline_tasks:
             return
         if due.tzinfo is None:
-            due = due.replace(tzinfo=timezone.utc)
+            due = due.replace(tzinfo=UTC)
         delay = max(0.0, due.timestamp() - self.clock())
 
         async def fire() -> None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-from datetime import datetime, timezone
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 import discord
 from discord.ext import commands
@@ -386,7 +387,7 @@ async def export_reply(router: Router, interaction: discord.Interaction, fmt: st
         except ValueError:
             await router.send(interaction, content="Give the date as YYYY-MM-DD.", ephemeral=True)
             return
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
     try:
         out = await router.service.export(router.command(interaction, CommandKind.EXPORT, {"export": fmt}),
                                           fmt, game=game, since=when)

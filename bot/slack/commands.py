@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
@@ -114,7 +114,7 @@ def parse(text: str, default_agent: str = "random") -> Parsed:
             if w.startswith("since="):
                 raw = w.partition("=")[2]
                 try:
-                    args["since"] = datetime.fromisoformat(raw).replace(tzinfo=timezone.utc)
+                    args["since"] = datetime.fromisoformat(raw).replace(tzinfo=UTC)
                 except ValueError:
                     raise UsageError(f"`since` is a date like 2025-01-31, not `{escape(raw)}`.") from None
             elif w.lower() in ("jsonl", "csv"):

@@ -121,7 +121,7 @@ def parse_text_answer(raw: str, spec: Text, forbidden: Sequence[str] = ()) -> tu
     n = len(spec.fields)
     if len(parts) != n:
         raise ValueError(f"give exactly {n} answer{'s' if n > 1 else ''} separated by '{FIELD_SEP}', not {len(parts)}.")
-    for name, part in zip(spec.fields, parts):
+    for name, part in zip(spec.fields, parts, strict=False):
         if not words_of(part):
             raise ValueError(f"{name}: the answer is empty.")
         if normalize(part) == normalize(name) or re.fullmatch(r"\s*<[^>]*>\s*", found[0].split(FIELD_SEP)[0]):
@@ -233,7 +233,7 @@ def _decrypto(obs: Observation, spec: ActionSpec) -> Prompt:
         return Prompt("decrypto_encoder", values, forbidden)
     if spec.kind == "guess":
         current = v["current_hints"]
-        values["hints"] = ", ".join(f"{a}: {h}" for a, h in zip("abc", current["hints"]))
+        values["hints"] = ", ".join(f"{a}: {h}" for a, h in zip("abc", current["hints"], strict=False))
         own = keywords is not None and current["team"] == v["team"]
         if not own:
             values["role"] = "Interceptor" if bench else f"Decoder of Team {v['team']}, intercepting Team {current['team']}"
@@ -388,7 +388,7 @@ class LLMAgent:
             return {LETTERS[i]: o for i, o in enumerate(options)}
         texts = [o.label for o in options]
         keys = texts if len(set(texts)) == len(texts) else [o.id for o in options]
-        return dict(zip(keys, options))
+        return dict(zip(keys, options, strict=False))
 
     async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
         if isinstance(spec, Choice) and len(spec.options) == 1:
@@ -409,7 +409,7 @@ class LLMAgent:
         started = time.perf_counter()
         result = await client.score_labels(ScoreRequest(messages, labels, mode))
         latency = (time.perf_counter() - started) * 1000
-        probs = dict(zip(labels, result.probs))
+        probs = dict(zip(labels, result.probs, strict=False))
         if self.temperature > 0:
             weights = [p ** (1.0 / self.temperature) for p in probs.values()]
             r = rng(self.seed, "llm-sample", obs.game, obs.seat, len(obs.events), obs.phase, feedback or "")

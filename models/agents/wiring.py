@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from models.agents import AgentRegistry
 from models.agents.base import Player
-from models.agents.embed import DEFAULT_K, EmbeddingAgent, Embedder, VocabIndex
+from models.agents.embed import DEFAULT_K, Embedder, EmbeddingAgent, VocabIndex
 from models.agents.llm import agent_from_params
 from models.types import Inference
 

@@ -281,7 +281,7 @@ class Batcher:
         finally:
             self.stats.busy_s += time.perf_counter() - t0
         now = self._clock()
-        for p, out in zip(ordered, outs):
+        for p, out in zip(ordered, outs, strict=False):
             self._deliver(p, out, now)
 
     def _deliver(self, p: _Pending, out: Any, now: float) -> None:

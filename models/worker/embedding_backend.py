@@ -85,7 +85,7 @@ class TransformersEmbedder:
             missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
             for start in range(0, len(missing), self.batch_size):
                 chunk = missing[start : start + self.batch_size]
-                for text, vec in zip(chunk, self._encode(chunk)):
+                for text, vec in zip(chunk, self._encode(chunk), strict=False):
                     self._cache[text] = vec
             if not texts:
                 return np.zeros((0, self.dim), dtype=np.float32)

@@ -29,7 +29,6 @@ chat template, so "first_token" is preferred wherever labels are single tokens.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -175,7 +174,7 @@ class OpenAIInference:
                     data = await resp.json(content_type=None)
                 except ValueError:
                     raise InferenceError(f"{url} answered with non-JSON: {text[:200]}") from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise InferenceError(f"{url} did not answer within {self.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
             raise InferenceError(f"{url} unreachable: {type(exc).__name__}: {exc}") from None
@@ -257,7 +256,7 @@ class OpenAIInference:
                 "missing_labels": missing,
                 # How much of the model's next-token mass fell on the labels:
                 # low values mean the model wanted to answer something else.
-                "label_mass": sum(math.exp(lp) for lp, lab in zip(lps, req.labels) if lab not in missing),
+                "label_mass": sum(math.exp(lp) for lp, lab in zip(lps, req.labels, strict=False) if lab not in missing),
             },
         )
 
@@ -286,7 +285,7 @@ class OpenAIInference:
         # Choices carry their prompt's index; order by it rather than trusting list order.
         by_index = sorted(choices, key=lambda c: int(c.get("index", 0)) if isinstance(c, dict) else 0)
         scores = [
-            _option_loglik(c, len(context), len(p)) for c, p in zip(by_index, prompts)
+            _option_loglik(c, len(context), len(p)) for c, p in zip(by_index, prompts, strict=False)
         ]
         usage = data.get("usage") or {}
         return ScoreResult(
@@ -315,7 +314,7 @@ def _option_loglik(choice: Any, context_len: int, prompt_len: int) -> float:
         raise InferenceError("echoed logprobs have inconsistent lengths; loglik scoring is unavailable")
     total = 0.0
     counted = 0
-    for tok, lp_, off in zip(tokens, logprobs, offsets):
+    for tok, lp_, off in zip(tokens, logprobs, offsets, strict=False):
         if off >= prompt_len:
             break
         if off + len(tok) > context_len:

@@ -210,7 +210,7 @@ class ServerMetrics:
             lines.append(f'hushtable_requests_cancelled_total{{endpoint="{ep}"}} {self.cancelled[ep]}')
         head("hushtable_request_latency_seconds", "histogram", "Wall time from request to response, by endpoint.")
         for ep, h in sorted(self.latency.items()):
-            for b, c in zip(h.buckets, h.counts):
+            for b, c in zip(h.buckets, h.counts, strict=False):
                 lines.append(f'hushtable_request_latency_seconds_bucket{{endpoint="{ep}",le="{_fmt(b)}"}} {c}')
             lines.append(f'hushtable_request_latency_seconds_bucket{{endpoint="{ep}",le="+Inf"}} {h.n}')
             lines.append(f'hushtable_request_latency_seconds_sum{{endpoint="{ep}"}} {_fmt(h.total)}')
@@ -256,7 +256,7 @@ def _is_histogram(v: object) -> bool:
 def _histogram_lines(name: str, h: Mapping[str, Any], labels: str = "") -> list[str]:
     sep = "," if labels else ""
     out = [
-        f'{name}_bucket{{{labels}{sep}le="{_fmt(b)}"}} {int(c)}' for b, c in zip(h["buckets"], h["counts"])
+        f'{name}_bucket{{{labels}{sep}le="{_fmt(b)}"}} {int(c)}' for b, c in zip(h["buckets"], h["counts"], strict=False)
     ]
     out.append(f'{name}_bucket{{{labels}{sep}le="+Inf"}} {int(h["count"])}')
     tail = f"{{{labels}}}" if labels else ""

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import copy
 import inspect
-import os
 import math
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -310,7 +310,7 @@ class TransformersBackend:
                 )
             ids.append(extra[0])
         if len(set(ids)) != len(ids):
-            dup = [lab for lab, i in zip(labels, ids) if ids.count(i) > 1]
+            dup = [lab for lab, i in zip(labels, ids, strict=False) if ids.count(i) > 1]
             return ValueError(f"labels {dup} share a token id; labels must be distinct tokens")
         return tuple(ids)
 
@@ -448,7 +448,7 @@ class TransformersBackend:
                     rows = [list(prompts[i].ids[len(key) :]) for i in idx]
                     logits, _, _ = self._forward(rows, self._base_cache(key, len(rows)), len(key), left_pad=True, keep_last=True)
                     last = logits[:, -1, :].float()
-                    for row, (i, g) in enumerate(zip(idx, group)):
+                    for row, (i, g) in enumerate(zip(idx, group, strict=False)):
                         label_ids = list(self.label_token_ids(reqs[i].labels))
                         full = torch.softmax(last[row], dim=-1)
                         sel = last[row, label_ids]
@@ -546,7 +546,7 @@ class TransformersBackend:
                 key = prefills[group[0]].key
                 rows = [list(prompts[i].ids[len(key) :]) for i in idx]
                 texts = self._decode([reqs[i] for i in idx], rows, key)
-                for (text, n), i, g in zip(texts, idx, group):
+                for (text, n), i, g in zip(texts, idx, group, strict=False):
                     results[i] = GenerateResult(
                         text=reqs[i].prefill + text,
                         model=self.model_id,

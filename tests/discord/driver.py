@@ -8,12 +8,11 @@ form button opens (or a DM reply), and, for a member whose DMs are closed, throu
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import random
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from games.base import contains_word
@@ -177,7 +176,7 @@ class Players:
                 before = len(fake.requests)
                 try:
                     await fake.wait_for(lambda: len(fake.requests) > before, timeout=3)
-                except (TimeoutError, asyncio.TimeoutError):
+                except TimeoutError:
                     pass
         raise AssertionError(f"game {self.gid} did not finish")
 
@@ -210,7 +209,7 @@ async def secrets_of(h: Harness, gid: int) -> Secrets:
         return []
 
     for e in glog.events:
-        at = e.created_at if e.created_at.tzinfo else e.created_at.replace(tzinfo=timezone.utc)
+        at = e.created_at if e.created_at.tzinfo else e.created_at.replace(tzinfo=UTC)
         if e.audience == "public":
             public.extend((at, s) for s in strings(e.data))
         elif e.kind in ("word", "role", "keywords"):

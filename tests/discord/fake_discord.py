@@ -17,9 +17,10 @@ import asyncio
 import itertools
 import json
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -44,7 +45,7 @@ class Recorded:
     channel_id: int | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     status: int = 0
-    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def texts(self) -> list[str]:
         """Every string anywhere in the body: content, embeds, component labels, modal text."""
@@ -235,7 +236,7 @@ class FakeDiscord:
                         return got
                     try:
                         await asyncio.wait_for(self._changed.wait(), 0.2)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
         return await asyncio.wait_for(loop(), timeout)
 
@@ -362,7 +363,7 @@ class FakeDiscord:
         rows = []
         inputs = [c for row in modal["components"] for c in (row.get("components") or [row.get("component")])]
         assert len(inputs) == len(values), f"modal has {len(inputs)} fields, got {len(values)} values"
-        for comp, value in zip(inputs, values):
+        for comp, value in zip(inputs, values, strict=False):
             rows.append({"type": 1, "components": [{"type": 4, "custom_id": comp["custom_id"], "value": value}]})
         ix = await self._interact(uid, opened_by.channel_id, 5, {"custom_id": modal["custom_id"], "components": rows})
         await asyncio.wait_for(ix.done.wait(), 15)

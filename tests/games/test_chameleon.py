@@ -465,7 +465,7 @@ def test_match_ends_with_a_single_leader_at_target() -> None:
     # Earlier rounds had no single leader at the target.
     running = [0] * 4
     for rec in s.history[:-1]:
-        running = [a + b for a, b in zip(running, rec.points)]
+        running = [a + b for a, b in zip(running, rec.points, strict=False)]
         best = max(running)
         assert best < 4 or running.count(best) > 1
     cats = [rec.category for rec in s.history]
@@ -512,7 +512,7 @@ def test_result_details_carry_every_clue_for_evaluation() -> None:
     d = GAME.result(s).details
     inst = d["clue_instances"]
     assert len(inst) == 4
-    for item, (seat, clue) in zip(inst, s.history[0].clues):
+    for item, (seat, clue) in zip(inst, s.history[0].clues, strict=False):
         assert item["seat"] == seat and item["clue"] == clue
         assert item["secret"] == s.history[0].secret and item["card"] == list(NUMBERS)
         assert item["is_chameleon"] == (seat == s.history[0].chameleon)

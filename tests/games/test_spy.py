@@ -16,8 +16,6 @@ from games.base import PUBLIC, Action, Choice, ConfigError, IllegalAction, Text,
 from games.play import play_random, seat_names
 from games.spy import GAME, Phase, Role, SpyState
 
-
-
 # --------------------------------------------------------------------------- helpers
 
 

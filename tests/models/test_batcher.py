@@ -182,7 +182,7 @@ async def test_real_backend_behind_the_batcher_matches_direct_calls(tiny_model, 
     b = Batcher(TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny", min_prefix_tokens=8), max_batch=4, max_wait_s=0.02)
     first = await b.score_labels(reqs[0])  # stores the rules prefix
     rest = await asyncio.gather(*(b.score_labels(r) for r in reqs[1:]))
-    for got, want in zip([first, *rest], direct):
+    for got, want in zip([first, *rest], direct, strict=False):
         assert isinstance(want, ScoreResult)
         assert got.probs == pytest.approx(want.probs, abs=1e-4)
     assert all(r.cached_tokens > 0 for r in rest)

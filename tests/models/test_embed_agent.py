@@ -90,7 +90,7 @@ def test_encoder_hints_keep_the_margin_and_never_repeat(index: VocabIndex) -> No
     kw = index.vecs(keywords)
     for turn, code in enumerate([(3, 1, 4), (2, 4, 1), (1, 2, 3), (4, 3, 2)]):
         picks = decrypto_hints(index, keywords, code, used, 16, rng(7, turn), spec)
-        for d, p in zip(code, picks):
+        for d, p in zip(code, picks, strict=False):
             sims = index.vec(p.word) @ kw.T
             assert int(np.argmax(sims)) == d - 1, (p.word, keywords[d - 1])
             assert all(sims[d - 1] > sims[j] for j in range(4) if j != d - 1)

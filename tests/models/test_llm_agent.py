@@ -40,8 +40,8 @@ def agent_over(backend: Any, **kwargs: Any) -> tuple[LLMAgent, Callable[[], Any]
 
 def state_at(game_id: str, variant: str, seats: int, seed: int, until: Callable[[Any, Any], bool]) -> tuple[Any, Any]:
     """Play the engine's random moves until ``until(game, state)`` holds."""
-    from games.play import random_action
     from games.base import rng
+    from games.play import random_action
 
     g = games.get(game_id)
     s, _ = g.new(g.make_config(variant), seats, seed)
@@ -97,8 +97,8 @@ def test_decrypto_prompts_give_each_role_its_information_only() -> None:
 
 @pytest.mark.parametrize(("game_id", "variant", "seats"), [("spy", "classic", 5), ("chameleon", "classic", 4), ("decrypto", "teams", 4)])
 def test_no_prompt_holds_another_seats_secret(game_id: str, variant: str, seats: int) -> None:
-    from games.play import random_action
     from games.base import rng
+    from games.play import random_action
 
     g = games.get(game_id)
     agent = LLMAgent(lambda spec: None, seed=2)  # type: ignore[arg-type,return-value]

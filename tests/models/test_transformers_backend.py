@@ -44,7 +44,7 @@ def ok(r):
 def test_label_scoring_matches_hand_computation(backend: TransformersBackend, tiny_model, tiny_tokenizer):
     reqs = [ScoreRequest(turn(i), LABELS) for i in range(3)]
     results = backend.score_batch(reqs)
-    for req, res in zip(reqs, results):
+    for req, res in zip(reqs, results, strict=False):
         res = ok(res)
         assert isinstance(res, ScoreResult)
         expected = hand_label_probs(tiny_model, tiny_tokenizer, req.messages, LABELS)
@@ -63,7 +63,7 @@ def test_prefix_reuse_gives_same_probabilities(backend: TransformersBackend, bac
         tiny_tokenizer.apply_chat_template([{"role": "system", "content": RULES}], tokenize=False),
         add_special_tokens=False,
     )["input_ids"])
-    for i, (a, b) in zip((1, 2, 3), zip(later, plain)):
+    for i, (a, b) in zip((1, 2, 3), zip(later, plain, strict=False), strict=False):
         a, b = ok(a), ok(b)
         assert a.cached_tokens == rules_len > 20
         assert b.cached_tokens == 0
@@ -82,7 +82,7 @@ def test_mixed_batch_of_hits_and_misses_with_padding(backend: TransformersBacken
         ScoreRequest(turn(3), ("B", "A")),
         ScoreRequest(turn(4, other_rules), LABELS[:3]),
     ]
-    for req, res in zip(reqs, backend.score_batch(reqs)):
+    for req, res in zip(reqs, backend.score_batch(reqs), strict=False):
         assert ok(res).probs == pytest.approx(hand_label_probs(tiny_model, tiny_tokenizer, req.messages, req.labels), abs=1e-4)
 
 
@@ -153,7 +153,7 @@ def test_greedy_generation_matches_model_generate(backend: TransformersBackend, 
     cold = [ok(r) for r in backend.generate_batch(reqs[:1])]
     warm = [ok(r) for r in backend.generate_batch(reqs)]  # 1, 2 hit the stored rules prefix; batched together
     assert cold[0].cached_tokens == 0 and warm[1].cached_tokens > 0
-    for req, res in zip(reqs, warm):
+    for req, res in zip(reqs, warm, strict=False):
         assert isinstance(res, GenerateResult)
         assert res.text == hand_greedy(tiny_model, tiny_tokenizer, req.messages, 12)
         assert 0 < res.completion_tokens <= 12
@@ -162,7 +162,7 @@ def test_greedy_generation_matches_model_generate(backend: TransformersBackend, 
 
 def test_greedy_generation_padded_batch_without_cache(backend_nocache: TransformersBackend, tiny_model, tiny_tokenizer):
     reqs = [GenerateRequest((Message("user", "Hi" + " there" * k),), max_tokens=8) for k in (0, 5, 17)]
-    for req, res in zip(reqs, backend_nocache.generate_batch(reqs)):
+    for req, res in zip(reqs, backend_nocache.generate_batch(reqs), strict=False):
         assert ok(res).text == hand_greedy(tiny_model, tiny_tokenizer, req.messages, 8)
 
 

@@ -9,7 +9,6 @@ import pytest
 
 import games
 from games.base import Event
-
 from tests.slack.conftest import Stack
 from tests.slack.fake_slack import Message
 from tests.slack.play import play_to_end, secrets_of, words_in

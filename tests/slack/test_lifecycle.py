@@ -4,8 +4,8 @@ AsyncSocketModeHandler."""
 from __future__ import annotations
 
 import asyncio
-import random
 import json
+import random
 from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
