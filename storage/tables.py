@@ -293,6 +293,7 @@ class TournamentRow(SQLModel, table=True):
     seats: int
     games_per_pairing: int = 1
     duplicate: bool = False
+    spectate: bool = False  # post each game to the place as a spectated table
     seed: int = Field(sa_type=sa.BigInteger)
     schedule: str | None = None  # a crontab expression; None = run on demand
     concurrency: int | None = None  # None = sized to the machine when it runs

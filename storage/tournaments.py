@@ -27,6 +27,7 @@ from storage.tables import (
     GameStatus,
     MatchStatus,
     SchedulerLeaseRow,
+    SeatRow,
     TournamentMatchRow,
     TournamentRatingRow,
     TournamentRow,
@@ -83,6 +84,7 @@ async def create_tournament(
     matches: Sequence[MatchPlanRecord],
     schedule: str | None = None,
     concurrency: int | None = None,
+    spectate: bool = False,
     platform: str = "",
     place: str = "",
     created_by: str = "",
@@ -92,7 +94,7 @@ async def create_tournament(
         res = await conn.execute(
             sa.insert(_tournaments).values(
                 tenant=tenant, name=name, game=game, variant=variant, options=dict(options), entrants=list(entrants),
-                format=format, seats=seats, games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed,
+                format=format, seats=seats, games_per_pairing=games_per_pairing, duplicate=duplicate, spectate=spectate, seed=seed,
                 schedule=schedule, concurrency=concurrency, status=TournamentStatus.PLANNED.value,
                 platform=platform, place=place, status_message=None, created_by=created_by, created_at=utcnow(),
             )
@@ -229,6 +231,26 @@ async def game_at_place(store: Store, platform: str, place: str) -> GameRow | No
             .limit(1)
         )
         return (await s.exec(q)).first()
+
+
+async def find_orphan_game(
+    store: Store, *, tenant: str, seed: int, agents: Sequence[str], since: datetime
+) -> int | None:
+    """A game opened for a match whose runner died before recording its id: same tenant, seed
+    and seat order, started since the match began, and claimed by no match."""
+    async with store._read() as s:
+        claimed = select(TournamentMatchRow.game_id).where(col(TournamentMatchRow.game_id).is_not(None))
+        q = (
+            select(GameRow)
+            .where(GameRow.tenant == tenant, GameRow.seed == seed, col(GameRow.created_at) >= since,
+                   col(GameRow.id).not_in(claimed))
+            .order_by(col(GameRow.id))
+        )
+        for row in (await s.exec(q)).all():
+            seats = (await s.exec(select(SeatRow).where(SeatRow.game_id == row.id).order_by(col(SeatRow.seat)))).all()
+            if [x.agent_spec for x in seats] == list(agents):
+                return row.id
+        return None
 
 
 async def finished_game_ids(store: Store, tournament_id: int) -> list[int]:

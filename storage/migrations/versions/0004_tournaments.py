@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column("seats", sa.Integer(), nullable=False),
         sa.Column("games_per_pairing", sa.Integer(), nullable=False),
         sa.Column("duplicate", sa.Boolean(), nullable=False),
+        sa.Column("spectate", sa.Boolean(), nullable=False),
         sa.Column("seed", sa.BigInteger(), nullable=False),
         sa.Column("schedule", sa.String(), nullable=True),
         sa.Column("concurrency", sa.Integer(), nullable=True),
