@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
@@ -112,7 +112,7 @@ class TournamentRunner:
         scores = await results.clue_scores(self.store, [m.game_id for m in matches if m.game_id is not None])
         rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores)
         await repo.save_ratings(self.store, t.id, t.game, t.variant, [
-            repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo, r.hi, r.games, dict(r.roles)) for r in rows
+            repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo, r.hi, r.games, _json_metrics(r.roles)) for r in rows
         ])
         return rows
 
@@ -228,6 +228,11 @@ class TournamentRunner:
                                         Outgoing(text, title=_title(t)))
             except DeliveryFailed as exc:
                 log.warning("could not update the status of tournament %s: %s", t.id, exc)
+
+
+def _json_metrics(roles: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float | None]]:
+    # NaN (no decided game in a role) is not JSON: Postgres refuses it. Stored as null.
+    return {role: {k: (None if v != v else v) for k, v in m.items()} for role, m in roles.items()}
 
 
 @dataclass

@@ -147,6 +147,8 @@ class TournamentScheduler:
             _runtime = _Runtime(self)
             self.scheduler.start()
             log.info("tournament scheduler %s holds the lease", self.owner)
+        if got:
+            await self.sync_jobs()
         elif not got and self.scheduler is not None:
             log.warning("tournament scheduler %s lost its lease; standing by", self.owner)
             self._stop_scheduler()
@@ -182,35 +184,44 @@ class TournamentScheduler:
     def job_id(self, tournament_id: int) -> str:
         return f"tournament-{tournament_id}"
 
-    async def schedule(self, tenant: str, tournament_id: int, cron: str) -> datetime | None:
-        """Run the tournament on this crontab from now on; returns the next run time."""
-        trigger = parse_cron(cron)
+    async def schedule(self, tenant: str, tournament_id: int, cron: str | None) -> datetime | None:
+        """Run the tournament on this crontab from now on (None: no more). The tournament's
+        ``schedule`` column is the truth: whichever process holds the lease turns it into a job
+        (at once here, else within a third of the lease). Returns the next run when known here."""
+        if cron is not None:
+            parse_cron(cron)
         t = await manage.get(self.service, tenant, tournament_id)
+        if t.status == "cancelled":
+            raise manage.TournamentError(f"Tournament #{tournament_id} was cancelled.")
         await repo.set_schedule(self.service.store, tournament_id, cron)
-        sched = self._require()
-        job = sched.add_job(run_scheduled, trigger, args=[t.id], id=self.job_id(tournament_id), replace_existing=True,
-                            name=f"tournament {tournament_id}")
-        return job.next_run_time  # type: ignore[no-any-return]
+        await self.sync_jobs()
+        return self.next_run(tournament_id)
 
-    async def unschedule(self, tenant: str, tournament_id: int) -> bool:
-        await manage.get(self.service, tenant, tournament_id)
-        await repo.set_schedule(self.service.store, tournament_id, None)
-        sched = self._require()
-        if sched.get_job(self.job_id(tournament_id)) is None:
-            return False
-        sched.remove_job(self.job_id(tournament_id))
-        return True
+    async def sync_jobs(self) -> None:
+        """Make the job store match the tournaments' schedules (only while holding the lease)."""
+        sched = self.scheduler
+        if sched is None:
+            return
+        wanted = {self.job_id(t.id or 0): t for t in await repo.tournaments(self.service.store)
+                  if t.schedule and t.status != "cancelled"}
+        for job in sched.get_jobs():
+            t = wanted.get(job.id)
+            if job.id.startswith("tournament-") and (t is None or job.name != _job_name(t)):
+                sched.remove_job(job.id)
+        for job_id, t in wanted.items():
+            if sched.get_job(job_id) is None:
+                try:
+                    trigger = parse_cron(t.schedule or "")
+                except manage.TournamentError:
+                    log.warning("tournament %s has an unreadable schedule %r; not scheduled", t.id, t.schedule)
+                    continue
+                sched.add_job(run_scheduled, trigger, args=[t.id], id=job_id, name=_job_name(t), replace_existing=True)
 
     def next_run(self, tournament_id: int) -> datetime | None:
         if self.scheduler is None:
             return None
         job = self.scheduler.get_job(self.job_id(tournament_id))
         return None if job is None else job.next_run_time
-
-    def _require(self) -> AsyncIOScheduler:
-        if self.scheduler is None:
-            raise manage.TournamentError("Another bot process runs the schedules of this database; ask there.")
-        return self.scheduler
 
     async def fire(self, template_id: int, *, now: datetime | None = None) -> int | None:
         """One run of a scheduled tournament: claim the slot, copy the template, play, publish.
@@ -244,6 +255,11 @@ class TournamentScheduler:
             except Exception:
                 log.exception("could not post the leaderboard of tournament %s", tid)
         return tid
+
+
+def _job_name(t: TournamentRow) -> str:
+    # The cron expression is part of the name, so a changed schedule replaces the job.
+    return f"tournament {t.id} [{t.schedule}]"
 
 
 def _due_slot(cron: str, now: datetime) -> datetime:
