@@ -73,9 +73,13 @@ def chart_png(t: TournamentRow, rows: Sequence[Standing]) -> bytes:
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1]})
     names = [r.entrant for r in rows][::-1]
     mus = [r.mu for r in rows][::-1]
-    err = [[r.mu - r.lo for r in rows][::-1], [r.hi - r.mu for r in rows][::-1]]
     ys = list(range(len(rows)))
-    left.errorbar(mus, ys, xerr=err, fmt="o", capsize=4, color="#2b6cb0")
+    # The interval as a bar and the rating as a dot: with few games a percentile interval need
+    # not contain the point estimate, so the two are drawn apart rather than as error bars.
+    left.hlines(ys, [r.lo for r in rows][::-1], [r.hi for r in rows][::-1], linewidth=6, color="#90cdf4",
+                label="95% interval")
+    left.plot(mus, ys, "o", color="#2b6cb0", label="rating")
+    left.legend(loc="lower right", fontsize="small")
     left.set_yticks(ys, names)
     left.set_xlabel("rating (openskill mean, 95% interval)")
     left.grid(axis="x", alpha=0.3)
