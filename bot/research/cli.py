@@ -22,6 +22,8 @@ import_app = typer.Typer(no_args_is_help=True, add_completion=False,
 app.add_typer(import_app, name="import")
 
 DATABASE_HELP = "Database URL (default: HUSHTABLE_DATABASE_URL)."
+LENIENT_HELP = ("Apply the documented policy to turns past the end, over-long hints and invalid guesses "
+                "(each marked with the game) instead of refusing the file.")
 
 
 def _database(database: str | None) -> str:
@@ -132,6 +134,67 @@ def import_record(
                     lines.append(f"{where}: already imported, skipped")
                 else:
                     lines.append(f"{where}: logged as #{logged.game_id}, {logged.status}: {logged.summary}")
+        finally:
+            await store.aclose()
+        return lines
+
+    for line in asyncio.run(go()):
+        typer.echo(line)
+
+
+@import_app.command("decrypto-fair")
+def import_decrypto_fair(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A JSON list of episodes in the Decrypto benchmark's human-play format."),
+    lenient: bool = typer.Option(False, "--lenient", help=LENIENT_HELP),
+    database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
+) -> None:
+    """Log recorded Decrypto games, each played through our engine with its recorded deal.
+
+    Episodes and turns are numbered from 0, as in the file. Without --lenient any
+    issue refuses the whole file; with it, the policy in docs/protocols/decrypto.md
+    applies and is recorded with each game. Nothing is written when the file is refused.
+    """
+    from bot.research import decrypto_fair as fair
+    from bot.research.logbook import log_record
+    from storage.store import SeatRecord, Store
+    from storage.tables import SeatKind
+
+    data = file.read_bytes()
+    episodes, issues = fair.read(data.decode("utf-8", errors="replace"))
+    played = [fair.play(ep) for ep in episodes]
+    issues += [i for p in played for i in p.issues]
+    for issue in issues:
+        typer.echo(f"{file.name}: {issue.text(lenient)}", err=True)
+    fatal = [i for i in issues if not i.fixable]
+    if fatal:
+        raise _fail(f"{file}: {len(fatal)} problem(s) no mode accepts; nothing imported")
+    if issues and not lenient:
+        raise _fail(f"{file}: {len(issues)} issue(s); nothing imported (--lenient applies the policy listed with each)")
+    if not played:
+        raise _fail(f"{file}: no episode in the file")
+    digest = _digest(data)
+    url = _database(database)
+    names = ("Encoder (recorded)", "Decoder (recorded)", "Interceptor (recorded)")
+
+    async def go() -> list[str]:
+        store = await Store.open(url)
+        lines = []
+        try:
+            for p in played:
+                assert p.record is not None
+                logged = await log_record(
+                    store, p.record, seats=[SeatRecord(i, SeatKind.HUMAN, n) for i, n in enumerate(names)],
+                    place=file.name, place_name=f"{file.name} episode {p.episode.index}",
+                    provenance=fair.provenance(p, str(file), digest, lenient),
+                    actor=f"import:{file.name}#{p.episode.index}", key=f"import:{fair.FORMAT}:{digest}:{p.episode.index}",
+                )
+                marks = sum(1 for i in p.issues if i.fixable)
+                where = f"episode {p.episode.index}"
+                if logged.game_id is None:
+                    lines.append(f"{where}: already imported, skipped")
+                else:
+                    note = f" ({marks} mark(s))" if marks else ""
+                    lines.append(f"{where}: logged as #{logged.game_id}, {logged.status}{note}: {logged.summary}")
         finally:
             await store.aclose()
         return lines
