@@ -86,12 +86,12 @@ def test_upgrade_head_is_idempotent(tmp_path: Path) -> None:
     async def check() -> None:
         st = await Store.open(url, create=False)
         try:
-            assert await st.revision() == "0001"
+            assert await st.revision() == head_revision()
             assert [g.id for g in await st.games()] == [gid]
             async with st.engine.connect() as conn:
                 assert await conn.run_sync(_diff) == []
                 versions = (await conn.execute(sa.text("SELECT version_num FROM alembic_version"))).all()
-            assert versions == [("0001",)]
+            assert versions == [(head_revision(),)]
         finally:
             await st.aclose()
 

@@ -464,7 +464,7 @@ async def test_group_commit_on_both_write_paths(tmp_path: Path, where: str) -> N
     url = f"sqlite+aiosqlite:///{tmp_path}/g.db" if where == "file" else "sqlite+aiosqlite://"
     st = await Store.open(url)
     try:
-        assert (st._turn_engine is not None) == (where == "file")
+        assert (st._turnlog.engine is not None) == (where == "file")
         ids = []
         for _ in range(2):
             gid = await st.create_game(game="spy", variant="classic", config={}, platform="p", place=f"c{len(ids)}",
