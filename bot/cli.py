@@ -10,8 +10,11 @@ from pathlib import Path
 
 import typer
 
+from bot.research.cli import app as research_app
+
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
+app.add_typer(research_app)  # stats, import (bot/research/cli.py)
 
 
 @app.command()
