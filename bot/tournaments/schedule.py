@@ -44,7 +44,7 @@ from bot.core.service import TableService
 from bot.tournaments import manage
 from bot.tournaments.runner import RunSummary, TournamentRunner
 from storage import tournaments as repo
-from storage.store import plan_engine
+from storage.engine import plan_engine
 from storage.tables import TournamentRow
 
 log = logging.getLogger(__name__)
