@@ -1,17 +1,16 @@
-"""Tournament rows on a real SQLite file: create with matches, the match lifecycle, ratings, the lease."""
+"""Tournament rows on a real SQLite file and a real PostgreSQL: create with matches, the match lifecycle, ratings, the lease."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 from storage import tournaments as repo
 from storage.store import Store
 from storage.tables import MatchStatus, TournamentStatus, utcnow
 
 
-async def test_tournament_matches_ratings_and_lease(tmp_path: Path) -> None:
-    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 't.db'}")
+async def test_tournament_matches_ratings_and_lease(db_url: str) -> None:
+    store = await Store.open(db_url)
     try:
         plans = [repo.MatchPlanRecord(i, ["random", "embed:minilm", "random"], 100 + i // 2, i // 2) for i in range(4)]
         tid = await repo.create_tournament(
