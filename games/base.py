@@ -14,6 +14,7 @@ import hashlib
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from games import text as _text
@@ -242,6 +243,35 @@ def check_choice(spec: Choice, action: Action) -> str:
     return action.value[0]
 
 
+# --------------------------------------------------------------------------- turns
+
+
+ABSTAIN = "abstain"
+"""The option id of an abstention (a vote or guess for nobody): the timeout action of votes and
+guesses, accepted by ``apply`` though ``legal`` does not list it."""
+
+READY = "ready"
+"""The one option of a discussion phase: a seat says it is ready to vote."""
+
+
+def ready_choice(prompt: str) -> Choice:
+    """The "ready" step of a discussion phase: talk happens outside the engine, then each seat
+    marks itself ready; an absent seat's timeout action is to be ready."""
+    return Choice("ready", prompt, (Option(READY, "Ready to vote"),))
+
+
+def check_turn(*, over: bool, seats: int, seat: object, acting: frozenset[Seat], not_yours: str = "It is not your turn.") -> None:
+    """The preamble of every ``apply``: the game is on, the seat exists and is to act now.
+
+    ``not_yours`` says, in the game's own words, why this seat may not act now."""
+    if over:
+        raise IllegalAction("The game is over.")
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < seats:
+        raise IllegalAction("There is no such seat at this table.")
+    if seat not in acting:
+        raise IllegalAction(not_yours)
+
+
 # --------------------------------------------------------------------------- observations / results
 
 
@@ -328,6 +358,34 @@ def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
         return cls(**kwargs)
     except TypeError as exc:  # pragma: no cover - dataclass signature errors
         raise ConfigError(str(exc)) from exc
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def whole_number(name: str, value: object, low: int, high: int) -> int:
+    """An option that is a whole number in ``low..high`` (true/false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value
+
+
+def one_of(kind: type[E], name: str, value: object) -> E:
+    """An option naming one member of an enum (by its value): ``one_of(Mode, "mode", "match")``."""
+    if isinstance(value, str) and value in {m.value for m in kind}:
+        return kind(value)
+    choices = ", ".join(m.value for m in kind)
+    if name == "variant":
+        raise ConfigError(f"unknown variant {value!r}; choose one of {choices}")
+    raise ConfigError(f"{name} must be one of {choices}, not {value!r}")
 
 
 def config_to_dict(cfg: object) -> dict[str, Any]:

@@ -53,12 +53,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from itertools import permutations
 from typing import Any, ClassVar
 
 from games import decks
 from games.base import (
+    ABSTAIN,
     Action,
     Audience,
     Choice,
@@ -73,22 +74,24 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
     contains_word,
+    flag,
     normalize,
+    one_of,
     rng,
     text_values,
     visible,
+    whole_number,
 )
 from games.labels import fill_labels, seat_ref
 from games.text import has_number, mentions_secret
 
-VARIANTS: tuple[str, ...] = ("benchmark", "teams")
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
 ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
-ABSTAIN = "abstain"
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
 KEYWORD_GUESS_MAX_WORDS = 3
@@ -99,9 +102,12 @@ TEAMS_MIN_SEATS, TEAMS_MAX_SEATS = 4, 8
 BENCH_ENCODER, BENCH_DECODER, BENCH_INTERCEPTOR = 0, 1, 2
 
 
-class Variant(Enum):
-    BENCHMARK = "benchmark"
-    TEAMS = "teams"
+class Variant(StrEnum):
+    BENCHMARK = "benchmark"  # the Decrypto benchmark paper's three-player game
+    TEAMS = "teams"  # the board game: two teams of 2-4
+
+
+VARIANTS: tuple[str, ...] = tuple(Variant)
 
 
 class Phase(Enum):
@@ -130,7 +136,7 @@ def code_id(code: Sequence[int]) -> str:
 class DecryptoConfig:
     """Options for one game. ``max_turns`` is the benchmark's limit, ``max_rounds`` the teams' one."""
 
-    variant: str = "benchmark"
+    variant: Variant = Variant.BENCHMARK
     max_turns: int = 8
     max_rounds: int = 8
     max_interceptions: int = 2
@@ -146,27 +152,21 @@ class DecryptoConfig:
 _DEFAULTS = DecryptoConfig()
 
 
-def _int_option(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be a whole number, not {value!r}")
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
-
-
 def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
-    if cfg.variant not in VARIANTS:
-        raise ConfigError(f"unknown Decrypto variant {cfg.variant!r}; choose one of {', '.join(VARIANTS)}")
     # A team never repeats a code, so a game cannot outlast the 24 codes.
-    _int_option("max_turns", cfg.max_turns, 1, len(ALL_CODES))
-    _int_option("max_rounds", cfg.max_rounds, 1, len(ALL_CODES))
-    _int_option("max_interceptions", cfg.max_interceptions, 1, len(ALL_CODES))
-    _int_option("max_miscommunications", cfg.max_miscommunications, 1, len(ALL_CODES))
-    if not isinstance(cfg.exclude_used_codes, bool):
-        raise ConfigError(f"exclude_used_codes must be true or false, not {cfg.exclude_used_codes!r}")
-    if cfg.variant == "benchmark" and cfg.max_rounds != _DEFAULTS.max_rounds:
+    most = len(ALL_CODES)
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        max_turns=whole_number("max_turns", cfg.max_turns, 1, most),
+        max_rounds=whole_number("max_rounds", cfg.max_rounds, 1, most),
+        max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
+        max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
+        exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+    )
+    if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
-    if cfg.variant == "teams" and cfg.max_turns != _DEFAULTS.max_turns:
+    if cfg.variant is Variant.TEAMS and cfg.max_turns != _DEFAULTS.max_turns:
         raise ConfigError("max_turns belongs to the benchmark variant; the teams variant counts rounds with max_rounds")
     if cfg.deck is None:
         return cfg
@@ -178,7 +178,7 @@ def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
 
 
 def _team_count(cfg: DecryptoConfig) -> int:
-    return 1 if cfg.variant == "benchmark" else 2
+    return 1 if cfg.variant is Variant.BENCHMARK else 2
 
 
 # --------------------------------------------------------------------------- state
@@ -258,26 +258,26 @@ class DecryptoState:
 
 
 def _members(s: DecryptoState, team: int) -> tuple[Seat, ...]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return (BENCH_ENCODER, BENCH_DECODER)
     return tuple(seat for seat in range(s.seats) if seat % 2 == team)
 
 
 def _team_of(s: DecryptoState, seat: Seat) -> int | None:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return 0 if seat in (BENCH_ENCODER, BENCH_DECODER) else None
     return seat % 2
 
 
 def _encoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_ENCODER
     m = _members(s, team)
     return m[(s.round - 1) % len(m)]
 
 
 def _decoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_DECODER
     m = _members(s, team)
     return m[s.round % len(m)]
@@ -285,7 +285,7 @@ def _decoder(s: DecryptoState, team: int) -> Seat:
 
 def _interceptor(s: DecryptoState, team: int) -> Seat | None:
     """Who tries to intercept ``team``'s code this round (None in the teams' first round)."""
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_INTERCEPTOR
     return _decoder(s, 1 - team) if s.round >= 2 else None
 
@@ -317,7 +317,7 @@ def _miscommunications(s: DecryptoState, team: int) -> int:
 
 
 def _tokens(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return {"interceptions": _interceptions(s, None), "miscommunications": _miscommunications(s, 0)}
     return {
         TEAM_LABELS[t]: {"interceptions": _interceptions(s, t), "miscommunications": _miscommunications(s, t)}
@@ -344,7 +344,7 @@ def _hint_history(s: DecryptoState, team: int) -> dict[str, list[str]]:
 
 def _when(s: DecryptoState) -> dict[str, int]:
     """Event key for the current round, in the variant's own word (the paper says "turn")."""
-    return {"turn": s.round} if s.config.variant == "benchmark" else {"round": s.round}
+    return {"turn": s.round} if s.config.variant is Variant.BENCHMARK else {"round": s.round}
 
 
 def _keyword_map(words: Sequence[str]) -> dict[str, str]:
@@ -423,7 +423,7 @@ def _resolve(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     )
     s = dataclasses.replace(s, history=(*s.history, record), pending=())
     events = [Event("reveal", {**record.to_json(), "tokens": _tokens(s)})]
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         s, more = _after_benchmark_turn(s)
     elif team == 0:
         s, more = _start_decode(s, 1)
@@ -529,7 +529,7 @@ def _finish(s: DecryptoState, outcome: Outcome) -> tuple[DecryptoState, list[Eve
 
 
 def _all_keywords(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return _keyword_map(s.keywords[0])
     return {TEAM_LABELS[t]: _keyword_map(s.keywords[t]) for t in range(2)}
 
@@ -547,12 +547,12 @@ def _result(s: DecryptoState) -> Result | None:
         winners = frozenset(_members(s, o.winning_team))
     scores = {seat: (0.5 if o.draw else 1.0 if seat in winners else 0.0) for seat in range(s.seats)}
     details: dict[str, Any] = {
-        "variant": s.config.variant,
+        "variant": s.config.variant.value,
         "reason": o.reason,
         "keywords": _all_keywords(s),
         "history": [r.to_json() for r in s.history],
     }
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         details.update(
             turns=s.round,
             miscommunications=_miscommunications(s, 0),
@@ -598,16 +598,13 @@ class Decrypto:
     # ----------------------------------------------------------------- config
 
     def make_config(self, variant: str | None = None, **options: Any) -> DecryptoConfig:
-        raw: dict[str, Any] = {"variant": variant or VARIANTS[0], **options}
-        if isinstance(raw.get("deck"), list):
-            raw["deck"] = tuple(raw["deck"])
-        return _validate(config_from_dict(DecryptoConfig, raw))
+        return self.config_from_dict({"variant": variant or Variant.BENCHMARK.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> DecryptoConfig:
         return _validate(config_from_dict(DecryptoConfig, raw))
 
     def seat_range(self, cfg: DecryptoConfig) -> tuple[int, int]:
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (BENCHMARK_SEATS, BENCHMARK_SEATS)
         return (TEAMS_MIN_SEATS, TEAMS_MAX_SEATS)
 
@@ -640,16 +637,16 @@ class Decrypto:
             outcome=None,
             log=(),
         )
-        if cfg.variant == "benchmark":
-            setup = {"variant": cfg.variant, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
+        if cfg.variant is Variant.BENCHMARK:
+            setup = {"variant": cfg.variant.value, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
         else:
-            setup = {"variant": cfg.variant, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
+            setup = {"variant": cfg.variant.value, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
         events: list[Event] = [Event("setup", setup)]
         for t in range(n_teams):
             events.append(
                 Event(
                     "keywords",
-                    {"variant": cfg.variant, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
+                    {"variant": cfg.variant.value, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
                     Audience.of(_members(s, t)),
                 )
             )
@@ -695,7 +692,7 @@ class Decrypto:
             used = set(_used_codes(s, team)) if s.config.exclude_used_codes else set()
             options = tuple(Option(code_id(c), code_id(c)) for c in ALL_CODES if c not in used)
             own = _team_of(s, seat) == team
-            whose = "your team's" if own else ("the team's" if s.config.variant == "benchmark" else f"Team {TEAM_LABELS[team]}'s")
+            whose = "your team's" if own else ("the team's" if s.config.variant is Variant.BENCHMARK else f"Team {TEAM_LABELS[team]}'s")
             verb = "Guess" if own else "Intercept"
             return Choice(kind="guess", prompt=f"{verb} {whose} code from the hints: {', '.join(hints)}.", options=options)
         if s.phase is Phase.TIEBREAK:
@@ -719,12 +716,7 @@ class Decrypto:
         return None  # hints: the table seats an AI for the turn
 
     def apply(self, s: DecryptoState, seat: Seat, a: Action) -> tuple[DecryptoState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            raise IllegalAction("It is not your turn to act.")
+        check_turn(over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s), not_yours="It is not your turn to act.")
         spec = self.legal(s, seat)
         assert spec is not None
         if s.phase is Phase.ENCODE:
@@ -763,7 +755,7 @@ class Decrypto:
         assert team is not None
         s = dataclasses.replace(s, hints=tuple(hints if t == team else h for t, h in enumerate(s.hints)))
         events: list[Event] = []
-        if s.config.variant == "teams":
+        if s.config.variant is Variant.TEAMS:
             # Team B's hints stay hidden until team A's have been resolved.
             events.append(Event("hints_written", {**_when(s), "team": TEAM_LABELS[team], "hints": list(hints)}, Audience.of(seat)))
             events.append(Event("hints_ready", {**_when(s), "team": TEAM_LABELS[team], "encoder": seat}))
@@ -827,7 +819,7 @@ class Decrypto:
         - ``to_act``: seats that still owe a move; ``scores`` (teams): interceptions minus miscommunications.
         - ``result``: the result summary once the game is over, else None.
         """
-        bench = s.config.variant == "benchmark"
+        bench = s.config.variant is Variant.BENCHMARK
         n_teams = _team_count(s.config)
         team = _team_of(s, seat)
         playing = s.phase is not Phase.OVER
@@ -851,7 +843,7 @@ class Decrypto:
         tb = dict(s.tiebreak) if s.phase is Phase.TIEBREAK else {}
         res = _result(s)
         view: dict[str, Any] = {
-            "variant": s.config.variant,
+            "variant": s.config.variant.value,
             "seat": seat,
             "role": _role(s, seat).value,
             "team": None if team is None else TEAM_LABELS[team],
@@ -891,7 +883,7 @@ class Decrypto:
         if s.phase is Phase.DECODE:
             if _team_of(s, seat) == s.decoding:
                 return "guess your team's code"
-            return "intercept the team's code" if s.config.variant == "benchmark" else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
+            return "intercept the team's code" if s.config.variant is Variant.BENCHMARK else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
         if s.phase is Phase.TIEBREAK:
             return "guess the other team's keywords"
         return None
@@ -938,7 +930,7 @@ class Decrypto:
         """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
         # Benchmark events say "turn" (the paper's word) and have a single team.
-        bench = "turn" in d or d.get("variant") == "benchmark"
+        bench = "turn" in d or d.get("variant") == Variant.BENCHMARK
 
         def who(seat: object) -> str:
             return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else f"seat {seat}"
@@ -1037,7 +1029,7 @@ class Decrypto:
             "the code, the guesses and the hints are then shown to all. A wrong decoder guess is a miscommunication; "
             "a right opponent guess is an interception. " + codes
         )
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (
                 "Decrypto, benchmark rules: three players. The encoder and the decoder share four secret keywords "
                 "numbered 1 to 4; the interceptor does not know them.\n\n"
