@@ -54,7 +54,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from games import decks, vote
 from games.base import (
@@ -187,6 +187,49 @@ def _validate(cfg: ChameleonConfig) -> ChameleonConfig:
             f"the deck has {available}: lower max_rounds or add cards"
         )
     return cfg
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class OpenBallot(TypedDict):
+    ballot: str
+    candidates: list[Seat]
+    voted: list[Seat]
+    my_vote: Seat | str | None
+
+
+class ChameleonView(TypedDict):
+    """``Observation.view`` of the Chameleon: what one seat may know (see ``ChameleonGame.observe``)."""
+
+    seat: Seat
+    players: int
+    phase: str
+    mode: str
+    variant: str
+    round: int
+    target_points: int
+    max_rounds: int
+    tie_rule: str
+    game_over: bool
+    category: str
+    card: list[str]
+    role: str
+    is_chameleon: bool
+    secret: str | None
+    speaking_order: list[Seat]
+    current_speaker: Seat | None
+    clues: list[dict[str, Any]]
+    my_clue: str | None
+    ready: list[Seat]
+    ballot: OpenBallot | None
+    votes: list[dict[str, Any]]
+    accused: Seat | None
+    chameleon: Seat | None
+    guess: str | None
+    scores: list[int]
+    to_act: list[Seat]
+    previous_rounds: list[dict[str, Any]]
 
 
 # --------------------------------------------------------------------------- state
@@ -615,7 +658,7 @@ class ChameleonGame:
                 my_vote = ABSTAIN if target is None else target
         revealed = s.phase is Phase.GUESS or over
         previous = s.history[:-1] if over else s.history
-        view: dict[str, Any] = {
+        view: ChameleonView = {
             "seat": seat,
             "players": s.seats,
             "phase": s.phase.value,

@@ -55,7 +55,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from itertools import permutations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from games import decks
 from games.base import (
@@ -179,6 +179,50 @@ def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
 
 def _team_count(cfg: DecryptoConfig) -> int:
     return 1 if cfg.variant is Variant.BENCHMARK else 2
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class CurrentHints(TypedDict):
+    team: str
+    encoder: Seat
+    hints: list[str]
+
+
+class _VariantKeys(TypedDict, total=False):
+    # total=False rather than NotRequired: with postponed annotations Python 3.11 cannot see
+    # NotRequired inside a string, and would count these keys as required.
+    interceptor: Seat
+    """Benchmark only: the interceptor's seat."""
+    scores: dict[str, int]
+    """Teams only: interceptions minus miscommunications per team."""
+
+
+class DecryptoView(_VariantKeys):
+    """``Observation.view`` of Decrypto: what one seat may know (see ``Decrypto.observe``)."""
+
+    variant: str
+    seat: Seat
+    role: str
+    team: str | None
+    teams: dict[str, list[Seat]]
+    keywords: dict[str, str] | None
+    round: int
+    max_rounds: int
+    code: str | None
+    your_hints: list[str] | None
+    current_hints: CurrentHints | None
+    task: str | None
+    your_guess: str | list[str] | None
+    encoders: dict[str, Seat]
+    decoders: dict[str, Seat]
+    tokens: dict[str, Any]
+    hint_history: dict[str, Any]
+    code_history: list[str] | dict[str, list[str]]
+    turns: list[dict[str, Any]]
+    to_act: list[Seat]
+    result: str | None
 
 
 # --------------------------------------------------------------------------- state
@@ -834,7 +878,7 @@ class Decrypto:
             unread = s.phase is Phase.ENCODE or (s.decoding < team)
             if seat == _encoder(s, team) and mine is not None and unread:
                 your_hints = list(mine)
-        current = None
+        current: CurrentHints | None = None
         if s.phase is Phase.DECODE:
             hints = s.hints[s.decoding]
             assert hints is not None
@@ -842,7 +886,7 @@ class Decrypto:
         pending = dict(s.pending) if s.phase is Phase.DECODE else {}
         tb = dict(s.tiebreak) if s.phase is Phase.TIEBREAK else {}
         res = _result(s)
-        view: dict[str, Any] = {
+        view: DecryptoView = {
             "variant": s.config.variant.value,
             "seat": seat,
             "role": _role(s, seat).value,

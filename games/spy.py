@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from games import decks, vote
 from games.base import (
@@ -193,6 +193,36 @@ def _validate(cfg: SpyConfig) -> SpyConfig:
             f"{MIN_SEATS}-{MAX_SEATS} seats works: spies (and Mr. White) must be fewer than half the seats"
         )
     return cfg
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class SpyView(TypedDict):
+    """``Observation.view`` of Who-is-Spy: what one seat may know (see ``SpyGame.observe``)."""
+
+    variant: str
+    phase: str
+    round: int
+    max_rounds: int
+    tie_rule: str
+    seats: int
+    my_seat: Seat
+    my_word: str | None
+    is_blank: bool
+    spies: int
+    has_mr_white: bool
+    living: list[Seat]
+    eliminated: list[dict[str, Any]]
+    speaking_order: list[Seat]
+    current_speaker: Seat | None
+    descriptions: list[dict[str, Any]]
+    votes: list[dict[str, Any]]
+    runoff_candidates: list[Seat]
+    waiting_for: list[Seat]
+    my_vote: Seat | None
+    ready: list[Seat]
+    outcome: dict[str, Any] | None
 
 
 # --------------------------------------------------------------------------- state
@@ -598,7 +628,7 @@ class SpyGame:
         over = s.phase is Phase.OVER
         blank = s.roles[seat] is Role.MR_WHITE
         _, mine = s.ballot.vote_of(seat) if s.ballot is not None else (False, None)
-        view: dict[str, Any] = {
+        view: SpyView = {
             "variant": s.config.variant.value,
             "phase": s.phase.value,
             "round": s.round,
