@@ -172,6 +172,10 @@ class Text:
 
 ActionSpec = Choice | Text
 
+MAX_TEXT_CHARS = 300
+"""No engine asks for a longer text field. A platform cap at or above this never disagrees
+with an engine's form; below it, forms and rules would disagree (issue 9 item 18)."""
+
 
 def words_of(text: str) -> list[str]:
     """The words of a text the way the rules count and compare them (see ``games.text.words``):
@@ -249,6 +253,11 @@ def check_choice(spec: Choice, action: Action) -> str:
 ABSTAIN = "abstain"
 """The option id of an abstention (a vote or guess for nobody): the timeout action of votes and
 guesses, accepted by ``apply`` though ``legal`` does not list it."""
+
+def is_abstain(kind: str, action: Action) -> bool:
+    """The timeout action ``(kind, ("abstain",))`` of a vote or guess."""
+    return action.kind == kind and action.value == (ABSTAIN,)
+
 
 READY = "ready"
 """The one option of a discussion phase: a seat says it is ready to vote."""

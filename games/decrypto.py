@@ -78,6 +78,7 @@ from games.base import (
     config_from_dict,
     contains_word,
     flag,
+    is_abstain,
     normalize,
     one_of,
     rng,
@@ -779,7 +780,7 @@ class Decrypto:
     @staticmethod
     def _check_abstainable(kind: str, a: Action) -> str | None:
         """The timeout action ``(kind, ("abstain",))`` is accepted though ``legal`` does not list it."""
-        return ABSTAIN if a.kind == kind and a.value == (ABSTAIN,) else None
+        return ABSTAIN if is_abstain(kind, a) else None
 
     def _check_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> None:
         """The rules a hint obeys beyond its limits; checked first, as the more useful reason."""

@@ -59,6 +59,7 @@ from typing import Any, ClassVar, TypedDict
 
 from games import decks, vote
 from games.base import (
+    MAX_TEXT_CHARS,
     READY,
     Action,
     ActionSpec,
@@ -142,6 +143,12 @@ class SpyConfig:
     discussion: bool = False
     max_rounds: int | None = None
     deck: tuple[tuple[str, str], ...] | None = None
+
+
+def description_chars(max_words: int) -> int:
+    """The character limit of a description: 20 a word (240 for the default 12 words), at most
+    ``MAX_TEXT_CHARS``. The spec carries it; forms take it from there, never from a constant."""
+    return min(MAX_TEXT_CHARS, 20 * max_words)
 
 
 def default_spies(seats: int) -> int:
@@ -517,7 +524,7 @@ class SpyGame:
                 "and without repeating an earlier description.",
                 ("Your description",),
                 max_words=cfg.max_words,
-                max_chars=min(300, 20 * cfg.max_words),
+                max_chars=description_chars(cfg.max_words),
             )
         if s.phase is Phase.DISCUSS:
             return ready_choice("Discuss, then say when you are ready to vote.")

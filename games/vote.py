@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from games.base import ABSTAIN, Action, Choice, IllegalAction, Option, Seat, check_choice, rng
+from games.base import ABSTAIN, Action, Choice, IllegalAction, Option, Seat, check_choice, is_abstain, rng
 from games.labels import seat_ref
 
 __all__ = ["ABSTAIN", "Ballot", "Verdict", "first", "runoff", "target"]
@@ -104,6 +104,6 @@ def runoff(tied: Iterable[Seat], voters: Iterable[Seat]) -> Ballot:
 
 def target(spec: Choice, action: Action) -> Seat | None:
     """The seat an action votes for, or None for an abstention; IllegalAction otherwise."""
-    if action.kind == spec.kind and action.value == (ABSTAIN,):
+    if is_abstain(spec.kind, action):
         return None
     return int(check_choice(spec, action))
