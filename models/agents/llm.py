@@ -493,7 +493,9 @@ def agent_from_params(
 
     ``examples=0`` leaves out the worked example some templates carry: the prompt then has
     exactly the papers' structure (rules, role, turn summary, request)."""
-    known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples"}
+    known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode"}
+    if params.get("mode", "plain") not in ("plain", "strategic"):
+        raise ValueError(f"bad llm agent spec: mode is 'strategic' or 'plain', not {params.get('mode')!r}")
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"unknown llm agent parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

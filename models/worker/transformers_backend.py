@@ -578,7 +578,7 @@ class TransformersBackend:
         out: list[list[int]] = [[] for _ in range(b)]
         texts: list[str | None] = [None] * b
         done = [False] * b
-        for step in range(max(r.max_tokens for r in reqs)):
+        for _ in range(max(r.max_tokens for r in reqs)):
             last = logits[:, -1, :].float()
             greedy = last.argmax(dim=-1).tolist()  # one device sync for the whole batch
             nxt = torch.full((b, 1), self.pad_id, dtype=torch.long)

@@ -15,7 +15,7 @@ import pytest
 
 import games
 from games.base import Choice, Option, Text, contains_word
-from models.agents import AgentRegistry
+from models.agents import AgentEntry, AgentKind, AgentRegistry
 from models.agents.llm import AnswerRefused, LLMAgent, PromptBook, parse_choice_answer, parse_text_answer
 from models.agents.wiring import register_agents
 from models.client import InProcessClient
@@ -355,18 +355,26 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
         built.append(name)
         return object()
 
-    reg = AgentRegistry()
+    # Locations and options come from configured entries (player-typed specs are refused:
+    # tests/models/test_registry.py).
+    reg = AgentRegistry([
+        AgentEntry("llm:x", AgentKind.LLM, "openai:http://host:8000/v1#model-x", {"temperature": "0.6", "retries": "1"}),
+        AgentEntry("llm:w", AgentKind.LLM, "http://127.0.0.1:9000"),
+        AgentEntry("embed:k8", AgentKind.EMBED, "minilm", {"k": "8"}),
+        AgentEntry("llm:typo", AgentKind.LLM, "default", {"temprature": "1"}),
+        AgentEntry("embed:lots", AgentKind.EMBED, "minilm", {"k": "lots"}),
+    ])
     register_agents(reg, inference_for=inference_for, embedder_for=embedder_for)
-    llm = reg("llm:openai:http://host:8000/v1#model-x?temperature=0.6&retries=1", 3)
+    llm = reg("llm:x", 3)
     assert isinstance(llm, LLMAgent) and llm.temperature == 0.6 and llm.retries == 1
     assert llm.model_spec == "openai:http://host:8000/v1#model-x" and asked == []
-    assert reg("llm:http://127.0.0.1:9000", 1).model_spec == "http://127.0.0.1:9000"
-    e1, e2 = reg("embed:minilm?k=8", 1), reg("embed:minilm", 2)
+    assert reg("llm:w", 1).model_spec == "http://127.0.0.1:9000"  # type: ignore[attr-defined]
+    e1, e2 = reg("embed:k8", 1), reg("embed:minilm", 2)
     assert e1.index is e2.index and e1.k == 8 and built == ["minilm"]  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
-        reg("llm:default?temprature=1", 0)
+        reg("llm:typo", 0)
     with pytest.raises(ValueError):
-        reg("embed:minilm?k=lots", 0)
+        reg("embed:lots", 0)
 
 
 def test_worked_example_precedes_the_request_unless_turned_off() -> None:
