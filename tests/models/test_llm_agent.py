@@ -16,7 +16,9 @@ import pytest
 import games
 from games.base import Choice, Option, Text, contains_word
 from models.agents import AgentEntry, AgentKind, AgentRegistry
-from models.agents.llm import AnswerRefused, LLMAgent, PromptBook, parse_choice_answer, parse_text_answer
+from models.agents.answers import parse_choice_answer, parse_text_answer
+from models.agents.llm import AnswerRefused, LLMAgent
+from models.agents.prompts import PromptBook
 from models.agents.wiring import register_agents
 from models.client import InProcessClient
 from models.types import GenerateRequest, Inference, ScoreRequest, ScoreResult
@@ -399,19 +401,19 @@ def test_worked_example_precedes_the_request_unless_turned_off() -> None:
 
 
 def test_example_is_left_out_when_the_turn_shares_its_words() -> None:
-    from models.agents.llm import PromptBook, _example_overlaps
+    from models.agents.prompts import example_overlaps
 
     table = PromptBook().table("chameleon_clue")
-    assert _example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
-    assert not _example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
+    assert example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
+    assert not example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
 
 
 def test_answers_copied_from_the_instructions_are_refused() -> None:
-    from models.agents.llm import _refuse_copied_instructions
+    from models.agents.answers import refuse_copied_instructions
     from models.types import Message
 
     chat = [Message("system", "Rules."), Message("user", "Describe your word in at most 12 words.")]
     with pytest.raises(ValueError, match="copied"):
-        _refuse_copied_instructions(["at most 12 words"], chat)
-    _refuse_copied_instructions(["it rolls on green felt"], chat)
-    _refuse_copied_instructions(["words"], chat)  # a single word may well appear in the prompt
+        refuse_copied_instructions(["at most 12 words"], chat)
+    refuse_copied_instructions(["it rolls on green felt"], chat)
+    refuse_copied_instructions(["words"], chat)  # a single word may well appear in the prompt
