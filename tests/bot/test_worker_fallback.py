@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.service import TableService
-from models.agents import AgentRegistry
+from models.agents import AgentEntry, AgentKind, AgentRegistry
 from models.agents.wiring import register_agents
 from models.client import ClientOptions, ClientPool
 from storage.store import Store
@@ -54,13 +54,13 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
     pool = ClientPool(ClientOptions(http_timeout_s=2.0, http_retries=1))
     try:
         await wait_healthy(url)
-        registry = AgentRegistry()
+        registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url)])  # agents by configured name
         register_agents(registry, inference_for=pool.get, embedder_for=lambda name: None)  # embed unused here
         service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10), agents=registry)
         service.attach(MemoryPlatform())
         await service.start()
         host, place = UserRef("memory", "1", "Host"), Place("memory", "c")
-        spec = f"llm:{url}"
+        spec = "llm:worker"
         await service.handle(Command(CommandKind.CREATE, host, place, {"game": "spy", "spectate": True}, "c1"))
         await service.handle(Command(CommandKind.ADD_AI, host, place, {"agent": spec, "count": 5}, "c2"))
         reply = await service.handle(Command(CommandKind.START, host, place, {"seed": 5}, "c3"))
