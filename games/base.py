@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from games import text as _text
 
 Seat = int
 """Seats are numbered 0..n-1 in table order. Names belong to the table, not the engine."""
@@ -161,53 +162,76 @@ class Text:
     fields: tuple[str, ...] = ("Your answer",)
     max_words: int = 1
     max_chars: int = 40
+    """Both limits are inclusive and are the only ones: forms, prompts and agents take them from here."""
+
+    def limits(self) -> str:
+        """The limits in words, as every message about them says them."""
+        return f"at most {_count(self.max_words, 'word')} and {self.max_chars} characters"
 
 
 ActionSpec = Choice | Text
 
-_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
-
 
 def words_of(text: str) -> list[str]:
-    """Lower-cased words of a text, the way the rules count and compare them."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The words of a text the way the rules count and compare them (see ``games.text.words``):
+    normalised (case, accents, look-alikes, invisible characters), split at hyphens too."""
+    return _text.words(text)
 
 
 def normalize(text: str) -> str:
+    """The normalised words of a text joined by single spaces: what "the same word" means."""
     return " ".join(words_of(text))
 
 
 def contains_word(text: str, word: str) -> bool:
-    """True when ``word`` (one or more words) appears in ``text`` as whole words, case-insensitively."""
-    hay, needle = words_of(text), words_of(word)
+    """True when ``word`` (one or more words) appears in ``text`` as whole words, after normalisation;
+    hyphenated compounds stay whole here (a code ``3-1-4`` is not the digits of ``[3, 1, 4]``).
+
+    The leak checks use this exact test. Rules that forbid a secret use
+    ``games.text.mentions_secret``, which also catches plurals and other inflections."""
+    hay, needle = _text.tokens(text), _text.tokens(word)
     if not needle:
         return False
     n = len(needle)
     return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
 
 
-def check_text(spec: Text, action: Action) -> tuple[str, ...]:
-    """Validate the shape of a text action against its spec; return the cleaned texts.
-
-    Raises IllegalAction with a readable sentence. Rule checks (secret words,
-    repeats) stay in the engines.
-    """
+def text_values(spec: Text, action: Action) -> tuple[str, ...]:
+    """The cleaned texts of a text action of the right kind and shape, none empty; limits unchecked."""
     if action.kind != spec.kind:
         raise IllegalAction(f"Expected a {spec.kind}, not a {action.kind}.")
     if len(action.value) != len(spec.fields):
         raise IllegalAction(f"Expected {len(spec.fields)} answer(s), got {len(action.value)}.")
     cleaned = []
-    for name, raw in zip(spec.fields, action.value, strict=False):
-        text = " ".join(raw.split())
+    for name, raw in zip(spec.fields, action.value, strict=True):
+        text = _text.clean(raw)
         if not text or not words_of(text):
             raise IllegalAction(f"{name}: an answer cannot be empty.")
-        if len(text) > spec.max_chars:
-            raise IllegalAction(f"{name}: keep it under {spec.max_chars} characters.")
-        if len(words_of(text)) > spec.max_words:
-            unit = "word" if spec.max_words == 1 else "words"
-            raise IllegalAction(f"{name}: use at most {spec.max_words} {unit}.")
         cleaned.append(text)
     return tuple(cleaned)
+
+
+def check_text(spec: Text, action: Action) -> tuple[str, ...]:
+    """Validate the shape of a text action against its spec; return the cleaned texts.
+
+    Cleaning collapses whitespace and drops invisible characters (a zero-width space or a
+    soft hyphen must not split a word for the rules yet join it for the reader). The limits
+    are the spec's own, inclusive, and the messages say them exactly. Raises IllegalAction
+    with a readable sentence. Rule checks (secret words, repeats) stay in the engines.
+    """
+    cleaned = []
+    for name, text in zip(spec.fields, text_values(spec, action), strict=True):
+        if len(text) > spec.max_chars:
+            raise IllegalAction(f"{name}: use at most {spec.max_chars} characters (this has {len(text)}).")
+        n = len(words_of(text))
+        if n > spec.max_words:
+            raise IllegalAction(f"{name}: use at most {_count(spec.max_words, 'word')} (this has {n}).")
+        cleaned.append(text)
+    return tuple(cleaned)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def check_choice(spec: Choice, action: Action) -> str:
@@ -291,6 +315,7 @@ C = TypeVar("C")
 
 def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
     """Build a frozen config dataclass from a mapping, refusing unknown keys with a clear message."""
+    # C is any dataclass type; typing cannot say "a dataclass" as a TypeVar bound here.
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(names))
     if unknown:
@@ -306,7 +331,9 @@ def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
 
 
 def config_to_dict(cfg: object) -> dict[str, Any]:
-    return dataclasses.asdict(cfg)  # type: ignore[call-overload]
+    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+        raise TypeError(f"a config is a dataclass instance, not {type(cfg).__name__}")
+    return dataclasses.asdict(cfg)
 
 
 # --------------------------------------------------------------------------- the protocol

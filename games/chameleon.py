@@ -51,7 +51,6 @@ options) comes from ``rng(seed, purpose, round)``, so a game replays exactly.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -76,10 +75,13 @@ from games.base import (
     check_choice,
     check_text,
     config_from_dict,
-    contains_word,
     rng,
+    text_values,
     visible,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import key as text_key
+from games.text import mentions_secret
 
 Card = tuple[str, tuple[str, ...]]
 """A category card: the category and its words, most typical first."""
@@ -299,26 +301,13 @@ class ChameleonState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _key(text: str) -> str:
-    """Letters and digits only, lower case: 'Ice-cream', 'ice cream' and 'IceCream' compare equal."""
-    return re.sub(r"[\W_]+", "", text.lower())
-
-
 def _reveals_secret(clue: str, secret: str) -> bool:
-    """True when a clue is the secret or contains it, as a word or inside a compound or plural."""
-    if contains_word(clue, secret):
-        return True
-    clue_key, secret_key = _key(clue), _key(secret)
-    # Short secrets ("Go", "Tin") would otherwise forbid ordinary words ("good", "tiny").
-    return clue_key == secret_key or (len(secret_key) >= 4 and secret_key in clue_key)
+    """True when a clue is the secret or contains it: as a word, an inflected form, or inside a compound."""
+    return mentions_secret(clue, secret, compounds=True)
 
 
 def _deck(cfg: ChameleonConfig) -> tuple[Card, ...]:
     return decks.cards() if cfg.deck is None else cfg.deck
-
-
-def _player(seat: Seat) -> str:
-    return f"Player {seat + 1}"
 
 
 def _points(outcome: Outcome, chameleon: Seat, seats: int) -> tuple[int, ...]:
@@ -454,7 +443,7 @@ class ChameleonGame:
             # Option order is shuffled per voter: language-model voters favour the first label.
             rng(s.seed, "vote-order", s.round, ballot.kind.value, seat).shuffle(options)
             what = "Run-off vote among the tied players" if ballot.kind is BallotKind.RUNOFF else "Vote"
-            return Choice("vote", f"{what}: who is the chameleon?", tuple(Option(str(c), _player(c)) for c in options))
+            return Choice("vote", f"{what}: who is the chameleon?", tuple(Option(str(c), seat_ref(c)) for c in options))
         if s.phase is Phase.GUESS:
             return Choice(
                 "guess",
@@ -478,6 +467,10 @@ class ChameleonGame:
         assert spec is not None
         if s.phase is Phase.CLUES:
             assert isinstance(spec, Text)
+            # The secret is checked before the limits: "ice-cream" is refused for naming
+            # the secret, the more useful reason, rather than for being two words.
+            if seat != s.chameleon and any(_reveals_secret(t, s.secret) for t in text_values(spec, a)):
+                raise IllegalAction("Your clue cannot be the secret word or contain it.")
             return self._clue(s, seat, check_text(spec, a)[0])
         if s.phase is Phase.DISCUSSION:
             assert isinstance(spec, Choice)
@@ -496,7 +489,7 @@ class ChameleonGame:
         # word would tell the chameleon which word is the secret.
         if seat != s.chameleon and _reveals_secret(clue, s.secret):
             raise IllegalAction("Your clue cannot be the secret word or contain it.")
-        if any(_key(clue) == _key(earlier) for _, earlier in s.clues):
+        if any(text_key(clue) == text_key(earlier) for _, earlier in s.clues):
             raise IllegalAction(f"{clue!r} was already given as a clue this round; choose another word.")
         clues = (*s.clues, (seat, clue))
         events: list[Event] = [Event("clue", {"round": s.round, "seat": seat, "clue": clue}, PUBLIC)]
@@ -791,10 +784,14 @@ class ChameleonGame:
     # ------------------------------------------------------------------ words for people
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
 
         def who(seat: object) -> str:
-            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "nobody"
+            return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else "nobody"
 
         kind = e.kind
         if kind == "round_start":

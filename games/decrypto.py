@@ -77,13 +77,16 @@ from games.base import (
     contains_word,
     normalize,
     rng,
+    text_values,
     visible,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import has_number, mentions_secret
 
 VARIANTS: tuple[str, ...] = ("benchmark", "teams")
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
-ALL_CODES: tuple[tuple[int, int, int], ...] = tuple(permutations(DIGITS, 3))  # type: ignore[assignment]
+ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
 ABSTAIN = "abstain"
 HINT_MAX_WORDS = 2
@@ -726,6 +729,7 @@ class Decrypto:
         assert spec is not None
         if s.phase is Phase.ENCODE:
             assert isinstance(spec, Text)
+            self._check_hints(s, seat, text_values(spec, a))
             s, events = self._apply_hints(s, seat, check_text(spec, a))
         elif s.phase is Phase.DECODE:
             assert isinstance(spec, Choice)
@@ -741,14 +745,22 @@ class Decrypto:
         """The timeout action ``(kind, ("abstain",))`` is accepted though ``legal`` does not list it."""
         return ABSTAIN if a.kind == kind and a.value == (ABSTAIN,) else None
 
-    def _apply_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> tuple[DecryptoState, list[Event]]:
+    def _check_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> None:
+        """The rules a hint obeys beyond its limits; checked first, as the more useful reason."""
         team = _team_of(s, seat)
         assert team is not None
         for i, hint in enumerate(hints, start=1):
+            # A number could only carry the code itself ("3-4-1", "341") or a keyword's number.
+            if has_number(hint):
+                raise IllegalAction(f"Hint {i} contains a number; hints are words, never numbers or codes.")
             for number, keyword in enumerate(s.keywords[team], start=1):
-                # Only the encoder reads this message, and the encoder knows the keywords.
-                if contains_word(hint, keyword):
-                    raise IllegalAction(f"Hint {i} contains keyword {number} ({keyword}); hint at its meaning without naming it.")
+                # The message names the keyword's number, never the word: refusals reach logs.
+                if mentions_secret(hint, keyword):
+                    raise IllegalAction(f"Hint {i} contains keyword {number} (or a form of it); hint at its meaning without naming it.")
+
+    def _apply_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> tuple[DecryptoState, list[Event]]:
+        team = _team_of(s, seat)
+        assert team is not None
         s = dataclasses.replace(s, hints=tuple(hints if t == team else h for t, h in enumerate(s.hints)))
         events: list[Event] = []
         if s.config.variant == "teams":
@@ -920,12 +932,16 @@ class Decrypto:
     # ----------------------------------------------------------------- text
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
         # Benchmark events say "turn" (the paper's word) and have a single team.
         bench = "turn" in d or d.get("variant") == "benchmark"
 
         def who(seat: object) -> str:
-            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+            return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else f"seat {seat}"
 
         def team(label: object = d.get("team")) -> str:
             return "the team" if bench else f"Team {label}"

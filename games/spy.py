@@ -75,11 +75,12 @@ from games.base import (
     check_choice,
     check_text,
     config_from_dict,
-    contains_word,
     normalize,
     rng,
     visible,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import mentions_secret, same_words
 
 MIN_SEATS = 3
 MAX_SEATS = 12
@@ -252,18 +253,9 @@ class SpyState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _label(seat: Seat) -> str:
-    return f"Player {seat + 1}"
-
-
-def _forms(word: str) -> tuple[str, ...]:
-    """The word and the plural forms a description may not use either."""
-    return (word, word + "s", word + "es")
-
-
 def _guess_right(guess: str, word: str) -> bool:
-    g, w = normalize(guess), normalize(word)
-    return g in {w, w + "s", w + "es"} or w in {g + "s", g + "es"}
+    """Mr. White's guess names the villagers' word: the same words, a plural or other form allowed."""
+    return same_words(guess, word)
 
 
 def _lead(team: str, roles: Sequence[str], winners: Sequence[Seat] | frozenset[Seat]) -> str:
@@ -477,7 +469,7 @@ class SpyGame:
         pool = [x for x in (s.candidates or s.living) if x != seat]
         # A seeded order per voter, round and stage: LLM voters favour early options.
         rng(s.seed, "vote-options", s.round, s.phase.value, seat).shuffle(pool)
-        return tuple(Option(str(x), _label(x)) for x in pool)
+        return tuple(Option(str(x), seat_ref(x)) for x in pool)
 
     def legal(self, s: SpyState, seat: Seat) -> ActionSpec | None:
         if seat not in self.to_act(s):
@@ -526,7 +518,7 @@ class SpyGame:
             assert isinstance(spec, Text)
             (text,) = check_text(spec, a)
             word = s.word_of(seat)
-            if word is not None and any(contains_word(text, f) for f in _forms(word)):
+            if word is not None and mentions_secret(text, word):
                 raise IllegalAction("Your description must not contain your word.")
             key = normalize(text)
             if any(normalize(t) == key for _, _, t in s.descriptions):
@@ -704,10 +696,14 @@ class SpyGame:
     # ---- words for people
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
 
         def n(x: object) -> str:
-            return names[x] if isinstance(x, int) and 0 <= x < len(names) else str(x)
+            return seat_ref(x) if isinstance(x, int) and x >= 0 else str(x)
 
         k = e.kind
         if k == "word":
@@ -764,8 +760,8 @@ class SpyGame:
         if k == "game_over":
             lead = _lead(d["team"], d["roles"], d["winners"])
             roles = [Role(r) for r in d["roles"]]
-            spies = ", ".join(names[i] for i, r in enumerate(roles) if r is Role.SPY and i < len(names))
-            white = [names[i] for i, r in enumerate(roles) if r is Role.MR_WHITE and i < len(names)]
+            spies = ", ".join(seat_ref(i) for i, r in enumerate(roles) if r is Role.SPY)
+            white = [seat_ref(i) for i, r in enumerate(roles) if r is Role.MR_WHITE]
             tail = f"; Mr. White was {white[0]}" if white else ""
             return (
                 f"{lead}: {d['reason']}. The villagers' word was {d['villager_word']}, the spies' word was "
