@@ -1,0 +1,41 @@
+"""The SNEAK prompt templates (``data/prompts.toml``), filled with ``string.Template``.
+
+``prompt(name, **values)`` returns the chat messages (system, user) of one
+template; a missing value raises ``KeyError`` naming it, so a template and its
+caller cannot drift apart silently. ``PROMPT_VERSION`` is a digest of the file:
+it goes into the evaluator settings, so changing a prompt re-scores instead of
+mixing old and new scores under one key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from functools import cache
+from importlib import resources
+from string import Template
+
+from models.types import Message
+
+_FILE = "prompts.toml"
+
+
+@cache
+def _raw() -> str:
+    return resources.files("models.eval").joinpath("data", _FILE).read_text(encoding="utf-8")
+
+
+@cache
+def templates() -> dict[str, dict[str, str]]:
+    data = tomllib.loads(_raw())
+    return {name: {"system": str(t["system"]), "user": str(t["user"])} for name, t in data.items()}
+
+
+PROMPT_VERSION = hashlib.sha256(_raw().encode()).hexdigest()[:12]
+
+
+def prompt(name: str, **values: str) -> tuple[Message, ...]:
+    """The (system, user) messages of template ``name`` with every ``$placeholder`` filled."""
+    t = templates()[name]
+    return (Message("system", Template(t["system"]).substitute(values)),
+            Message("user", Template(t["user"]).substitute(values)))
