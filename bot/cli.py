@@ -12,6 +12,7 @@ import typer
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
+app.add_typer(__import__("models.eval.cli", fromlist=["app"]).app, name="sneak")  # SNEAK evaluation (issue 11)
 
 
 @app.command()

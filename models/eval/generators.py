@@ -14,9 +14,11 @@ vocabulary (``models/agents/vocab.py``) and the bundled MiniLM:
 Generators (``--generator SPEC``): ``embed:NAME?k=16`` says what the embedding
 agents say as a Chameleon clue (a seeded draw among the ``k`` vocabulary words
 nearest the secret, off the card); ``llm:SPEC`` asks a model with the paper's
-message prompt and reads the last ``<message>...</message>`` span (no span: a
-generation parse failure, counted), optionally refined once more (recursive
-message refinement, section 3.2).
+message prompt (after one worked example, the reply prefilled with
+``<message>``) and reads the last ``<message>...</message>`` span; an answer
+without one is retried up to ``RETRIES`` times by seeded sampling, then counted
+as a generation parse failure. ``--refine`` asks once more for a more indirect
+message conditioned on the first (recursive message refinement, section 3.2).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from games.base import rng
+from games.base import normalize, rng
 from models.agents import parse_spec
 from models.agents.embed import DEFAULT_K, VocabIndex, overlaps, sample_top_k
 from models.eval.instances import Instance
@@ -38,6 +40,9 @@ from models.types import GenerateRequest, Inference, InferenceError
 
 RANDOM_EXCLUDE_NEAREST = 200
 MAX_MESSAGE_WORDS = 5
+RETRIES = 2
+RETRY_TEMPERATURE = 0.8
+EXAMPLE_ANSWER = "moves in an L"  # the worked example's answer in data/prompts.toml
 
 
 class Baseline(StrEnum):
@@ -115,14 +120,22 @@ class LLMGenerator:
         self.max_tokens = max_tokens
 
     async def _ask(self, name: str, **values: str) -> Generated:
-        req = GenerateRequest(prompt(name, **values), max_tokens=self.max_tokens, temperature=0.0,
-                              stop=("</message>", "\n"), prefill="<message>")
-        try:
-            res = await self.client.generate(req)
-        except (InferenceError, ValueError) as exc:
-            return Generated(None, f"{type(exc).__name__}: {exc}")
-        text = res.text if res.text.lstrip().lower().startswith("<message>") else "<message>" + res.text
-        return Generated(parse_message(text), res.text)
+        """Greedy first; after an answer with no message, up to ``RETRIES`` seeded samples."""
+        raw = ""
+        for attempt in range(1 + RETRIES):
+            req = GenerateRequest(prompt(name, **values), max_tokens=self.max_tokens,
+                                  temperature=0.0 if attempt == 0 else RETRY_TEMPERATURE, seed=attempt,
+                                  stop=("</message>", "\n"), prefill="<message>")
+            try:
+                res = await self.client.generate(req)
+            except (InferenceError, ValueError) as exc:
+                return Generated(None, f"{type(exc).__name__}: {exc}")
+            raw = res.text
+            text = raw if raw.lstrip().lower().startswith("<message>") else "<message>" + raw
+            message = parse_message(text)
+            if message is not None and normalize(message) != normalize(EXAMPLE_ANSWER):  # not a copy of the example
+                return Generated(message, raw)
+        return Generated(None, raw)
 
     async def __call__(self, inst: Instance) -> Generated:
         values = {"category": inst.category, "candidates": ", ".join(inst.candidates), "secret": inst.secret}

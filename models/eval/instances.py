@@ -119,44 +119,68 @@ class Instance:
 
 
 class SeatLike(Protocol):
-    seat: int
-    kind: str
-    user_key: str | None
-    agent_spec: str | None
+    @property
+    def seat(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def user_key(self) -> str | None: ...
+    @property
+    def agent_spec(self) -> str | None: ...
 
 
 class ActionLike(Protocol):
-    seq: int
-    seat: int
-    kind: str
-    value: list[str]
-    source: str
-    actor: str
+    @property
+    def seq(self) -> int: ...
+    @property
+    def seat(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def value(self) -> list[str]: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
 
 
 class EventLike(Protocol):
-    seq: int
-    action_seq: int | None
-    kind: str
-    data: dict[str, Any]
-    audience: Any
+    @property
+    def seq(self) -> int: ...
+    @property
+    def action_seq(self) -> int | None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+    @property
+    def audience(self) -> Any: ...
 
 
 class GameRowLike(Protocol):
-    id: int | None
-    game: str
-    variant: str
-    config: dict[str, Any]
-    seed: int | None
+    @property
+    def id(self) -> int | None: ...
+    @property
+    def game(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def config(self) -> dict[str, Any]: ...
+    @property
+    def seed(self) -> int | None: ...
 
 
 class LogLike(Protocol):
     """``storage.store.GameLog`` (or anything shaped like it)."""
 
-    row: GameRowLike
-    seats: Sequence[SeatLike]
-    actions: Sequence[ActionLike]
-    events: Sequence[EventLike]
+    @property
+    def row(self) -> GameRowLike: ...
+    @property
+    def seats(self) -> Sequence[SeatLike]: ...
+    @property
+    def actions(self) -> Sequence[ActionLike]: ...
+    @property
+    def events(self) -> Sequence[EventLike]: ...
 
 
 def _speaker(a: ActionLike) -> tuple[str, str]:

@@ -28,14 +28,17 @@ def _raw() -> str:
 @cache
 def templates() -> dict[str, dict[str, str]]:
     data = tomllib.loads(_raw())
-    return {name: {"system": str(t["system"]), "user": str(t["user"])} for name, t in data.items()}
+    return {name: {k: str(v) for k, v in t.items()} for name, t in data.items()}
 
 
 PROMPT_VERSION = hashlib.sha256(_raw().encode()).hexdigest()[:12]
 
 
 def prompt(name: str, **values: str) -> tuple[Message, ...]:
-    """The (system, user) messages of template ``name`` with every ``$placeholder`` filled."""
+    """The messages of template ``name`` with every ``$placeholder`` filled: system, the worked
+    example (user, assistant) when the template has one, then the request."""
     t = templates()[name]
-    return (Message("system", Template(t["system"]).substitute(values)),
+    example = ((Message("user", t["example_user"]), Message("assistant", t["example_assistant"]))
+               if "example_user" in t else ())
+    return (Message("system", Template(t["system"]).substitute(values)), *example,
             Message("user", Template(t["user"]).substitute(values)))
