@@ -10,9 +10,13 @@ from pathlib import Path
 
 import typer
 
+from bot.research.cli import app as research_app
+from models.eval.cli import app as sneak_app
+
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
-app.add_typer(__import__("models.eval.cli", fromlist=["app"]).app, name="sneak")  # SNEAK evaluation (issue 11)
+app.add_typer(research_app)  # stats, import (bot/research/cli.py)
+app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
 
 
 @app.command()
