@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from bot.research.cli import app as research_app
+from models.eval.cli import app as sneak_app
 
 if TYPE_CHECKING:
     from games.base import Game
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
 app.add_typer(research_app)  # stats, import (bot/research/cli.py)
+app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
 
 
 @app.command()
