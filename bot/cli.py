@@ -218,5 +218,9 @@ def worker(
     run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
 
 
+from bot.tournaments.cli import app as tournament_app  # noqa: E402
+
+app.add_typer(tournament_app, name="tournament")
+
 if __name__ == "__main__":  # python -m bot.cli
     app()
