@@ -10,7 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:

@@ -15,7 +15,7 @@ from bot.settings import Settings
 from bot.slack.adapter import SlackBot, build_app, serve_http
 from models.agents import AgentRegistry
 from storage.store import Store
-from tests.slack.fake_slack import FakeSlack, SlackClientSim
+from tests.bot.slack.fake_slack import FakeSlack, SlackClientSim
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 

@@ -9,9 +9,9 @@ import pytest
 
 import games
 from games.base import Event
-from tests.slack.conftest import Stack
-from tests.slack.fake_slack import Message
-from tests.slack.play import play_to_end, secrets_of, words_in
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Message
+from tests.bot.slack.play import play_to_end, secrets_of, words_in
 
 ALICE, BOB = "UALICE", "UBOB"
 CHANNEL = "CGAMES"

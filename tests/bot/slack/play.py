@@ -12,8 +12,8 @@ from typing import Any
 
 from bot.core.messages import UserRef
 from games.base import Choice, Text
-from tests.slack.conftest import Stack
-from tests.slack.fake_slack import Message
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Message
 
 WORDS = (
     "lantern quartz meadow copper harbor violin glacier pepper saddle ember orchard velvet "

@@ -21,7 +21,7 @@ from bot.discord.adapter import HushtableBot
 from bot.settings import Settings
 from models.agents.random_agent import RandomAgent
 from storage.store import Store
-from tests.discord.fake_discord import FakeDiscord
+from tests.bot.discord.fake_discord import FakeDiscord
 
 
 class _ErrorTrap(logging.Handler):

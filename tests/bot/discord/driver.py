@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from games.base import contains_word
-from tests.discord.conftest import Harness
-from tests.discord.fake_discord import FakeDiscord, FakeInteraction
+from tests.bot.discord.conftest import Harness
+from tests.bot.discord.fake_discord import FakeDiscord, FakeInteraction
 
 _SYLLABLES = ("zor", "quin", "blap", "vex", "mip", "trod", "plen", "gusk", "fim", "dral")
 
