@@ -51,7 +51,7 @@ def error_trap() -> AsyncIterator[_ErrorTrap]:
 async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     server = FakeDiscord()
     await server.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", server.base)
+    monkeypatch.setattr(discord.http.Route, "BASE", server.api)
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(server.gateway))
     yield server
     await server.close()

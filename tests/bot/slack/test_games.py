@@ -46,7 +46,11 @@ async def open_table(st: Stack, command: str, ai_seats: int) -> tuple[int, Messa
 
 
 def channel_posts(st: Stack) -> list[tuple[int, dict]]:
-    return [(i, c.args) for i, c in enumerate(st.fake.calls) if c.method in ("chat.postMessage", "chat.update") and not str(c.args.get("channel", "")).startswith("D")]
+    return [
+        (i, c.args)
+        for i, c in enumerate(st.fake.calls)
+        if c.method in ("chat.postMessage", "chat.update") and not str(c.args.get("channel", "")).startswith("D")
+    ]
 
 
 async def assert_no_secret_in_channel(st: Stack, game_id: int) -> None:

@@ -16,7 +16,9 @@ from tests.bot.slack.test_games import ALICE, BOB, CHANNEL, button, lobby_card, 
 
 def api_effects(st: Stack) -> int:
     """Calls that change something a member could see."""
-    return sum(c.method in ("chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "conversations.open") for c in st.fake.calls) + len(st.fake.responses)
+    return sum(c.method in ("chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "conversations.open") for c in st.fake.calls) + len(
+        st.fake.responses
+    )
 
 
 async def test_forged_signature_and_stale_timestamp_are_rejected(stack: Stack) -> None:
@@ -32,8 +34,6 @@ async def test_forged_signature_and_stale_timestamp_are_rejected(stack: Stack) -
     assert await st.sim.send(body, "application/x-www-form-urlencoded") == 200
     await st.idle()
     assert len(await st.store.open_lobbies("slack")) == 1
-
-
 
 
 async def test_retried_action_changes_nothing(stack: Stack) -> None:
