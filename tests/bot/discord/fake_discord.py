@@ -111,6 +111,7 @@ class FakeDiscord(FakeServer):
         self.guild_id = self.snowflake()
         self.owner_id = self.snowflake()
         self.admin_role_id = self.snowflake()
+        self.plain_role_id = self.snowflake()  # a role with no special permission (any name a member likes)
         self.users: dict[int, dict[str, Any]] = {self.app_id: self.bot_user}
         self.members: dict[int, dict[str, Any]] = {}
         self.member_perms: dict[int, int] = {}
@@ -145,10 +146,11 @@ class FakeDiscord(FakeServer):
                 "avatar": None, "bot": bot, "public_flags": 0, "flags": 0}
 
     def add_member(self, uid: int | None = None, name: str = "member", *, bot: bool = False,
-                   admin: bool = False, dms_closed: bool = False) -> int:
+                   admin: bool = False, dms_closed: bool = False, extra_roles: tuple[int, ...] = ()) -> int:
         uid = uid or self.snowflake()
         self.users[uid] = self._user(uid, name, bot)
         roles = [str(self.admin_role_id)] if admin else []
+        roles += [str(r) for r in extra_roles]
         self.members[uid] = {"user": self.users[uid], "roles": roles, "joined_at": _now(), "deaf": False,
                              "mute": False, "flags": 0, "nick": None, "avatar": None,
                              "premium_since": None, "pending": False}
@@ -165,6 +167,8 @@ class FakeDiscord(FakeServer):
                  "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
                 {"id": str(self.admin_role_id), "name": "Game Admin", "permissions": str(EVERYONE_PERMS | MANAGE_GUILD),
                  "position": 1, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
+                {"id": str(self.plain_role_id), "name": "Hushtable Admin", "permissions": str(EVERYONE_PERMS),
+                 "position": 2, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
             ],
             "emojis": [], "stickers": [], "features": [], "member_count": len(self.members),
             "members": list(self.members.values()),
