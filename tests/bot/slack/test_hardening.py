@@ -9,6 +9,7 @@ import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -73,7 +74,8 @@ async def test_ai_agent_must_be_one_of_the_choices(stack: Stack) -> None:
 async def test_player_text_is_inert(stack: Stack) -> None:
     """Item 6: a name holding <!channel>, a user mention or a link is escaped once, by render."""
     st = stack
-    body = st.sim.command_body(ALICE, CHANNEL, "play spy").replace("user_name=ualice", "user_name=%3C%21channel%3E+%3C%40U1%3E+%3Chttps%3A%2F%2Fevil.example%7Cfree%3E")
+    hostile = urlencode({"user_name": "<!channel> <@U1> <https://evil.example|free>"})
+    body = st.sim.command_body(ALICE, CHANNEL, "play spy").replace("user_name=ualice", hostile)
     assert await st.sim.send(body, "application/x-www-form-urlencoded") == 200
     await st.idle()
     card = st.fake.in_channel(CHANNEL)[-1]
