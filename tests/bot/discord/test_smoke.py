@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.discord.conftest import Harness
+from tests.bot.discord.conftest import Harness
 
 
 async def test_connects_syncs_and_opens_a_lobby(harness: Harness) -> None:

@@ -21,7 +21,7 @@ from bot.discord.adapter import HushtableBot
 from bot.settings import Settings
 from models.agents.random_agent import RandomAgent
 from storage.store import Store
-from tests.discord.fake_discord import FakeDiscord
+from tests.bot.discord.fake_discord import FakeDiscord
 
 
 class _ErrorTrap(logging.Handler):
@@ -51,7 +51,7 @@ def error_trap() -> AsyncIterator[_ErrorTrap]:
 async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     server = FakeDiscord()
     await server.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", server.base)
+    monkeypatch.setattr(discord.http.Route, "BASE", server.api)
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(server.gateway))
     yield server
     await server.close()
@@ -82,13 +82,14 @@ class Harness:
         self.service: TableService | None = None
         self.bot: HushtableBot | None = None
         self._task: asyncio.Task | None = None
+        self.bot_options: dict[str, object] = {}  # e.g. admin_role_ids, for the next start()
 
     async def start(self) -> HushtableBot:
         self.store = await Store.open(self.settings.database_url)
         self.service = TableService(self.store, settings=self.settings,
                                     agents=lambda spec, seed: RandomAgent(spec, seed))
         # guild_ready_timeout: READY otherwise waits 2 s after the last GUILD_CREATE.
-        bot = HushtableBot(self.service, self.settings, guild_ready_timeout=0.1)
+        bot = HushtableBot(self.service, self.settings, guild_ready_timeout=0.1, **self.bot_options)  # type: ignore[arg-type]
         self.service.attach(bot.platform)
         await bot.login(self.settings.discord_token or "")
         ready = asyncio.Event()

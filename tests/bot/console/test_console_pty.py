@@ -10,7 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
@@ -32,7 +32,7 @@ def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) ->
         if i == 2:
             raise AssertionError("the console exited:\n" + "".join(seen))
         prompt = child.before.splitlines()
-        options = [l for l in prompt if re.match(r"\s+\d+\) ", l)]
+        options = [line for line in prompt if re.match(r"\s+\d+\) ", line)]
         if options:
             child.sendline("1")
         else:

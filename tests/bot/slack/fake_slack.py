@@ -24,6 +24,8 @@ import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.bot.fakeserver import FakeServer, Fault
+
 TEAM = "T0HUSH"
 BOT_USER = "UBOT"
 
@@ -65,8 +67,9 @@ def _blocks(raw: Any) -> list[dict[str, Any]]:
     return list(raw)
 
 
-class FakeSlack:
+class FakeSlack(FakeServer):
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], Message] = {}
         self.responses: list[dict[str, Any]] = []  # bodies posted to response_url
@@ -81,37 +84,28 @@ class FakeSlack:
         self._socket_ready = asyncio.Event()
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # ------------------------------------------------------------------ server
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def api_url(self) -> str:
         return f"{self.base}/api/"  # the trailing slash matters to the SDK
 
-    async def start(self) -> None:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/api/{method}", self._api)  # users.info and other readers use GET
         app.router.add_post("/response/{token}", self._response)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._ws)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def close(self) -> None:
+    async def before_close(self) -> None:
         if self._socket is not None:
             await self._socket.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+
+    def bare_ok(self) -> None:
+        """Answer every Web API method but auth.test with a bare ``{"ok": true}``, as
+        bolt-python's mock Web API server does (no channel, no ts, no user)."""
+        self.faults.append(Fault(lambda method, path: path.startswith("/api/") and path != "/api/auth.test", {"ok": True}))
 
     async def _args(self, request: web.Request) -> dict[str, Any]:
         args: dict[str, Any] = dict(request.query)
@@ -125,6 +119,10 @@ class FakeSlack:
         method = request.match_info["method"]
         args = await self._args(request)
         self.calls.append(Call(method, args))
+        await self.touch()
+        faulty = self.fault_for(request.method, request.path)
+        if faulty is not None:
+            return faulty
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
@@ -184,7 +182,15 @@ class FakeSlack:
     async def _m_files_completeUploadExternal(self, args: dict[str, Any]) -> dict[str, Any]:
         files = args["files"] if isinstance(args["files"], list) else json.loads(args["files"])
         for f in files:
-            self.files.append({"id": f["id"], "title": f.get("title"), "channel": args.get("channel_id"), "comment": args.get("initial_comment"), "data": self.uploads.get(f["id"], b"")})
+            self.files.append(
+                {
+                    "id": f["id"],
+                    "title": f.get("title"),
+                    "channel": args.get("channel_id"),
+                    "comment": args.get("initial_comment"),
+                    "data": self.uploads.get(f["id"], b""),
+                }
+            )
         return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
     async def _m_files_info(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +233,14 @@ class FakeSlack:
         assert self._socket is not None
         envelope_id = f"env-{next(self._ids)}"
         await self._socket.send_json(
-            {"envelope_id": envelope_id, "type": envelope_type, "payload": payload, "accepts_response_payload": accepts_response_payload, "retry_attempt": 0, "retry_reason": ""}
+            {
+                "envelope_id": envelope_id,
+                "type": envelope_type,
+                "payload": payload,
+                "accepts_response_payload": accepts_response_payload,
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
         )
         return envelope_id
 
@@ -271,7 +284,9 @@ class SlackClientSim:
     async def close(self) -> None:
         await self.session.close()
 
-    async def send(self, body: str, content_type: str, *, signer: Signer | None = None, timestamp: int | None = None, extra: dict[str, str] | None = None) -> int:
+    async def send(
+        self, body: str, content_type: str, *, signer: Signer | None = None, timestamp: int | None = None, extra: dict[str, str] | None = None
+    ) -> int:
         headers = (signer or self.signer).headers(body, content_type, timestamp)
         headers.update(extra or {})
         async with self.session.post(self.app_url, data=body.encode(), headers=headers) as resp:
@@ -314,10 +329,22 @@ class SlackClientSim:
             "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
             "api_app_id": "AHUSH",
             "token": "legacy",
-            "container": {"type": "message", "message_ts": message.ts, "channel_id": message.channel, "is_ephemeral": False, **({"thread_ts": message.thread_ts} if message.thread_ts else {})},
+            "container": {
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "is_ephemeral": False,
+                **({"thread_ts": message.thread_ts} if message.thread_ts else {}),
+            },
             "trigger_id": f"{n}.trigger.act",
             "channel": {"id": message.channel, "name": "games"},
-            "message": {"type": "message", "ts": message.ts, "text": message.text, "blocks": message.blocks, **({"thread_ts": message.thread_ts} if message.thread_ts else {})},
+            "message": {
+                "type": "message",
+                "ts": message.ts,
+                "text": message.text,
+                "blocks": message.blocks,
+                **({"thread_ts": message.thread_ts} if message.thread_ts else {}),
+            },
             "response_url": f"{self.fake.base}/response/act{n}",
             "actions": [action],
         }
@@ -364,6 +391,15 @@ class SlackClientSim:
 
     async def dm_text(self, user: str, text: str, event_id: str | None = None, extra: dict[str, str] | None = None) -> tuple[int, str]:
         n = next(self._n)
-        event = {"type": "message", "channel": "D" + user, "channel_type": "im", "user": user, "text": text, "ts": f"{1900000000 + n}.{n:06d}", "event_ts": f"{1900000000 + n}.{n:06d}", "team": TEAM}
+        event = {
+            "type": "message",
+            "channel": "D" + user,
+            "channel_type": "im",
+            "user": user,
+            "text": text,
+            "ts": f"{1900000000 + n}.{n:06d}",
+            "event_ts": f"{1900000000 + n}.{n:06d}",
+            "team": TEAM,
+        }
         body, eid = self.event_body(event, event_id)
         return await self.send(body, "application/json", extra=extra), eid

@@ -8,7 +8,7 @@ import yaml
 
 from bot.slack.commands import COMMAND
 
-MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "slack-manifest.yaml"
 
 
 def test_manifest_matches_the_adapter() -> None:

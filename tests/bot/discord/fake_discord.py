@@ -17,7 +17,6 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +24,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-JSON = "application/json"  # discord.py compares the header literally: no charset suffix
+from tests.bot.fakeserver import JSON, FakeServer
+
 EPHEMERAL = 1 << 6
 MANAGE_GUILD = 1 << 5
 EVERYONE_PERMS = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 31) | (1 << 35) | (1 << 38)  # view, send, history, use commands, threads
@@ -100,16 +100,18 @@ class FakeInteraction:
         return bool(self.followups) and all((m.get("flags") or 0) & EPHEMERAL for m in self.followups)
 
 
-class FakeDiscord:
-    """The fake server. Start with ``await fake.start()``; ``fake.base`` and ``fake.gateway`` are the URLs."""
+class FakeDiscord(FakeServer):
+    """The fake server. Start with ``await fake.start()``; ``fake.api`` and ``fake.gateway`` are the URLs."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._ids = itertools.count(1_100_000_000_000_000_000)
         self.app_id = self.snowflake()
         self.bot_user = self._user(self.app_id, "hushtable", bot=True)
         self.guild_id = self.snowflake()
         self.owner_id = self.snowflake()
         self.admin_role_id = self.snowflake()
+        self.plain_role_id = self.snowflake()  # a role with no special permission (any name a member likes)
         self.users: dict[int, dict[str, Any]] = {self.app_id: self.bot_user}
         self.members: dict[int, dict[str, Any]] = {}
         self.member_perms: dict[int, int] = {}
@@ -125,7 +127,6 @@ class FakeDiscord:
         self._ws: web.WebSocketResponse | None = None
         self._ws_ready = asyncio.Event()
         self._seq = 0
-        self._changed = asyncio.Condition()
         self.channel_id = self.snowflake()
         self.channels[self.channel_id] = {
             "id": str(self.channel_id), "type": 0, "guild_id": str(self.guild_id), "name": "games",
@@ -133,8 +134,6 @@ class FakeDiscord:
             "topic": None, "last_message_id": None, "rate_limit_per_user": 0,
         }
         self.add_member(self.app_id, "hushtable", bot=True)
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # ------------------------------------------------------------------ ids and payloads
 
@@ -147,10 +146,11 @@ class FakeDiscord:
                 "avatar": None, "bot": bot, "public_flags": 0, "flags": 0}
 
     def add_member(self, uid: int | None = None, name: str = "member", *, bot: bool = False,
-                   admin: bool = False, dms_closed: bool = False) -> int:
+                   admin: bool = False, dms_closed: bool = False, extra_roles: tuple[int, ...] = ()) -> int:
         uid = uid or self.snowflake()
         self.users[uid] = self._user(uid, name, bot)
         roles = [str(self.admin_role_id)] if admin else []
+        roles += [str(r) for r in extra_roles]
         self.members[uid] = {"user": self.users[uid], "roles": roles, "joined_at": _now(), "deaf": False,
                              "mute": False, "flags": 0, "nick": None, "avatar": None,
                              "premium_since": None, "pending": False}
@@ -167,6 +167,8 @@ class FakeDiscord:
                  "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
                 {"id": str(self.admin_role_id), "name": "Game Admin", "permissions": str(EVERYONE_PERMS | MANAGE_GUILD),
                  "position": 1, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
+                {"id": str(self.plain_role_id), "name": "Hushtable Admin", "permissions": str(EVERYONE_PERMS),
+                 "position": 2, "color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0},
             ],
             "emojis": [], "stickers": [], "features": [], "member_count": len(self.members),
             "members": list(self.members.values()),
@@ -198,47 +200,21 @@ class FakeDiscord:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self) -> None:
-        app = web.Application(client_max_size=32 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
         app.router.add_route("GET", "/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def close(self) -> None:
+    async def before_close(self) -> None:
         if self._ws is not None:
             await self._ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/api/v10"
+    def api(self) -> str:
+        return f"{super().base}/api/v10"
 
     @property
     def gateway(self) -> str:
         return f"ws://127.0.0.1:{self.port}/gateway"
-
-    async def _touch(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
-
-    async def wait_for(self, pred: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Wait until ``pred()`` is truthy (re-checked whenever the bot makes a request)."""
-        async def loop() -> Any:
-            async with self._changed:
-                while True:
-                    got = pred()
-                    if got:
-                        return got
-                    try:
-                        await asyncio.wait_for(self._changed.wait(), 0.2)
-                    except TimeoutError:
-                        pass
-        return await asyncio.wait_for(loop(), timeout)
 
     # ------------------------------------------------------------------ gateway
 
@@ -446,11 +422,16 @@ class FakeDiscord:
             ix = self.by_token.get(parts[2])
             rec.channel_id = ix.channel_id if ix else None
         self.requests.append(rec)
+        faulty = self.fault_for(request.method, path)
+        if faulty is not None:
+            rec.status = faulty.status
+            await self.touch()
+            return faulty
         try:
             status, payload = await self._route(request.method, parts, body or {}, files, request.query)
             rec.status = status
         finally:
-            await self._touch()
+            await self.touch()
         if payload is None:
             return web.Response(status=status)
         return web.Response(status=status, body=json.dumps(payload), headers={"Content-Type": JSON})

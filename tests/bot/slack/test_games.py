@@ -4,14 +4,15 @@ replies, votes by buttons and selects, the result posted once in the lobby's thr
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import games
 from games.base import Event
-from tests.slack.conftest import Stack
-from tests.slack.fake_slack import Message
-from tests.slack.play import play_to_end, secrets_of, words_in
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Message
+from tests.bot.slack.play import play_to_end, secrets_of, words_in
 
 ALICE, BOB = "UALICE", "UBOB"
 CHANNEL = "CGAMES"
@@ -45,8 +46,24 @@ async def open_table(st: Stack, command: str, ai_seats: int) -> tuple[int, Messa
     return game_id, card
 
 
+def leaked_words(secrets: set[str], blob: str) -> list[str]:
+    """Secret words that appear in ``blob`` as words: `anger` is not leaked by `danger`."""
+    words = set(re.findall(r"[^\W_]+(?:['-][^\W_]+)*", blob.lower()))
+    text = " ".join(re.findall(r"[^\W_]+", blob.lower()))
+    return sorted(w for w in secrets if w in words or (" " in w and f" {w} " in f" {text} "))
+
+
+def test_secrets_are_compared_as_words() -> None:
+    assert leaked_words({"anger"}, "Danger ahead: strangers") == []
+    assert leaked_words({"anger", "ice cream"}, "the ANGER grew; ice  cream melts") == ["anger", "ice cream"]
+
+
 def channel_posts(st: Stack) -> list[tuple[int, dict]]:
-    return [(i, c.args) for i, c in enumerate(st.fake.calls) if c.method in ("chat.postMessage", "chat.update") and not str(c.args.get("channel", "")).startswith("D")]
+    return [
+        (i, c.args)
+        for i, c in enumerate(st.fake.calls)
+        if c.method in ("chat.postMessage", "chat.update") and not str(c.args.get("channel", "")).startswith("D")
+    ]
 
 
 async def assert_no_secret_in_channel(st: Stack, game_id: int) -> None:
@@ -68,8 +85,8 @@ async def assert_no_secret_in_channel(st: Stack, game_id: int) -> None:
     assert len(over) == 1, f"the result was posted {len(over)} times"
     # At the end a game may reveal its secrets (the last events and the result): all before must not.
     for _, args in posts[: over[0] - 1]:
-        blob = (str(args.get("text", "")) + json.dumps(args.get("blocks", ""))).lower()
-        leaked = [w for w in secrets if w in blob]
+        blob = str(args.get("text", "")) + json.dumps(args.get("blocks", ""))
+        leaked = leaked_words(secrets, blob)
         assert not leaked, f"secret {leaked} posted to channel {args.get('channel')}: {args.get('text')!r}"
 
 

@@ -14,10 +14,10 @@ from bot.core.service import TableService
 from bot.slack.adapter import build_app
 from models.agents import AgentRegistry
 from storage.store import Store
-from tests.slack.conftest import make_settings, open_stack
-from tests.slack.fake_slack import FakeSlack
-from tests.slack.play import human_move, play_to_end
-from tests.slack.test_games import ALICE, BOB, CHANNEL, open_table
+from tests.bot.slack.conftest import make_settings, open_stack
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.play import human_move, play_to_end
+from tests.bot.slack.test_games import ALICE, BOB, CHANNEL, open_table
 
 
 async def test_restart_mid_game_finishes_on_the_next_click(fake: FakeSlack, tmp_path: Path) -> None:

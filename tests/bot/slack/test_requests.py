@@ -8,15 +8,17 @@ import pytest
 
 from bot.core.messages import CommandKind
 from bot.slack.commands import UsageError, parse
-from tests.slack.conftest import Stack
-from tests.slack.fake_slack import Signer
-from tests.slack.play import find_control
-from tests.slack.test_games import ALICE, BOB, CHANNEL, button, lobby_card, open_table
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Signer
+from tests.bot.slack.play import find_control
+from tests.bot.slack.test_games import ALICE, BOB, CHANNEL, button, lobby_card, open_table
 
 
 def api_effects(st: Stack) -> int:
     """Calls that change something a member could see."""
-    return sum(c.method in ("chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "conversations.open") for c in st.fake.calls) + len(st.fake.responses)
+    return sum(c.method in ("chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "conversations.open") for c in st.fake.calls) + len(
+        st.fake.responses
+    )
 
 
 async def test_forged_signature_and_stale_timestamp_are_rejected(stack: Stack) -> None:
@@ -32,8 +34,6 @@ async def test_forged_signature_and_stale_timestamp_are_rejected(stack: Stack) -
     assert await st.sim.send(body, "application/x-www-form-urlencoded") == 200
     await st.idle()
     assert len(await st.store.open_lobbies("slack")) == 1
-
-
 
 
 async def test_retried_action_changes_nothing(stack: Stack) -> None:
@@ -90,7 +90,7 @@ async def test_export_is_for_admins_only(stack: Stack) -> None:
 
 
 async def test_closed_dms_get_a_show_my_secret_button(fake, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tests.slack.conftest import open_stack
+    from tests.bot.slack.conftest import open_stack
 
     fake.closed_dms.add(BOB)
     st = await open_stack(fake, tmp_path / "hush.db")
@@ -128,7 +128,7 @@ async def test_retried_vote_click_changes_nothing(stack: Stack) -> None:
     import random
 
     from games.base import Choice
-    from tests.slack.play import human_move
+    from tests.bot.slack.play import human_move
 
     st = stack
     game_id, _ = await open_table(st, "play chameleon", 2)

@@ -12,14 +12,9 @@ from typing import Any
 
 from bot.core.messages import UserRef
 from games.base import Choice, Text
-from tests.slack.conftest import Stack
-from tests.slack.fake_slack import Message
-
-WORDS = (
-    "lantern quartz meadow copper harbor violin glacier pepper saddle ember orchard velvet "
-    "compass thistle canyon marble falcon biscuit lagoon pylon walnut tundra ribbon anchor "
-    "cobalt fjord juniper kettle lumen mosaic nectar opal parsnip quiver rustic sable tinder"
-).split()
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Message
+from tests.vocabulary import NONSENSE
 
 
 def find_control(msgs: list[Message], prefix: str) -> tuple[Message, list[dict[str, Any]]] | None:
@@ -51,7 +46,7 @@ async def human_move(st: Stack, uid: str, game_id: int, rng: random.Random, text
         assert await st.sim.click(uid, msg, rng.choice(els)) == 200
         return "button"
     assert isinstance(spec, Text)
-    values = [" ".join(rng.sample(WORDS, 1)) for _ in spec.fields]
+    values = [" ".join(rng.sample(NONSENSE, 1)) for _ in spec.fields]
     if text_by_dm:
         status, _ = await st.sim.dm_text(uid, "; ".join(values))
         assert status == 200

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.discord.conftest import Harness
-from tests.discord.driver import (
+from tests.bot.discord.conftest import Harness
+from tests.bot.discord.driver import (
     Players,
     assert_no_secret_in_channels,
     open_table,

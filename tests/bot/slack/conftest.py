@@ -15,7 +15,7 @@ from bot.settings import Settings
 from bot.slack.adapter import SlackBot, build_app, serve_http
 from models.agents import AgentRegistry
 from storage.store import Store
-from tests.slack.fake_slack import FakeSlack, SlackClientSim
+from tests.bot.slack.fake_slack import FakeSlack, SlackClientSim
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 
@@ -63,11 +63,11 @@ def make_settings(fake: FakeSlack, db: Path, **over: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-async def open_stack(fake: FakeSlack, db: Path, **over: object) -> Stack:
+async def open_stack(fake: FakeSlack, db: Path, admin_users: tuple[str, ...] = (), **over: object) -> Stack:
     settings = make_settings(fake, db, **over)
     store = await Store.open(settings.database_url)
     service = TableService(store, settings=settings, agents=AgentRegistry())
-    bot = build_app(service, settings)
+    bot = build_app(service, settings, admin_users=admin_users)
     service.attach(bot.platform)
     await service.start()
     runner = await serve_http(bot, "127.0.0.1", 0, settings.slack_path)

@@ -11,9 +11,9 @@ from bot.discord.adapter import run_discord
 from bot.settings import Settings
 from models.agents.random_agent import RandomAgent
 from storage.store import Store
-from tests.discord.conftest import Harness
-from tests.discord.driver import Players, assert_no_secret_in_channels, card_of, open_table, over_messages, secrets_of
-from tests.discord.fake_discord import FakeDiscord
+from tests.bot.discord.conftest import Harness
+from tests.bot.discord.driver import Players, assert_no_secret_in_channels, card_of, open_table, over_messages, secrets_of
+from tests.bot.discord.fake_discord import FakeDiscord
 
 
 async def test_closed_dms_get_the_ephemeral_reveal(harness: Harness) -> None:

@@ -8,7 +8,6 @@ form button opens (or a DM reply), and, for a member whose DMs are closed, throu
 
 from __future__ import annotations
 
-import itertools
 import random
 import re
 from dataclasses import dataclass
@@ -16,16 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from games.base import contains_word
-from tests.discord.conftest import Harness
-from tests.discord.fake_discord import FakeDiscord, FakeInteraction
-
-_SYLLABLES = ("zor", "quin", "blap", "vex", "mip", "trod", "plen", "gusk", "fim", "dral")
-
-
-def nonsense_words() -> itertools.Iterator[str]:
-    """Made-up words that match no secret, never repeat, and hold letters only."""
-    for a, b, c in itertools.product(_SYLLABLES, repeat=3):
-        yield a + b + c
+from tests.bot.discord.conftest import Harness
+from tests.bot.discord.fake_discord import FakeDiscord, FakeInteraction
+from tests.vocabulary import nonsense_words
 
 
 def card_of(fake: FakeDiscord, game_id: int) -> dict[str, Any]:
@@ -175,7 +167,7 @@ class Players:
             if not progressed:
                 before = len(fake.requests)
                 try:
-                    await fake.wait_for(lambda: len(fake.requests) > before, timeout=3)
+                    await fake.wait_for(lambda before=before: len(fake.requests) > before, timeout=3)
                 except TimeoutError:
                     pass
         raise AssertionError(f"game {self.gid} did not finish")
