@@ -169,5 +169,10 @@ def worker(
     run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
 
 
+from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
+
+_register_ops(app)
+
+
 if __name__ == "__main__":  # python -m bot.cli
     app()
