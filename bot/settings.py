@@ -19,7 +19,9 @@ class Settings(BaseSettings):
 
     # storage
     database_url: str = "sqlite+aiosqlite:///hushtable.db"
-    export_secret: str = Field(default="change-me", description="key for pseudonymising user ids in exports")
+    # None: a random key is made on the first export and kept beside a SQLite database
+    # (<db>.export-secret, mode 0600); a PostgreSQL install must set it (storage/export_secret.py).
+    export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
 
     # tables
     turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
