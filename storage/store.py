@@ -219,10 +219,12 @@ class Store:
         host: str,
         lobby: Mapping[str, Any],
         inbound_key: str | None = None,
+        tenant: str = "",
     ) -> int | None:
         """A new game in the lobby; returns its id, or None (writing nothing) when
         ``inbound_key`` was seen before. The key is written in the same transaction."""
         values = {
+            "tenant": tenant,
             "game": game,
             "variant": variant,
             "config": dict(config),

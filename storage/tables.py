@@ -29,10 +29,12 @@ class GameStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     ABORTED = "aborted"
+    BROKEN = "broken"  # its log no longer replays (an engine change, a hand edit); see status_reason
 
 
 ENDED: tuple[GameStatus, ...] = (GameStatus.FINISHED, GameStatus.ABORTED)
-"""Statuses of a game that is over (its result, if any, is saved)."""
+"""Statuses of a game that is over (its result, if any, is saved). A BROKEN game is not among
+them: it did not end, its log stopped replaying (``Store.mark_broken``)."""
 
 
 class SeatKind(StrEnum):
@@ -122,7 +124,10 @@ class GameRow(SQLModel, table=True):
     """One game from lobby to result. ``lobby`` holds the pre-start roster and options."""
 
     __tablename__ = "games"
-    __table_args__ = (sa.Index("ix_games_platform_place_status", "platform", "place", "status"),)
+    __table_args__ = (
+        sa.Index("ix_games_platform_place_status", "platform", "place", "status"),
+        sa.Index("ix_games_tenant_status", "tenant", "status"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game: str = Field(index=True)
@@ -142,6 +147,12 @@ class GameRow(SQLModel, table=True):
     result: dict[str, Any] | None = _json(nullable=True)
     announced_at: datetime | None = _ts(nullable=True)
     rules_version: str = ""
+    # "discord:<guild id>", "slack:<team id>", "console"; "" for games from before tenants.
+    tenant: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    status_reason: str | None = Field(default=None, sa_type=sa.Text, nullable=True)  # why it is broken
+    # Seats whose private deal the platform confirmed; the rest get it again on resume.
+    delivered: list[int] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
+                                 sa_column_kwargs={"server_default": sa.text("'[]'")})
 
 
 class SeatRow(SQLModel, table=True):

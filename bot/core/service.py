@@ -13,7 +13,7 @@ import asyncio
 import logging
 import secrets as pysecrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +34,7 @@ from bot.core.messages import (
     Style,
     UserRef,
 )
+from bot.core.observe import NullObserver, ServiceObserver
 from bot.core.platform import Platform
 from bot.settings import Settings
 from games.base import Action, Choice, ConfigError, Event, Game, IllegalAction, Seat, Text, rng
@@ -77,6 +78,8 @@ class Table:
     dm_failed: set[Seat] = field(default_factory=set)
     driver: asyncio.Task | None = None
     over: bool = False
+    tenant: str = ""
+    quiet: bool = False  # an AI-only table nobody watches: nothing is posted
 
     @property
     def names(self) -> list[str]:
@@ -87,6 +90,11 @@ class Table:
             if s.user is not None and s.user.key == user.key:
                 return s
         return None
+
+
+FinishListener = Callable[[int, Place, str], Awaitable[Outgoing | None]]
+"""Called after a game's result is announced with (game id, the table's place, tenant); an Outgoing
+it returns is posted to the table's place (contract 6)."""
 
 
 def _now() -> datetime:
@@ -109,6 +117,7 @@ class TableService:
         settings: Settings,
         agents: AgentFactory,
         clock: Callable[[], float] = time.time,
+        observer: ServiceObserver | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -122,6 +131,9 @@ class TableService:
         self._lobby_locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task] = set()
         self._deadline_tasks: dict[int, asyncio.Task] = {}
+        self.observer: ServiceObserver = observer or NullObserver()
+        self._finish_listeners: list[FinishListener] = []
+        self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -193,6 +205,85 @@ class TableService:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
+    # ------------------------------------------------------------------ AI-only tables and finish hooks
+
+    async def open_ai_table(
+        self,
+        *,
+        tenant: str,
+        place: Place,
+        game: str,
+        variant: str | None,
+        options: Mapping[str, Any],
+        agents: Sequence[str],
+        seed: int,
+        spectate: bool = True,
+    ) -> int:
+        """Create, seat and start an AI-only table; seat i is played by ``agents[i]`` (order kept).
+
+        Returns the game id. Raises ValueError (ConfigError for options) with a readable sentence
+        for an unknown game, bad options, an agent name outside ``agent_choices()``, a seat count
+        the game does not allow or a seed outside 0..2^62. ``spectate=False`` posts nothing.
+        """
+        try:
+            engine = game_registry.get(game)
+        except KeyError as exc:
+            raise ValueError(str(exc.args[0])) from None
+        cfg = engine.make_config(variant, **dict(options))
+        allowed = set(self.agent_choices())
+        unknown = sorted({a for a in agents if a not in allowed})
+        if unknown:
+            raise ValueError(f"unknown agent(s) {', '.join(unknown)}; choose among {', '.join(sorted(allowed))}")
+        lo, hi = engine.seat_range(cfg)
+        if not lo <= len(agents) <= hi:
+            raise ValueError(f"{engine.id} ({cfg.variant}) is played with {lo}-{hi} seats, not {len(agents)}")
+        if not 0 <= seed < 2**62:
+            raise ValueError("a seed is a whole number between 0 and 2^62")
+        host = UserRef(place.platform, "hushtable", "Hushtable")
+        lobby = {"host": _user_json(host), "seats": [{"kind": "ai", "agent": a} for a in agents],
+                 "deadline_s": 0.0, "card": None, "thread": None, "quiet": not spectate}
+        gid = await self.store.create_game(
+            game=engine.id, variant=cfg.variant, config=_cfg_dict(cfg), platform=place.platform, place=place.key,
+            place_name="", host=host.key, lobby=lobby, tenant=tenant,
+        )
+        assert gid is not None  # no inbound key: never a duplicate
+        row = await self.store.game(gid)
+        await self._begin(row, engine, cfg, seed, place, keep_order=True)
+        return gid
+
+    async def wait_finished(self, game_id: int) -> dict[str, Any] | None:
+        """The stored result of a game once it has ended; None when it was aborted or broke."""
+        row = await self.store.game(game_id)
+        if row is None:
+            raise KeyError(f"no game {game_id}")
+        if row.status == "finished":
+            return row.result
+        if row.status not in ("lobby", "running"):
+            return None
+        fut = self._ended.get(game_id)
+        if fut is None:
+            fut = self._ended[game_id] = asyncio.get_running_loop().create_future()
+        return await asyncio.shield(fut)
+
+    def add_finish_listener(self, cb: FinishListener) -> None:
+        """``cb(game_id, place, tenant)`` runs in the background after each result is announced."""
+        self._finish_listeners.append(cb)
+
+    def _ended_now(self, game_id: int, result: dict[str, Any] | None) -> None:
+        fut = self._ended.pop(game_id, None)
+        if fut is not None and not fut.done():
+            fut.set_result(result)
+
+    async def _run_finish_listeners(self, game_id: int, place: Place, tenant: str) -> None:
+        for cb in list(self._finish_listeners):
+            try:
+                out = await cb(game_id, place, tenant)
+            except Exception:
+                log.exception("finish listener failed for game %s", game_id)
+                continue
+            if out is not None:
+                await self._safe_post(place, out)
+
     # ------------------------------------------------------------------ public helpers for adapters
 
     def game_choices(self) -> dict[str, tuple[str, ...]]:
@@ -227,6 +318,14 @@ class TableService:
     # ------------------------------------------------------------------ the entry point
 
     async def handle(self, cmd: Command) -> Reply:
+        started = time.perf_counter()
+        reply = await self._handle(cmd)
+        if reply.duplicate:
+            self.observer.duplicate()
+        self.observer.command(cmd.kind.value, time.perf_counter() - started, reply.ok)
+        return reply
+
+    async def _handle(self, cmd: Command) -> Reply:
         key = self._inbound_key(cmd)
         # Turns detect redelivery inside their own append; everything else checks first.
         if key is not None and cmd.kind not in _NO_PRECHECK and await self.store.inbound_seen(key):
@@ -313,7 +412,7 @@ class TableService:
             gid = await self.store.create_game(
                 game=engine.id, variant=cfg.variant, config=_cfg_dict(cfg), platform=cmd.place.platform,
                 place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby,
-                inbound_key=self._inbound_key(cmd),
+                inbound_key=self._inbound_key(cmd), tenant=cmd.tenant,
             )
             if gid is None:
                 return Reply("Already done.", duplicate=True)
@@ -479,10 +578,12 @@ class TableService:
         return Reply(f"Game #{row.id} started.")
 
     async def _begin(self, row: Any, engine: Game, cfg: Any, seed: int, place: Place,
-                     inbound_key: str | None = None) -> Table:
+                     inbound_key: str | None = None, keep_order: bool = False) -> Table:
         # Seating is drawn from the game's seed: roles follow seats, so nobody picks their role.
+        # AI-only tables of a tournament keep their order: the tournament swaps seats itself.
         entries = list(row.lobby["seats"])
-        rng(seed, "seating").shuffle(entries)
+        if not keep_order:
+            rng(seed, "seating").shuffle(entries)
         seats: list[SeatInfo] = []
         for i, e in enumerate(entries):
             if e["kind"] == "human":
@@ -496,7 +597,7 @@ class TableService:
         anchor = MessageRef(row.platform, card["channel"], card["message_id"]) if card else None
         game_place = place
         platform = self.platforms.get(row.platform)
-        if platform is not None:
+        if platform is not None and not row.lobby.get("quiet"):
             try:
                 game_place = await platform.open_thread(place, f"{engine.id} #{row.id}", anchor)
             except DeliveryFailed:
@@ -511,8 +612,10 @@ class TableService:
             events=[_event_record(e) for e in events], rules_version=RULES_VERSION, inbound_key=inbound_key,
         )
         table = Table(row.id, engine, cfg, seed, seats, state, game_place, row.platform,
-                      float(row.lobby.get("deadline_s") or 0))
+                      float(row.lobby.get("deadline_s") or 0), tenant=row.tenant,
+                      quiet=bool(row.lobby.get("quiet")))
         self.tables[row.id] = table
+        self.observer.tables(len(self.tables))
         await self._refresh_card(row.id, closed=f"Game #{row.id} is under way.")
         roster = ", ".join(f"{s.name}{' (AI)' if s.is_ai else ''}" for s in seats)
         await self._post_public(table, Outgoing(f"**{engine.id} ({cfg.variant})** begins. Seats: {roster}.",
@@ -539,9 +642,11 @@ class TableService:
             await self._post_public(table, Outgoing(f"Game #{row.id} was aborted by {cmd.user.name or 'the host'}."))
             self.tables.pop(row.id, None)
             self.runner.forget(row.id)
+            self.observer.tables(len(self.tables))
         else:
             await self.store.finish_game(row.id, status="aborted", result=None)
             await self._refresh_card(row.id, closed="Table closed by the host.")
+        self._ended_now(row.id, None)
         return Reply(f"Table #{row.id} aborted.")
 
     async def _list(self, cmd: Command) -> Reply:
@@ -688,6 +793,9 @@ class TableService:
             )
             if not fresh:
                 return Reply("Already done.", duplicate=True)
+            self.observer.action(table.engine.id, source)
+            for c in calls:
+                self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
             table.state = state
             table.prompted.discard(seat)
             if self._has_deadline(table.game_id, seat):
@@ -780,6 +888,8 @@ class TableService:
                 await self._deliver_private(table, info, _render(table, private))
 
     async def _post_public(self, table: Table, m: Outgoing, quiet: bool = False) -> None:
+        if table.quiet:
+            return
         if quiet and getattr(self.platforms.get(table.platform), "quiet_waiting", False):
             return
         await self._safe_post(table.place, m)
@@ -792,6 +902,7 @@ class TableService:
             return await platform.post(place, m)
         except DeliveryFailed as exc:
             log.warning("could not post to %s: %s", place, exc)
+            self.observer.delivery_failed(place.platform)
             return None
 
     async def _deliver_private(self, table: Table, info: SeatInfo, m: Outgoing) -> None:
@@ -803,6 +914,7 @@ class TableService:
                 await platform.dm(info.user, m)
                 return
             except DeliveryFailed:
+                self.observer.delivery_failed(table.platform)
                 table.dm_failed.add(info.seat)
         # Never the secret itself in the channel: only a button that reveals it to that member.
         notice = Outgoing(
@@ -852,6 +964,9 @@ class TableService:
             # The engine's own last event already told how it ended; the announcement names the winners.
             await self._post_public(table, Outgoing(_result_text(result.to_json(), table.names, summary=False),
                                                      title=f"Game #{table.game_id} is over", user_text=True))
+        self._ended_now(table.game_id, result.to_json())
+        if self._finish_listeners:
+            self._spawn(self._run_finish_listeners(table.game_id, table.place, table.tenant))
 
     async def _announce_row(self, row: Any) -> None:
         if not await self.store.mark_announced(row.id):
@@ -881,6 +996,7 @@ class TableService:
         task = asyncio.get_running_loop().create_task(fire())
         task.game_seat = (game_id, seat)  # type: ignore[attr-defined]
         self._deadline_tasks[deadline_id] = task
+        self.observer.deadlines(len(self._deadline_tasks))
 
     def _has_deadline(self, game_id: int, seat: Seat) -> bool:
         return any(t.game_seat == (game_id, seat) for t in self._deadline_tasks.values())  # type: ignore[attr-defined]
@@ -933,7 +1049,8 @@ class TableService:
         if thread:
             place = Place(place.platform, place.channel, thread)
         return Table(row.id, engine, cfg, row.seed, seats, state, place, row.platform,
-                     float((row.lobby or {}).get("deadline_s") or 0))
+                     float((row.lobby or {}).get("deadline_s") or 0), tenant=row.tenant,
+                     quiet=bool((row.lobby or {}).get("quiet")))
 
 
 _NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT,

@@ -70,9 +70,9 @@ class Harness:
         raise AssertionError("games did not finish")
 
 
-async def make_harness(url: str, platform: MemoryPlatform | None = None, **kw) -> Harness:
+async def make_harness(url: str, platform: MemoryPlatform | None = None, observer=None, **kw) -> Harness:
     store = await Store.open(url)
-    service = TableService(store, settings=settings(**kw), agents=AgentRegistry())
+    service = TableService(store, settings=settings(**kw), agents=AgentRegistry(), observer=observer)
     platform = platform or MemoryPlatform()
     service.attach(platform)
     await service.start()
