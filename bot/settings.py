@@ -23,6 +23,13 @@ class Settings(BaseSettings):
     # (<db>.export-secret, mode 0600); a PostgreSQL install must set it (storage/export_secret.py).
     export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
 
+    # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
+    ops_port: int | None = None
+    ops_host: str = "127.0.0.1"
+    log_dir: Path = Path(".hushtable") / "logs"
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
     # tables
     turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
     deadline_policy: Literal["takeover", "abstain"] = "abstain"
