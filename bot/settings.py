@@ -31,9 +31,13 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     # tables
-    turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
+    turn_deadline_s: float = Field(default=0.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)  # 0 = none
     deadline_policy: Literal["takeover", "abstain"] = "abstain"
-    max_text_chars: int = 200
+    # The longest raw answer the service reads at all (a payload guard); each form's own limit
+    # comes from the game's rules (ActionSpec.max_chars) and is always lower.
+    max_text_chars: int = Field(default=2000, ge=1, le=100_000)
+    # Open lobbies one member may host at once in one guild/workspace (0 = no cap; admins are exempt).
+    max_open_lobbies: int = Field(default=3, ge=0)
 
     # AI seats
     default_agent: str = "llm:default"
@@ -48,7 +52,7 @@ class Settings(BaseSettings):
     openai_api_key: str | None = None  # for llm:openai:... agents on servers that want a key
 
     # admins
-    admin_users: str = ""  # comma-separated platform:user_id keys
+    admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)
     admin_role: str = ""  # Discord role name that may export
 
     # Discord

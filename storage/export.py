@@ -239,6 +239,7 @@ async def export_games(
     since: datetime | None = None,
     pseudonymise: bool = True,
     secret: str | None,
+    tenant: str | None = None,  # only this tenant's games (the bot's per-guild export); None: all (the CLI)
 ) -> int:
     """Write ended games (finished or aborted, ended at or after ``since``) to ``out``; returns how many.
 
@@ -251,7 +252,7 @@ async def export_games(
         secret = export_secret(store.plan)
     if pseudonymise and not secret:
         raise ValueError("pseudonymising needs a non-empty secret (HMAC key)")
-    rows = await store.games(status=[s.value for s in ENDED], game=game, finished_since=since)
+    rows = await store.games(status=[s.value for s in ENDED], game=game, finished_since=since, tenant=tenant)
     writer = None
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
