@@ -222,5 +222,10 @@ from bot.tournaments.cli import app as tournament_app  # noqa: E402
 
 app.add_typer(tournament_app, name="tournament")
 
+from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
+
+_register_ops(app)
+
+
 if __name__ == "__main__":  # python -m bot.cli
     app()

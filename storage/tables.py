@@ -150,9 +150,6 @@ class GameRow(SQLModel, table=True):
     # "discord:<guild id>", "slack:<team id>", "console"; "" for games from before tenants.
     tenant: str = Field(default="", sa_column_kwargs={"server_default": ""})
     status_reason: str | None = Field(default=None, sa_type=sa.Text, nullable=True)  # why it is broken
-    # Seats whose private deal the platform confirmed; the rest get it again on resume.
-    delivered: list[int] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
-                                 sa_column_kwargs={"server_default": sa.text("'[]'")})
 
 
 class SeatRow(SQLModel, table=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 from collections.abc import AsyncIterator
@@ -38,10 +39,17 @@ class Harness:
         inbound = inbound or f"evt-{next(self.ids)}"
         return await self.service.handle(Command(command, user, place, args, inbound_id=inbound))
 
-    async def restart(self, **kw) -> Harness:
+    async def restart(self, pause_s: float = 0.0, **kw) -> Harness:
+        """Stop this service and open a new one over the same database and platform, as a restarted
+        process would; ``pause_s`` is how long the bot stays down in between."""
+        await self.close()
+        if pause_s:
+            await asyncio.sleep(pause_s)
+        return await make_harness(self.url, platform=self.platform, **kw)
+
+    async def close(self) -> None:
         await self.service.stop()
         await self.store.aclose()
-        return await make_harness(self.url, platform=self.platform, **kw)
 
     async def play_humans(self, seed: int = 0, max_steps: int = 2000, vocabulary=NONSENSE) -> list[Reply]:
         """Answer every human prompt with a random legal-looking move until no game runs."""
