@@ -1,4 +1,4 @@
-"""The `hushtable` command line: run, sim, replay, export, worker."""
+"""The `hushtable` command line: run, sim, replay, export, doctor, worker."""
 
 from __future__ import annotations
 
@@ -197,6 +197,47 @@ def export(
 
     n = asyncio.run(go())
     typer.echo(f"exported {n} game(s)", err=True)
+
+
+@app.command()
+def doctor(
+    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+) -> None:
+    """List games that cannot go on: marked broken, or running with a log that no longer replays."""
+    from bot.core.tables import ReplayFailed, rebuild
+    from bot.settings import Settings
+    from storage.store import Store
+    from storage.tables import GameStatus
+
+    url = database or Settings().database_url
+
+    async def go() -> list[str]:
+        store = await Store.open(url, create=False)
+        try:
+            lines = [f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} place={r.platform}:{r.place} "
+                     f"broken: {r.status_reason or 'no reason saved'}"
+                     for r in await store.games(status=GameStatus.BROKEN.value)]
+            for glog in await store.unfinished_games():
+                try:
+                    rebuild(glog)
+                except ReplayFailed as exc:
+                    r = glog.row
+                    lines.append(f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} "
+                                 f"place={r.platform}:{r.place} running, will break on start: {exc}")
+            return lines
+        finally:
+            await store.aclose()
+
+    try:
+        lines = asyncio.run(go())
+    except Exception as exc:  # a missing or outdated database: say so, no traceback
+        typer.echo(f"doctor: cannot read {url}: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for line in lines:
+        typer.echo(line)
+    typer.echo(f"{len(lines)} game(s) need attention" if lines else "all games are healthy", err=True)
+    if lines:
+        raise typer.Exit(1)
 
 
 @app.command()
