@@ -150,9 +150,6 @@ class GameRow(SQLModel, table=True):
     # "discord:<guild id>", "slack:<team id>", "console"; "" for games from before tenants.
     tenant: str = Field(default="", sa_column_kwargs={"server_default": ""})
     status_reason: str | None = Field(default=None, sa_type=sa.Text, nullable=True)  # why it is broken
-    # Seats whose private deal the platform confirmed; the rest get it again on resume.
-    delivered: list[int] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
-                                 sa_column_kwargs={"server_default": sa.text("'[]'")})
 
 
 class SeatRow(SQLModel, table=True):
@@ -248,14 +245,44 @@ class DeadlineRow(SQLModel, table=True):
 
 
 class EvaluationRow(SQLModel, table=True):
-    """A score of a logged action by an evaluator (SNEAK utility and leakage, for instance)."""
+    """A score of a logged move by an evaluator (SNEAK utility and leakage; storage/evaluations.py).
+
+    One row per (game, action, part, evaluator, settings): re-running a scoring
+    adds only what is new. ``part`` tells apart several messages of one action
+    (Decrypto's three hints). ``settings`` is a digest of the evaluator's
+    settings (orderings, seed, prompt version, decoy strategy), spelled out in
+    ``settings_json``. Probabilities are in the stored option order: the ally's
+    over ``[message, *decoys]``, the chameleon's over ``instance.candidates``.
+    The metrics are in [0, 1] (reports show them x100) and null when the
+    judgement failed (``error`` says why); ``metric`` is free-form extra data.
+    """
 
     __tablename__ = "evaluations"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "action_seq", "part", "evaluator", "settings", name="uq_evaluations_move"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = _game_fk()
     action_seq: int
+    part: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    game: str = Field(default="", sa_column_kwargs={"server_default": ""})
     evaluator: str
+    settings: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    settings_json: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False,
+                                          sa_column_kwargs={"server_default": "{}"})
+    instance: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False,
+                                     sa_column_kwargs={"server_default": "{}"})
+    decoys: list[str] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
+                              sa_column_kwargs={"server_default": "[]"})
+    perm_seed: int = Field(default=0, sa_type=sa.BigInteger, nullable=False, sa_column_kwargs={"server_default": "0"})
+    ally_probs: list[float] | None = _json(nullable=True)
+    cham_probs: list[float] | None = _json(nullable=True)
+    utility: float | None = None
+    leakage: float | None = None
+    soft: float | None = None
+    binary: float | None = None
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
     metric: dict[str, Any] = _json()
     created_at: datetime = _ts()
 

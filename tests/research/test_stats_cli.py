@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def test_import_records_then_stats_as_table_and_json(tmp_path: Path) -> None:
     assert code == 0, out
     assert out.startswith("2 game(s) measured (game=decrypto)")
     assert "decrypto (benchmark)" in out and "spy" not in out
-    assert "miscommunications (total)  1" in out and "mean turns per game        5.000" in out
+    assert re.search(r"^  miscommunications \(total\) +1$", out, re.M)
+    assert re.search(r"^  mean turns per game +5\.000$", out, re.M)
+    assert re.search(r"^  encoder-decoder win rate +0\.500$", out, re.M)
 
 
 def test_stats_filters_by_source_and_date(tmp_path: Path) -> None:

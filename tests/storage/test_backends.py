@@ -1,6 +1,6 @@
 """The bot on each database: a full game of every kind through the table service on SQLite and on
 PostgreSQL (the log replays to the stored result), and SIGKILL-and-resume on PostgreSQL compared
-with an uninterrupted run (tests/bot/test_crash_resume.py does the same on SQLite)."""
+with an uninterrupted run (tests/bot/core/test_crash_resume.py does the same on SQLite)."""
 
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ class Probe:
 
 
 def run_worker(url: str, probe: Probe, kill_after_actions: int | None = None, timeout: float = 180) -> bool:
-    """tests/bot/crash_worker.py on this database; SIGKILLed once that many actions are logged."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.crash_worker", url], cwd=ROOT,
+    """tests/bot/core/crash_worker.py on this database; SIGKILLed once that many actions are logged."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     try:
