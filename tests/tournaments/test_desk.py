@@ -37,7 +37,7 @@ async def test_admins_create_run_and_get_the_board_others_are_refused(tmp_path: 
             assert not r.ok and r.text == NOT_ADMIN
         assert await repo.tournaments(b.service.store) == []
 
-        r = await desk.create(ADMIN, game="spy", variant="classic", entrants=["random", "random2"], seats=4, name="cup")
+        r = await desk.create(ADMIN, game="spy", variant="classic", entrants=["random", "random:b"], seats=4, name="cup")
         assert r.ok and "Created tournament #1 cup" in r.text and "2 games" in r.text
         bad = await desk.create(ADMIN, game="spy", entrants=["llm:http://evil.example"])
         assert not bad.ok and "Unknown entrant" in bad.text
