@@ -1,7 +1,7 @@
 """The tournament commands every chat platform shares: admins only, per tenant.
 
-A platform's handler decodes its payload into an ``Origin`` (who, where, which tenant,
-the platform's admin verdict) and calls one method here; it renders the returned
+A platform's handler decodes its payload into an ``intake.Origin`` (who, where, which
+tenant, the platform's admin verdict for that tenant) and calls one method here; it renders the returned
 ``DeskReply`` (text to the author, and for a leaderboard the board to post with its
 chart). Runs started here go on in the background; the live status message and the
 final leaderboard are posted to the place the tournament was created in, through the
@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.core.messages import Place, UserRef
+from bot.core.intake import Origin
+from bot.core.messages import Place
 from bot.core.service import TableService
 from bot.tournaments import board, manage
 from bot.tournaments.formats import Format
@@ -28,14 +30,6 @@ from storage.tables import MatchStatus, TournamentRow, TournamentStatus
 log = logging.getLogger(__name__)
 
 NOT_ADMIN = "Only server admins can manage tournaments."
-
-
-@dataclass(frozen=True)
-class Origin:
-    user: UserRef
-    place: Place
-    tenant: str
-    is_admin: bool  # the platform's own verdict for this tenant
 
 
 @dataclass(frozen=True)
@@ -216,3 +210,27 @@ class TournamentDesk:
 
     def _admin(self, o: Origin) -> bool:
         return o.is_admin or o.user.key in self.service.settings.admins
+
+
+_desks: weakref.WeakKeyDictionary[Any, TournamentDesk] = weakref.WeakKeyDictionary()
+
+
+def desk_for(service: Any) -> TournamentDesk:
+    """The one desk of a TableService, shared by every platform of the process (Discord and
+    Slack registrations, the scheduler started by the startup point)."""
+    desk = _desks.get(service)
+    if desk is None:
+        desk = _desks[service] = TournamentDesk(service)
+    return desk
+
+
+async def start_scheduler(service: Any, database_url: str) -> TournamentScheduler:
+    """Start the tournament scheduler for this service (lease-guarded) and hand it to the desk;
+    call once from the startup point after the platforms are attached."""
+    desk = desk_for(service)
+    sched = TournamentScheduler(service, database_url, publishers={p: desk._publish for p in desk.posters})
+    desk.scheduler = sched
+    for p in ("discord", "slack", *desk.posters):
+        sched.publishers[p] = desk._publish
+    await sched.start()
+    return sched

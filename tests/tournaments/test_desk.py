@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.core.intake import Origin
 from bot.core.messages import Place, UserRef
-from bot.tournaments.desk import NOT_ADMIN, Origin, TournamentDesk
+from bot.tournaments.desk import NOT_ADMIN, TournamentDesk
 from storage import tournaments as repo
 from tests.tournaments.agents import open_service
 
