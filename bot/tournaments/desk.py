@@ -83,7 +83,7 @@ class TournamentDesk:
                      fmt: str = Format.ROUND_ROBIN.value, seats: int | None = None, games: int = 1,
                      duplicate: bool = True, name: str = "", schedule: str | None = None,
                      spectate: bool = False, options: Mapping[str, Any] | None = None) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         try:
             tid = await manage.create(
@@ -101,7 +101,7 @@ class TournamentDesk:
                          + (" or wait for its schedule." if schedule else "."))
 
     async def schedule(self, o: Origin, tournament_id: int, cron: str) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         expr = None if cron.strip().lower() in ("off", "none", "") else cron
         try:
@@ -124,7 +124,7 @@ class TournamentDesk:
                          f"each run.{when}")
 
     async def run(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         try:
             t = await manage.get(self.service, o.tenant, tournament_id)
@@ -152,7 +152,7 @@ class TournamentDesk:
         await asyncio.gather(*self._runs.values(), return_exceptions=True)
 
     async def status(self, o: Origin, tournament_id: int | None = None) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         if tournament_id is None:
             rows = await repo.tournaments(self.service.store, tenant=o.tenant)
@@ -171,7 +171,7 @@ class TournamentDesk:
         return DeskReply("; ".join(parts) + ".")
 
     async def cancel(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         try:
             t = await manage.get(self.service, o.tenant, tournament_id)
@@ -183,7 +183,7 @@ class TournamentDesk:
         return DeskReply(f"Tournament #{tournament_id} cancelled: no new games start; running ones finish.")
 
     async def leaderboard(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self._admin(o):
+        if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         try:
             t = await manage.get(self.service, o.tenant, tournament_id)
@@ -208,7 +208,7 @@ class TournamentDesk:
             return
         await poster.post_board(Place.from_key(t.platform, t.place), b.text, b.png, b.filename)
 
-    def _admin(self, o: Origin) -> bool:
+    def is_admin(self, o: Origin) -> bool:
         return o.is_admin or o.user.key in self.service.settings.admins
 
 
