@@ -14,6 +14,7 @@ import hashlib
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from games import text as _text
@@ -171,6 +172,10 @@ class Text:
 
 ActionSpec = Choice | Text
 
+MAX_TEXT_CHARS = 300
+"""No engine asks for a longer text field. A platform cap at or above this never disagrees
+with an engine's form; below it, forms and rules would disagree (issue 9 item 18)."""
+
 
 def words_of(text: str) -> list[str]:
     """The words of a text the way the rules count and compare them (see ``games.text.words``):
@@ -240,6 +245,40 @@ def check_choice(spec: Choice, action: Action) -> str:
     if len(action.value) != 1 or action.value[0] not in spec.ids():
         raise IllegalAction("That is not one of the options.")
     return action.value[0]
+
+
+# --------------------------------------------------------------------------- turns
+
+
+ABSTAIN = "abstain"
+"""The option id of an abstention (a vote or guess for nobody): the timeout action of votes and
+guesses, accepted by ``apply`` though ``legal`` does not list it."""
+
+def is_abstain(kind: str, action: Action) -> bool:
+    """The timeout action ``(kind, ("abstain",))`` of a vote or guess."""
+    return action.kind == kind and action.value == (ABSTAIN,)
+
+
+READY = "ready"
+"""The one option of a discussion phase: a seat says it is ready to vote."""
+
+
+def ready_choice(prompt: str) -> Choice:
+    """The "ready" step of a discussion phase: talk happens outside the engine, then each seat
+    marks itself ready; an absent seat's timeout action is to be ready."""
+    return Choice("ready", prompt, (Option(READY, "Ready to vote"),))
+
+
+def check_turn(*, over: bool, seats: int, seat: object, acting: frozenset[Seat], not_yours: str = "It is not your turn.") -> None:
+    """The preamble of every ``apply``: the game is on, the seat exists and is to act now.
+
+    ``not_yours`` says, in the game's own words, why this seat may not act now."""
+    if over:
+        raise IllegalAction("The game is over.")
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < seats:
+        raise IllegalAction("There is no such seat at this table.")
+    if seat not in acting:
+        raise IllegalAction(not_yours)
 
 
 # --------------------------------------------------------------------------- observations / results
@@ -330,6 +369,34 @@ def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
         raise ConfigError(str(exc)) from exc
 
 
+E = TypeVar("E", bound=StrEnum)
+
+
+def whole_number(name: str, value: object, low: int, high: int) -> int:
+    """An option that is a whole number in ``low..high`` (true/false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value
+
+
+def one_of(kind: type[E], name: str, value: object) -> E:
+    """An option naming one member of an enum (by its value): ``one_of(Mode, "mode", "match")``."""
+    if isinstance(value, str) and value in {m.value for m in kind}:
+        return kind(value)
+    choices = ", ".join(m.value for m in kind)
+    if name == "variant":
+        raise ConfigError(f"unknown variant {value!r}; choose one of {choices}")
+    raise ConfigError(f"{name} must be one of {choices}, not {value!r}")
+
+
 def config_to_dict(cfg: object) -> dict[str, Any]:
     if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
         raise TypeError(f"a config is a dataclass instance, not {type(cfg).__name__}")
@@ -371,6 +438,10 @@ class Game(Protocol):
     def observe(self, s: Any, seat: Seat) -> Observation: ...
 
     def result(self, s: Any) -> Result | None: ...
+
+    def deal_of(self, s: Any) -> Any:
+        """The complete deal of this game so far, in the form the config's ``deal`` option takes:
+        a record carrying it replays without the seed."""
 
     def secrets(self, s: Any) -> tuple[Secret, ...]:
         """Values still hidden from some seats in this state (for leak checks)."""
