@@ -95,6 +95,7 @@ ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
+HINT_LIMIT_WORDS, HINT_LIMIT_CHARS = 50, 300  # the most a hint limit may be raised to
 KEYWORD_GUESS_MAX_WORDS = 3
 KEYWORD_GUESS_MAX_CHARS = 40
 BENCHMARK_SEATS = 3
@@ -146,6 +147,10 @@ class DecryptoConfig:
     deck: tuple[str, ...] | None = None
     deal: DecryptoDeal | None = None
     """Keywords and codes fixed in advance (the rest drawn from the seed); see ``DecryptoDeal``."""
+    hint_max_words: int = HINT_MAX_WORDS
+    hint_max_chars: int = HINT_MAX_CHARS
+    """Limits of one hint. Raised only to replay recorded games whose hints were longer
+    (``hushtable import decrypto-fair --lenient``); the rules text still says one or two words."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +244,8 @@ def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
         max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
         max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
         exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+        hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, HINT_LIMIT_WORDS),
+        hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, HINT_LIMIT_CHARS),
     )
     if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
@@ -813,8 +820,8 @@ class Decrypto:
                     f"one or two words about the meaning of that keyword, never the keyword itself."
                 ),
                 fields=tuple(f"Hint for {d}" for d in code),
-                max_words=HINT_MAX_WORDS,
-                max_chars=HINT_MAX_CHARS,
+                max_words=s.config.hint_max_words,
+                max_chars=s.config.hint_max_chars,
             )
         if s.phase is Phase.DECODE:
             team = s.decoding
