@@ -1,4 +1,4 @@
-"""The `hushtable` command line: run, sim, replay, export, worker."""
+"""The `hushtable` command line: run, sim, replay, export, doctor, worker."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from bot.research.cli import app as research_app
+from models.eval.cli import app as sneak_app
 
 if TYPE_CHECKING:
     from games.base import Game
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
 app.add_typer(research_app)  # stats, import (bot/research/cli.py)
+app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
 
 
 @app.command()
@@ -198,6 +200,47 @@ def export(
 
 
 @app.command()
+def doctor(
+    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+) -> None:
+    """List games that cannot go on: marked broken, or running with a log that no longer replays."""
+    from bot.core.tables import ReplayFailed, rebuild
+    from bot.settings import Settings
+    from storage.store import Store
+    from storage.tables import GameStatus
+
+    url = database or Settings().database_url
+
+    async def go() -> list[str]:
+        store = await Store.open(url, create=False)
+        try:
+            lines = [f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} place={r.platform}:{r.place} "
+                     f"broken: {r.status_reason or 'no reason saved'}"
+                     for r in await store.games(status=GameStatus.BROKEN.value)]
+            for glog in await store.unfinished_games():
+                try:
+                    rebuild(glog)
+                except ReplayFailed as exc:
+                    r = glog.row
+                    lines.append(f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} "
+                                 f"place={r.platform}:{r.place} running, will break on start: {exc}")
+            return lines
+        finally:
+            await store.aclose()
+
+    try:
+        lines = asyncio.run(go())
+    except Exception as exc:  # a missing or outdated database: say so, no traceback
+        typer.echo(f"doctor: cannot read {url}: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for line in lines:
+        typer.echo(line)
+    typer.echo(f"{len(lines)} game(s) need attention" if lines else "all games are healthy", err=True)
+    if lines:
+        raise typer.Exit(1)
+
+
+@app.command()
 def worker(
     model: str = typer.Option("default", "--model", "-m", help="'default' (bundled SmolLM2), a model folder, a .gguf file, or 'fake'."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:1, mps..."),
@@ -214,6 +257,15 @@ def worker(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
+
+
+from bot.tournaments.cli import app as tournament_app  # noqa: E402
+
+app.add_typer(tournament_app, name="tournament")
+
+from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
+
+_register_ops(app)
 
 
 if __name__ == "__main__":  # python -m bot.cli

@@ -60,6 +60,7 @@ from typing import Any, ClassVar, TypedDict
 from games import deals, decks
 from games.base import (
     ABSTAIN,
+    MAX_TEXT_CHARS,
     Action,
     Audience,
     Choice,
@@ -95,7 +96,6 @@ ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
-HINT_LIMIT_WORDS, HINT_LIMIT_CHARS = 50, 300  # the most a hint limit may be raised to
 KEYWORD_GUESS_MAX_WORDS = 3
 KEYWORD_GUESS_MAX_CHARS = 40
 BENCHMARK_SEATS = 3
@@ -144,13 +144,13 @@ class DecryptoConfig:
     max_interceptions: int = 2
     max_miscommunications: int = 2
     exclude_used_codes: bool = False
+    hint_max_words: int = HINT_MAX_WORDS
+    hint_max_chars: int = HINT_MAX_CHARS
+    """Hint limits: the rules' 2 words and 30 characters unless raised (e.g. to import
+    recorded games whose hints broke them, marked as such by the importer)."""
     deck: tuple[str, ...] | None = None
     deal: DecryptoDeal | None = None
     """Keywords and codes fixed in advance (the rest drawn from the seed); see ``DecryptoDeal``."""
-    hint_max_words: int = HINT_MAX_WORDS
-    hint_max_chars: int = HINT_MAX_CHARS
-    """Limits of one hint. Raised only to replay recorded games whose hints were longer
-    (``hushtable import decrypto-fair --lenient``); the rules text still says one or two words."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,8 @@ class DecryptoDeal:
     """A Decrypto deal as data: ``{"keywords": [[4 words] per team], "codes": {"A:3": [d, d, d]}}``.
 
     ``keywords`` (all teams, in keyword order) may be left out to draw them; ``codes`` fixes the
-    code of any team and turn ("A:1"; the benchmark's one team is "A"), the others are drawn
+    code of any team and turn ("A:1", or by team index "0:1"; the benchmark's one team is "A"),
+    the others are drawn
     and never repeat a fixed one. A team never gets the same code twice: such a deal is refused.
     """
 
@@ -216,15 +217,16 @@ def _parse_deal(raw: object, cfg: DecryptoConfig) -> DecryptoDeal:
     codes: dict[str, tuple[int, ...]] = {}
     for key, value in codes_raw.items():
         label, _, turn = str(key).partition(":")
+        label = labels[int(label)] if label.isdigit() and int(label) < n_teams else label  # "0:1" is "A:1"
         if label not in labels or not turn.isdigit() or not 1 <= int(turn) <= limit:
             raise deals.error(
-                f"code key {key!r} must be '<team>:<turn>' with team {' or '.join(labels)} and turn 1 to {limit}"
+                f"code key {key!r} must be '<team>:<turn>' with team {' or '.join(labels)} (or its index) and turn 1 to {limit}"
             )
         code = _parse_code(f"code {key}", value)
         earlier = next((k for k, c in codes.items() if c == code and k.split(":")[0] == label), None)
         if earlier is not None:
             raise deals.error(
-                f"team {label} gets code {code_id(code)} on {earlier} and {key}; a team never gets the same code twice"
+                f"team {label} gets code {code_id(code)} on {earlier} and {label}:{int(turn)}; a team never gets the same code twice"
             )
         codes[f"{label}:{int(turn)}"] = code
     return DecryptoDeal(keywords, dict(sorted(codes.items(), key=lambda kv: (kv[0][0], int(kv[0][2:])))))
@@ -244,8 +246,8 @@ def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
         max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
         max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
         exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
-        hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, HINT_LIMIT_WORDS),
-        hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, HINT_LIMIT_CHARS),
+        hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, 20),
+        hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, MAX_TEXT_CHARS),
     )
     if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
@@ -813,16 +815,15 @@ class Decrypto:
             team = _team_of(s, seat)
             assert team is not None
             code = s.codes[team]
-            return Text(
+            spec = Text(
                 kind="hints",
-                prompt=(
-                    f"Your code is {code_id(code)}. Write one hint for each digit, in code order: "
-                    f"one or two words about the meaning of that keyword, never the keyword itself."
-                ),
+                prompt=f"Your code is {code_id(code)}. Write one hint for each digit, in code order, about the meaning of that digit's keyword: ",
                 fields=tuple(f"Hint for {d}" for d in code),
                 max_words=s.config.hint_max_words,
                 max_chars=s.config.hint_max_chars,
             )
+            # The prompt states the spec's own limits, so it can never disagree with them.
+            return dataclasses.replace(spec, prompt=f"{spec.prompt}{spec.limits()} each, never the keyword itself, never a number.")
         if s.phase is Phase.DECODE:
             team = s.decoding
             hints = s.hints[team]

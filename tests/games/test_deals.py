@@ -9,7 +9,7 @@ import pytest
 
 import games
 from games import decks
-from games.base import Action, ConfigError, config_to_dict
+from games.base import Action, ConfigError, Text, config_to_dict
 from games.chameleon import GAME as CHAMELEON
 from games.decrypto import GAME as DECRYPTO
 from games.play import play_random
@@ -239,3 +239,23 @@ def test_an_exported_game_with_a_deal_replays_without_its_seed() -> None:
     }  # fmt: skip
     _, events, _ = replay_record(parse([json.dumps(exported)]))
     assert [e.to_json() for e in events] == [e.to_json() for e in pt.events]
+
+
+def test_decrypto_code_keys_may_name_the_team_by_index() -> None:
+    by_label = DECRYPTO.make_config("teams", deal={"codes": {"A:1": [1, 2, 3], "B:2": "432"}})
+    by_index = DECRYPTO.make_config("teams", deal={"codes": {"0:1": [1, 2, 3], "1:2": "432"}})
+    assert by_label == by_index
+    with pytest.raises(ConfigError, match="never gets the same code twice"):
+        DECRYPTO.make_config("benchmark", deal={"codes": {"A:1": [1, 2, 3], "0:2": [1, 2, 3]}})
+
+
+def test_raised_hint_limits_reach_the_spec_and_the_rules() -> None:
+    cfg = DECRYPTO.make_config("benchmark", hint_max_words=5, hint_max_chars=60, deal={"keywords": KEYWORDS})
+    s, _ = DECRYPTO.new(cfg, 3, 1)
+    spec = DECRYPTO.legal(s, 0)
+    assert isinstance(spec, Text) and (spec.max_words, spec.max_chars) == (5, 60)
+    assert "at most 5 words and 60 characters" in spec.prompt
+    DECRYPTO.apply(s, 0, Action("hints", ("a very long hint indeed", "bravo", "charlie")))
+    for bad in ({"hint_max_words": 0}, {"hint_max_chars": 301}, {"hint_max_words": True}):
+        with pytest.raises(ConfigError):
+            DECRYPTO.make_config("benchmark", **bad)
