@@ -854,6 +854,7 @@ class ChameleonGame:
                 "runoffs": sum(1 for r in s.history for b in r.ballots if b.runoff),
             },
         }
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(
             winners=winners,
             summary=summary,

@@ -720,7 +720,15 @@ def _result(s: DecryptoState) -> Result | None:
                 else None
             ),
         )
+    details["deal"] = _deal_of(s)  # exports carry the result: with the deal they replay without a seed
     return Result(winners=winners, summary=o.summary, scores=scores, details=details)
+
+
+def _deal_of(s: DecryptoState) -> dict[str, Any]:
+    codes = {f"{TEAM_LABELS[r.team]}:{r.round}": list(r.code) for r in s.history}
+    for t, c in enumerate(s.codes):
+        codes.setdefault(f"{TEAM_LABELS[t]}:{s.round}", list(c))
+    return {"keywords": [list(k) for k in s.keywords], "codes": codes}
 
 
 # --------------------------------------------------------------------------- the game
@@ -1032,10 +1040,7 @@ class Decrypto:
 
     def deal_of(self, s: DecryptoState) -> dict[str, Any]:
         """The complete deal this game was played with: every keyword and every code drawn so far."""
-        codes = {f"{TEAM_LABELS[r.team]}:{r.round}": list(r.code) for r in s.history}
-        for t, c in enumerate(s.codes):
-            codes.setdefault(f"{TEAM_LABELS[t]}:{s.round}", list(c))
-        return {"keywords": [list(k) for k in s.keywords], "codes": codes}
+        return _deal_of(s)
 
     def secrets(self, s: DecryptoState) -> tuple[Secret, ...]:
         if s.phase is Phase.OVER:

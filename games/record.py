@@ -9,7 +9,8 @@ A record is one object per line:
   ``{"type": "event", "kind", "data", "audience"}`` lines in play order;
 - ``{"type": "result", ...}`` last (optional when replaying).
 An exported game (``hushtable export``, schema ``hushtable.game/1``: one line holding
-the whole game) is accepted too.
+the whole game) is accepted too; its deal comes from ``deal`` or, for a finished game, from
+``result.details.deal`` (every engine's result carries the deal).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def _header(no: int, raw: dict[str, Any]) -> tuple[Game, Any, int, int, Any]:
         raise RecordError(no, f"unknown or missing game ({exc.args[0]})") from None
     config = dict(raw.get("config") or {"variant": raw.get("variant")})
     deal = raw.get("deal")
+    if deal is None and isinstance(raw.get("result"), dict):
+        # An exported game carries its result, and every result's details carry the deal.
+        deal = (raw["result"].get("details") or {}).get("deal")
     if deal is not None:
         config["deal"] = deal  # the complete deal replaces any partial one the config held
     try:

@@ -822,7 +822,7 @@ class SpyGame:
         whites = s.seats_with(Role.MR_WHITE)
         lead = _lead(s.team.value, [r.value for r in s.roles], s.winners)
         summary = f"{lead}: {s.end_reason}. Villagers had {s.villager_word!r}, spies had {s.spy_word!r}."
-        details = {
+        details: dict[str, Any] = {
             "team": s.team.value,
             "reason": s.end_reason,
             "villager_word": s.villager_word,
@@ -839,6 +839,7 @@ class SpyGame:
             "descriptions": [{"round": r, "seat": x, "text": t} for r, x, t in s.descriptions],
         }
         scores = {x: (1.0 if x in s.winners else 0.0) for x in range(s.seats)}
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(winners=s.winners, summary=summary, scores=scores, details=details)
 
     # ---- words for people

@@ -259,3 +259,16 @@ def test_raised_hint_limits_reach_the_spec_and_the_rules() -> None:
     for bad in ({"hint_max_words": 0}, {"hint_max_chars": 301}, {"hint_max_words": True}):
         with pytest.raises(ConfigError):
             DECRYPTO.make_config("benchmark", **bad)
+
+
+@pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
+def test_every_result_carries_the_deal_so_an_exported_game_replays_without_its_seed(gid: str, variant: str, seats: int) -> None:
+    lines, pt = _record(gid, variant, seats, 6)
+    assert pt.result.details["deal"] == games.get(gid).deal_of(pt.state)
+    exported = {
+        "schema": "hushtable.game/1", "game": gid, "variant": variant, "config": lines[0]["config"], "seats": seats,
+        "result": pt.result.to_json(),  # what the export writes, from the stored result
+        "actions": [{"seat": x["seat"], **x["action"]} for x in lines if x["type"] == "action"],
+    }  # fmt: skip
+    _, events, result = replay_record(parse([json.dumps(exported)]))
+    assert [e.to_json() for e in events] == [e.to_json() for e in pt.events]
