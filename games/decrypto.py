@@ -4,8 +4,11 @@ Both variants share the same turn shape. A team holds four secret keywords
 numbered 1-4. Each turn its encoder receives a secret code of three distinct
 digits from 1-4 (24 possible codes; a team never gets the same code twice in a
 game) and writes three hints, one per digit, in code order. Each hint is one or
-two words (at most 30 characters) and may not contain any of the team's own
-keywords as a word. The team's decoder then guesses the code while an opponent
+two words (at most 30 characters; a hyphen separates words) and may not contain
+any of the team's own keywords, nor a form of one (plural, -ed, -ing, -er), as a
+word after normalisation (``games.text``), nor a number (``3-4-1``, ``341``):
+a hint is words. The options ``hint_max_words``/``hint_max_chars`` raise the
+limits (to replay recorded games). The team's decoder then guesses the code while an opponent
 tries to intercept it; both pick one of the 24 codes ``"d-d-d"`` at the same
 time, and the code, both guesses and the hints are revealed to everyone. A
 wrong decoder guess gives the team a miscommunication token; a right opponent

@@ -12,8 +12,9 @@ word. How many spies there are, and whether there is a Mr. White, is public.
 Round. Each living player describes their word once, in a speaking order
 shuffled anew every round (SpyGame's mitigation of speaking-order bias). A
 description must not be empty, must stay within ``max_words``, must not
-contain the speaker's own word (nor its plural), and must not repeat any
-earlier description of the game. Optionally (``discussion=True``) a discussion
+contain the speaker's own word nor a form of it (plural, -ed, -ing, -er) after
+normalisation (``games.text``: accents, look-alike letters, invisible characters
+do not hide it), and must not repeat any earlier description of the game. Optionally (``discussion=True``) a discussion
 phase follows, which ends when every living player says "ready". Then every
 living player votes, simultaneously and secretly, for another living player
 (an absent player abstains). The vote options are listed in a seeded random
