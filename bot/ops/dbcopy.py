@@ -11,12 +11,14 @@ copied ids, so the bot's next game gets a fresh id.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import storage.tables  # noqa: F401 - registers every table on the metadata
 from bot.ops.verify import ReplayReport, replay_every_game
+from storage.engine import plan_engine
 from storage.store import Store
 from storage.tables import metadata
 
@@ -49,6 +51,10 @@ async def _count(store: Store, table: sa.Table) -> int:
 
 async def copy_log(src_url: str, dst_url: str) -> CopyReport:
     """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy."""
+    plan = plan_engine(src_url)
+    if plan.is_sqlite and not plan.in_memory and not Path(plan.url.database or "").expanduser().is_file():
+        # Opening would create an empty file where the operator expected their log.
+        raise CopyRefused(f"no database at {plan.url.database}")
     src = await Store.open(src_url, create=False)
     try:
         dst = await Store.open(dst_url)

@@ -25,7 +25,7 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 # The library's switch (process-wide): no "*_created" timestamp series beside every counter,
 # which double the page and which Prometheus does not need for rates.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated in prometheus_client
 
 
 class PrometheusObserver:

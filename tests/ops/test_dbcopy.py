@@ -4,6 +4,7 @@ counts and a replay of every game; the copy keeps working as a live log afterwar
 from __future__ import annotations
 
 import io
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -85,4 +86,8 @@ def test_cli_copy_and_refusal(tmp_path: Path) -> None:
     again = runner.invoke(app, ["db", "copy", "--from", src, "--to", f"sqlite:///{tmp_path / 'b.db'}"])
     assert again.exit_code == 2 and "empty database" in again.output
     stale = runner.invoke(app, ["db", "copy", "--from", f"sqlite:///{tmp_path / 'none.db'}", "--to", f"sqlite:///{tmp_path / 'c.db'}"])
-    assert stale.exit_code == 2 and "revision" in stale.output
+    assert stale.exit_code == 2 and "no database" in stale.output and not (tmp_path / "none.db").exists()
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    sqlite3.connect(tmp_path / "empty.db").close()  # a file, but never migrated
+    old = runner.invoke(app, ["db", "copy", "--from", empty, "--to", f"sqlite:///{tmp_path / 'c.db'}"])
+    assert old.exit_code == 2 and "revision" in old.output
