@@ -14,7 +14,7 @@ from bot.ops.logs import setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
 from models.agents import AgentRegistry
-from storage.store import Store
+from storage.store import DatabaseReadOnly, Store
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,11 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
     # Logs go to .hushtable/logs/; the console is a game screen, so there to the file only.
     setup_logging(settings, console=console)
     app = await build_app(settings)
+    try:
+        await app.store.check_writable()
+    except DatabaseReadOnly as exc:
+        await app.aclose()
+        raise SystemExit(f"hushtable: {exc}") from None
     runners: list[Awaitable[None]] = []
     try:
         if discord_on:

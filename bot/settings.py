@@ -39,17 +39,23 @@ class Settings(BaseSettings):
     # Open lobbies one member may host at once in one guild/workspace (0 = no cap; admins are exempt).
     max_open_lobbies: int = Field(default=3, ge=0)
 
-    # AI seats
+    # AI seats. Agents are chosen by configured name only (models/agents/registry.py):
+    # llm:default (the strongest), llm:plain (the papers' protocol), embed:minilm, random, plus
+    # the operator's named entries in HUSHTABLE_AGENTS, a JSON object such as
+    # {"llm:big": {"model": "openai:https://host/v1#model", "api_key": "...", "params": {"mode": "plain"}}}.
+    # Model URLs, paths and keys come only from here; a key is sent only to its own entry's model.
     default_agent: str = "llm:default"
     fallback_agent: str = "embed:minilm"  # plays a turn an AI failed; the random player backs it up
-    agent_choices: str = "llm:default,embed:minilm,random"
+    agent_choices: str = "llm:default,llm:plain,embed:minilm,random"
+    agents: str = ""  # HUSHTABLE_AGENTS: the operator's named agent entries (JSON, see above)
     ai_timeout_s: float = 60.0
     ai_retries: int = 3
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
     device: str = "cpu"
     dtype: str = "float32"
     model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"  # the default model's converted copy
-    openai_api_key: str | None = None  # for llm:openai:... agents on servers that want a key
+    openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
+    openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 
     # admins
     admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)

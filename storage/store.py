@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -123,6 +124,15 @@ _inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]
 _deadlines: sa.Table = DeadlineRow.__table__  # type: ignore[attr-defined]
 _evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]
 
+# Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
+# and no log line may carry a secret (issue 9.7), so they never log below WARNING.
+_CHATTY_DRIVER_LOGGERS = ("aiosqlite", "asyncpg")
+
+
+def quiet_driver_logs() -> None:
+    for name in _CHATTY_DRIVER_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
 
 # --------------------------------------------------------------------------- the store
 
@@ -149,6 +159,7 @@ class Store:
     async def open(cls, url: str | URL, *, create: bool = True) -> Store:
         """Connect and bring the schema to the newest migration (``create=False``: only check it is)."""
         plan = plan_engine(url)
+        quiet_driver_logs()
         if plan.is_sqlite and not plan.in_memory and plan.url.database:
             Path(plan.url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         store = cls(make_engine(plan), plan)

@@ -79,7 +79,8 @@ class AgentRunner:
                                          latency_ms=(time.perf_counter() - started) * 1000))
                     break  # a slow worker will not get faster by asking again this turn
                 except Exception as exc:  # the worker is down or the agent crashed: fall back
-                    log.warning("agent %s failed: %s", spec, exc)
+                    # The type only: an agent's error may quote its prompt, secret included (issue 9.7).
+                    log.warning("agent %s failed: %s", spec, type(exc).__name__)
                     calls.extend(replace(c, retries=attempt) for c in getattr(exc, "calls", ()))
                     calls.append(CallLog(spec, error=f"{type(exc).__name__}: {exc}", retries=attempt,
                                          latency_ms=(time.perf_counter() - started) * 1000))
@@ -111,7 +112,7 @@ class AgentRunner:
                     calls.extend(replace(c, fallback=True) for c in decision.calls)
                     return Outcome(decision.action, ActionSource.FALLBACK, spec, tuple(calls))
             except Exception as exc:  # the fallback itself failed: the next one in line plays
-                log.warning("fallback agent %s failed: %s", spec, exc)
+                log.warning("fallback agent %s failed: %s", spec, type(exc).__name__)
                 calls.append(CallLog(spec, error=f"fallback failed: {type(exc).__name__}: {exc}", fallback=True))
         action = game.timeout_action(state, seat)
         if action is None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.core.commands import MAX_DEADLINE_S
 from bot.core.observe import ServiceObserver
 from games.base import Seat
 from storage.store import Store
@@ -66,8 +68,10 @@ class Deadlines:
 
     async def schedule(self, game_id: int, seat: Seat, seconds: float) -> None:
         """Store and arm a deadline ``seconds`` from now for a seat, unless one is armed already."""
-        if seconds <= 0 or self.has(game_id, seat):
+        if not math.isfinite(seconds) or seconds <= 0 or self.has(game_id, seat):
             return
+        # Lobbies written before options were checked may hold any number: a week at most.
+        seconds = min(seconds, MAX_DEADLINE_S)
         due = datetime.fromtimestamp(self.clock() + seconds, UTC)
         self.arm(await self.store.set_deadline(game_id, seat, due), game_id, seat, due)
 

@@ -207,14 +207,20 @@ class Turns:
                 log.error("AI seat %s of game %s could not play; the supervisor will look again", seat, table.game_id)
                 return
 
+    def agent_for(self, info: SeatInfo) -> str:
+        """The agent name that plays an AI seat: its own when the operator still offers it, else the
+        default. A name from the log is never built unless it is a configured choice."""
+        if info.agent and info.agent in self.settings.agent_list:
+            return info.agent
+        return self.settings.default_agent
+
     async def _ai_turn(self, table: Table, seat: Seat, *, last_try: bool) -> None:
         state = table.state
         info = table.seats[seat]
         outcome: Outcome | None = None
         if not last_try:
             outcome = await self.runner.decide(table.engine, state, seat, game_id=table.game_id,
-                                               spec=info.agent or self.settings.default_agent,
-                                               seed=seat_seed(table, seat))
+                                               spec=self.agent_for(info), seed=seat_seed(table, seat))
         else:
             rules = table.engine.timeout_action(state, seat)
             if rules is not None:

@@ -35,9 +35,10 @@ class Harness:
     url: str
     ids: itertools.count
 
-    async def send(self, command: CommandKind, user: UserRef, place: Place, inbound: str | None = None, **args) -> Reply:
+    async def send(self, command: CommandKind, user: UserRef, place: Place, inbound: str | None = None,
+                   tenant: str = "", **args) -> Reply:
         inbound = inbound or f"evt-{next(self.ids)}"
-        return await self.service.handle(Command(command, user, place, args, inbound_id=inbound))
+        return await self.service.handle(Command(command, user, place, args, inbound_id=inbound, tenant=tenant))
 
     async def restart(self, pause_s: float = 0.0, **kw) -> Harness:
         """Stop this service and open a new one over the same database and platform, as a restarted
@@ -69,7 +70,7 @@ class Harness:
                     spec = t.engine.legal(t.state, s)
                     a = random_action(spec, r, vocabulary)
                     reply = await self.send(CommandKind.ACT, info.user, t.place, game_id=t.game_id, seat=s,
-                                            kind=a.kind, value=list(a.value))
+                                            kind=a.kind, value=list(a.value), tenant=t.tenant)
                     replies.append(reply)
                     moved = True
                     break

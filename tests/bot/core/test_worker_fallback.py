@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.service import TableService
-from models.agents import AgentRegistry
+from models.agents import AgentEntry, AgentKind, AgentRegistry
 from models.agents.wiring import register_agents
 from models.client import ClientOptions, ClientPool
 from storage.store import Store
@@ -54,9 +54,9 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
     pool = ClientPool(ClientOptions(http_timeout_s=2.0, http_retries=1))
     try:
         await wait_healthy(url)
-        registry = AgentRegistry()
+        registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url)])  # agents by configured name
         register_agents(registry, inference_for=pool.get, embedder_for=lambda name: None)  # embed unused here
-        spec = f"llm:{url}"  # the operator configures this worker as an agent choice; players pick it by name
+        spec = "llm:worker"  # the operator configures this worker as an agent choice; players pick it by name
         service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10,
                                                         agent_choices=f"random,{spec}"), agents=registry)
         service.attach(MemoryPlatform())
