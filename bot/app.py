@@ -64,8 +64,10 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
     discord_on = not force_console and bool(settings.discord_token)
     slack_on = not force_console and bool(settings.slack_bot_token and (settings.slack_app_token or settings.slack_signing_secret))
     console = not (discord_on or slack_on)
-    # Logs go to .hushtable/logs/; the console is a game screen, so there to the file only.
-    setup_logging(settings, console=console)
+    # Services log to .hushtable/logs/ and stderr. The console is a game screen: its adapter
+    # sends every record to .hushtable/logs/console.log beside the database and none to the screen.
+    if not console:
+        setup_logging(settings, console=False)
     app = await build_app(settings)
     try:
         await app.store.check_writable()
