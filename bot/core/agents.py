@@ -101,9 +101,12 @@ class AgentRunner:
             try:
                 fallback = self.player(game_id, seat, spec, seed) if spec != "random" else RandomAgent("random", seed)
                 feedback = None
+                legal = game.legal(state, seat)
+                if legal is None:  # decide() checked before; nothing to do is nothing to fall back on
+                    break
                 for _ in range(50 if spec == "random" else 3):
                     decision = await asyncio.wait_for(
-                        fallback.act(game.observe(state, seat), game.legal(state, seat), feedback=feedback), self.timeout_s)
+                        fallback.act(game.observe(state, seat), legal, feedback=feedback), self.timeout_s)
                     try:
                         game.apply(state, seat, decision.action)
                     except IllegalAction as exc:

@@ -23,7 +23,7 @@ from bot.core.messages import Command, Outgoing, Reply
 from bot.core.observe import ServiceObserver
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
-from games.base import Action, IllegalAction, Seat, Text
+from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, Store
 from storage.tables import ActionSource, GameStatus
@@ -87,7 +87,7 @@ class Turns:
                 await self.deadlines.clear(table.game_id, seat)
             await self.delivery.fan_out(table, events)
             if table.engine.result(table.state) is not None:
-                await self.finish(table)
+                await self.finish(table, events)
         if not table.over:
             await self.advance(table)
         return Reply("Got it.")
@@ -256,8 +256,9 @@ class Turns:
 
     # ------------------------------------------------------------------ the end
 
-    async def finish(self, table: Table) -> None:
-        """Save the result, announce it once, and let the table go from memory. Holds table.lock."""
+    async def finish(self, table: Table, last: Sequence[Event] = ()) -> None:
+        """Save the result, announce it once, and let the table go from memory. Holds table.lock.
+        ``last``: the final events, already posted; winners they name are not named twice."""
         result = table.engine.result(table.state)
         assert result is not None
         table.over = True
@@ -265,9 +266,10 @@ class Turns:
         await self.deadlines.clear(table.game_id)
         self.runner.forget(table.game_id)
         if await self.store.mark_announced(table.game_id):
-            # The engine's own last event already told how it ended; the announcement names the winners.
-            await self.delivery.public(table, Outgoing(render.result_text(result.to_json(), table.names, summary=False),
-                                                       title=f"Game #{table.game_id} is over", user_text=True))
+            told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
+            await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
+                                                                       told), title=f"Game #{table.game_id} is over",
+                                                       user_text=True))
         await self.ended(table, result.to_json())
 
     async def supervise_once(self) -> int:
