@@ -124,7 +124,7 @@ async def test_lines_typed_while_no_prompt_is_open_are_dropped() -> None:
     with os.fdopen(read_fd, "r") as stream, os.fdopen(write_fd, "w") as writer:
         reader = LineReader(stream)
         ui = ConsoleUI.__new__(ConsoleUI)  # only the reading half is exercised here
-        ui.reader, ui.p = reader, type("P", (), {"out": io.StringIO()})()  # type: ignore[assignment]
+        ui.reader, ui.p = reader, type("P", (), {"out": io.StringIO()})()
         pending = asyncio.ensure_future(reader.readline())  # start the reader thread
         writer.write("typed ahead\n")
         writer.flush()
