@@ -12,7 +12,7 @@ from typing import Any
 from bot.core.service import TableService
 from bot.settings import Settings
 from models.agents import AgentRegistry
-from storage.store import Store
+from storage.store import DatabaseReadOnly, Store
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,11 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     app = await build_app(settings)
+    try:
+        await app.store.check_writable()
+    except DatabaseReadOnly as exc:
+        await app.aclose()
+        raise SystemExit(f"hushtable: {exc}") from None
     runners: list[Awaitable[None]] = []
     try:
         if discord_on:

@@ -53,12 +53,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from itertools import permutations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from games import decks
 from games.base import (
+    ABSTAIN,
     Action,
     Audience,
     Choice,
@@ -73,19 +74,25 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
     contains_word,
+    flag,
+    is_abstain,
     normalize,
+    one_of,
     rng,
+    text_values,
     visible,
+    whole_number,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import has_number, mentions_secret
 
-VARIANTS: tuple[str, ...] = ("benchmark", "teams")
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
-ALL_CODES: tuple[tuple[int, int, int], ...] = tuple(permutations(DIGITS, 3))  # type: ignore[assignment]
+ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
-ABSTAIN = "abstain"
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
 KEYWORD_GUESS_MAX_WORDS = 3
@@ -96,9 +103,12 @@ TEAMS_MIN_SEATS, TEAMS_MAX_SEATS = 4, 8
 BENCH_ENCODER, BENCH_DECODER, BENCH_INTERCEPTOR = 0, 1, 2
 
 
-class Variant(Enum):
-    BENCHMARK = "benchmark"
-    TEAMS = "teams"
+class Variant(StrEnum):
+    BENCHMARK = "benchmark"  # the Decrypto benchmark paper's three-player game
+    TEAMS = "teams"  # the board game: two teams of 2-4
+
+
+VARIANTS: tuple[str, ...] = tuple(Variant)
 
 
 class Phase(Enum):
@@ -127,7 +137,7 @@ def code_id(code: Sequence[int]) -> str:
 class DecryptoConfig:
     """Options for one game. ``max_turns`` is the benchmark's limit, ``max_rounds`` the teams' one."""
 
-    variant: str = "benchmark"
+    variant: Variant = Variant.BENCHMARK
     max_turns: int = 8
     max_rounds: int = 8
     max_interceptions: int = 2
@@ -143,27 +153,21 @@ class DecryptoConfig:
 _DEFAULTS = DecryptoConfig()
 
 
-def _int_option(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be a whole number, not {value!r}")
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
-
-
 def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
-    if cfg.variant not in VARIANTS:
-        raise ConfigError(f"unknown Decrypto variant {cfg.variant!r}; choose one of {', '.join(VARIANTS)}")
     # A team never repeats a code, so a game cannot outlast the 24 codes.
-    _int_option("max_turns", cfg.max_turns, 1, len(ALL_CODES))
-    _int_option("max_rounds", cfg.max_rounds, 1, len(ALL_CODES))
-    _int_option("max_interceptions", cfg.max_interceptions, 1, len(ALL_CODES))
-    _int_option("max_miscommunications", cfg.max_miscommunications, 1, len(ALL_CODES))
-    if not isinstance(cfg.exclude_used_codes, bool):
-        raise ConfigError(f"exclude_used_codes must be true or false, not {cfg.exclude_used_codes!r}")
-    if cfg.variant == "benchmark" and cfg.max_rounds != _DEFAULTS.max_rounds:
+    most = len(ALL_CODES)
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        max_turns=whole_number("max_turns", cfg.max_turns, 1, most),
+        max_rounds=whole_number("max_rounds", cfg.max_rounds, 1, most),
+        max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
+        max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
+        exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+    )
+    if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
-    if cfg.variant == "teams" and cfg.max_turns != _DEFAULTS.max_turns:
+    if cfg.variant is Variant.TEAMS and cfg.max_turns != _DEFAULTS.max_turns:
         raise ConfigError("max_turns belongs to the benchmark variant; the teams variant counts rounds with max_rounds")
     if cfg.deck is None:
         return cfg
@@ -175,7 +179,51 @@ def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
 
 
 def _team_count(cfg: DecryptoConfig) -> int:
-    return 1 if cfg.variant == "benchmark" else 2
+    return 1 if cfg.variant is Variant.BENCHMARK else 2
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class CurrentHints(TypedDict):
+    team: str
+    encoder: Seat
+    hints: list[str]
+
+
+class _VariantKeys(TypedDict, total=False):
+    # total=False rather than NotRequired: with postponed annotations Python 3.11 cannot see
+    # NotRequired inside a string, and would count these keys as required.
+    interceptor: Seat
+    """Benchmark only: the interceptor's seat."""
+    scores: dict[str, int]
+    """Teams only: interceptions minus miscommunications per team."""
+
+
+class DecryptoView(_VariantKeys):
+    """``Observation.view`` of Decrypto: what one seat may know (see ``Decrypto.observe``)."""
+
+    variant: str
+    seat: Seat
+    role: str
+    team: str | None
+    teams: dict[str, list[Seat]]
+    keywords: dict[str, str] | None
+    round: int
+    max_rounds: int
+    code: str | None
+    your_hints: list[str] | None
+    current_hints: CurrentHints | None
+    task: str | None
+    your_guess: str | list[str] | None
+    encoders: dict[str, Seat]
+    decoders: dict[str, Seat]
+    tokens: dict[str, Any]
+    hint_history: dict[str, Any]
+    code_history: list[str] | dict[str, list[str]]
+    turns: list[dict[str, Any]]
+    to_act: list[Seat]
+    result: str | None
 
 
 # --------------------------------------------------------------------------- state
@@ -255,26 +303,26 @@ class DecryptoState:
 
 
 def _members(s: DecryptoState, team: int) -> tuple[Seat, ...]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return (BENCH_ENCODER, BENCH_DECODER)
     return tuple(seat for seat in range(s.seats) if seat % 2 == team)
 
 
 def _team_of(s: DecryptoState, seat: Seat) -> int | None:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return 0 if seat in (BENCH_ENCODER, BENCH_DECODER) else None
     return seat % 2
 
 
 def _encoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_ENCODER
     m = _members(s, team)
     return m[(s.round - 1) % len(m)]
 
 
 def _decoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_DECODER
     m = _members(s, team)
     return m[s.round % len(m)]
@@ -282,7 +330,7 @@ def _decoder(s: DecryptoState, team: int) -> Seat:
 
 def _interceptor(s: DecryptoState, team: int) -> Seat | None:
     """Who tries to intercept ``team``'s code this round (None in the teams' first round)."""
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_INTERCEPTOR
     return _decoder(s, 1 - team) if s.round >= 2 else None
 
@@ -314,7 +362,7 @@ def _miscommunications(s: DecryptoState, team: int) -> int:
 
 
 def _tokens(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return {"interceptions": _interceptions(s, None), "miscommunications": _miscommunications(s, 0)}
     return {
         TEAM_LABELS[t]: {"interceptions": _interceptions(s, t), "miscommunications": _miscommunications(s, t)}
@@ -341,7 +389,7 @@ def _hint_history(s: DecryptoState, team: int) -> dict[str, list[str]]:
 
 def _when(s: DecryptoState) -> dict[str, int]:
     """Event key for the current round, in the variant's own word (the paper says "turn")."""
-    return {"turn": s.round} if s.config.variant == "benchmark" else {"round": s.round}
+    return {"turn": s.round} if s.config.variant is Variant.BENCHMARK else {"round": s.round}
 
 
 def _keyword_map(words: Sequence[str]) -> dict[str, str]:
@@ -420,7 +468,7 @@ def _resolve(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     )
     s = dataclasses.replace(s, history=(*s.history, record), pending=())
     events = [Event("reveal", {**record.to_json(), "tokens": _tokens(s)})]
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         s, more = _after_benchmark_turn(s)
     elif team == 0:
         s, more = _start_decode(s, 1)
@@ -526,7 +574,7 @@ def _finish(s: DecryptoState, outcome: Outcome) -> tuple[DecryptoState, list[Eve
 
 
 def _all_keywords(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return _keyword_map(s.keywords[0])
     return {TEAM_LABELS[t]: _keyword_map(s.keywords[t]) for t in range(2)}
 
@@ -544,12 +592,12 @@ def _result(s: DecryptoState) -> Result | None:
         winners = frozenset(_members(s, o.winning_team))
     scores = {seat: (0.5 if o.draw else 1.0 if seat in winners else 0.0) for seat in range(s.seats)}
     details: dict[str, Any] = {
-        "variant": s.config.variant,
+        "variant": s.config.variant.value,
         "reason": o.reason,
         "keywords": _all_keywords(s),
         "history": [r.to_json() for r in s.history],
     }
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         details.update(
             turns=s.round,
             miscommunications=_miscommunications(s, 0),
@@ -595,16 +643,13 @@ class Decrypto:
     # ----------------------------------------------------------------- config
 
     def make_config(self, variant: str | None = None, **options: Any) -> DecryptoConfig:
-        raw: dict[str, Any] = {"variant": variant or VARIANTS[0], **options}
-        if isinstance(raw.get("deck"), list):
-            raw["deck"] = tuple(raw["deck"])
-        return _validate(config_from_dict(DecryptoConfig, raw))
+        return self.config_from_dict({"variant": variant or Variant.BENCHMARK.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> DecryptoConfig:
         return _validate(config_from_dict(DecryptoConfig, raw))
 
     def seat_range(self, cfg: DecryptoConfig) -> tuple[int, int]:
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (BENCHMARK_SEATS, BENCHMARK_SEATS)
         return (TEAMS_MIN_SEATS, TEAMS_MAX_SEATS)
 
@@ -637,16 +682,16 @@ class Decrypto:
             outcome=None,
             log=(),
         )
-        if cfg.variant == "benchmark":
-            setup = {"variant": cfg.variant, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
+        if cfg.variant is Variant.BENCHMARK:
+            setup = {"variant": cfg.variant.value, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
         else:
-            setup = {"variant": cfg.variant, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
+            setup = {"variant": cfg.variant.value, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
         events: list[Event] = [Event("setup", setup)]
         for t in range(n_teams):
             events.append(
                 Event(
                     "keywords",
-                    {"variant": cfg.variant, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
+                    {"variant": cfg.variant.value, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
                     Audience.of(_members(s, t)),
                 )
             )
@@ -692,7 +737,7 @@ class Decrypto:
             used = set(_used_codes(s, team)) if s.config.exclude_used_codes else set()
             options = tuple(Option(code_id(c), code_id(c)) for c in ALL_CODES if c not in used)
             own = _team_of(s, seat) == team
-            whose = "your team's" if own else ("the team's" if s.config.variant == "benchmark" else f"Team {TEAM_LABELS[team]}'s")
+            whose = "your team's" if own else ("the team's" if s.config.variant is Variant.BENCHMARK else f"Team {TEAM_LABELS[team]}'s")
             verb = "Guess" if own else "Intercept"
             return Choice(kind="guess", prompt=f"{verb} {whose} code from the hints: {', '.join(hints)}.", options=options)
         if s.phase is Phase.TIEBREAK:
@@ -716,16 +761,12 @@ class Decrypto:
         return None  # hints: the table seats an AI for the turn
 
     def apply(self, s: DecryptoState, seat: Seat, a: Action) -> tuple[DecryptoState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            raise IllegalAction("It is not your turn to act.")
+        check_turn(over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s), not_yours="It is not your turn to act.")
         spec = self.legal(s, seat)
         assert spec is not None
         if s.phase is Phase.ENCODE:
             assert isinstance(spec, Text)
+            self._check_hints(s, seat, text_values(spec, a))
             s, events = self._apply_hints(s, seat, check_text(spec, a))
         elif s.phase is Phase.DECODE:
             assert isinstance(spec, Choice)
@@ -739,19 +780,27 @@ class Decrypto:
     @staticmethod
     def _check_abstainable(kind: str, a: Action) -> str | None:
         """The timeout action ``(kind, ("abstain",))`` is accepted though ``legal`` does not list it."""
-        return ABSTAIN if a.kind == kind and a.value == (ABSTAIN,) else None
+        return ABSTAIN if is_abstain(kind, a) else None
+
+    def _check_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> None:
+        """The rules a hint obeys beyond its limits; checked first, as the more useful reason."""
+        team = _team_of(s, seat)
+        assert team is not None
+        for i, hint in enumerate(hints, start=1):
+            # A number could only carry the code itself ("3-4-1", "341") or a keyword's number.
+            if has_number(hint):
+                raise IllegalAction(f"Hint {i} contains a number; hints are words, never numbers or codes.")
+            for number, keyword in enumerate(s.keywords[team], start=1):
+                # The message names the keyword's number, never the word: refusals reach logs.
+                if mentions_secret(hint, keyword):
+                    raise IllegalAction(f"Hint {i} contains keyword {number} (or a form of it); hint at its meaning without naming it.")
 
     def _apply_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> tuple[DecryptoState, list[Event]]:
         team = _team_of(s, seat)
         assert team is not None
-        for i, hint in enumerate(hints, start=1):
-            for number, keyword in enumerate(s.keywords[team], start=1):
-                # Only the encoder reads this message, and the encoder knows the keywords.
-                if contains_word(hint, keyword):
-                    raise IllegalAction(f"Hint {i} contains keyword {number} ({keyword}); hint at its meaning without naming it.")
         s = dataclasses.replace(s, hints=tuple(hints if t == team else h for t, h in enumerate(s.hints)))
         events: list[Event] = []
-        if s.config.variant == "teams":
+        if s.config.variant is Variant.TEAMS:
             # Team B's hints stay hidden until team A's have been resolved.
             events.append(Event("hints_written", {**_when(s), "team": TEAM_LABELS[team], "hints": list(hints)}, Audience.of(seat)))
             events.append(Event("hints_ready", {**_when(s), "team": TEAM_LABELS[team], "encoder": seat}))
@@ -815,7 +864,7 @@ class Decrypto:
         - ``to_act``: seats that still owe a move; ``scores`` (teams): interceptions minus miscommunications.
         - ``result``: the result summary once the game is over, else None.
         """
-        bench = s.config.variant == "benchmark"
+        bench = s.config.variant is Variant.BENCHMARK
         n_teams = _team_count(s.config)
         team = _team_of(s, seat)
         playing = s.phase is not Phase.OVER
@@ -830,7 +879,7 @@ class Decrypto:
             unread = s.phase is Phase.ENCODE or (s.decoding < team)
             if seat == _encoder(s, team) and mine is not None and unread:
                 your_hints = list(mine)
-        current = None
+        current: CurrentHints | None = None
         if s.phase is Phase.DECODE:
             hints = s.hints[s.decoding]
             assert hints is not None
@@ -838,8 +887,8 @@ class Decrypto:
         pending = dict(s.pending) if s.phase is Phase.DECODE else {}
         tb = dict(s.tiebreak) if s.phase is Phase.TIEBREAK else {}
         res = _result(s)
-        view: dict[str, Any] = {
-            "variant": s.config.variant,
+        view: DecryptoView = {
+            "variant": s.config.variant.value,
             "seat": seat,
             "role": _role(s, seat).value,
             "team": None if team is None else TEAM_LABELS[team],
@@ -879,7 +928,7 @@ class Decrypto:
         if s.phase is Phase.DECODE:
             if _team_of(s, seat) == s.decoding:
                 return "guess your team's code"
-            return "intercept the team's code" if s.config.variant == "benchmark" else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
+            return "intercept the team's code" if s.config.variant is Variant.BENCHMARK else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
         if s.phase is Phase.TIEBREAK:
             return "guess the other team's keywords"
         return None
@@ -920,12 +969,16 @@ class Decrypto:
     # ----------------------------------------------------------------- text
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
         # Benchmark events say "turn" (the paper's word) and have a single team.
-        bench = "turn" in d or d.get("variant") == "benchmark"
+        bench = "turn" in d or d.get("variant") == Variant.BENCHMARK
 
         def who(seat: object) -> str:
-            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+            return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else f"seat {seat}"
 
         def team(label: object = d.get("team")) -> str:
             return "the team" if bench else f"Team {label}"
@@ -1021,7 +1074,7 @@ class Decrypto:
             "the code, the guesses and the hints are then shown to all. A wrong decoder guess is a miscommunication; "
             "a right opponent guess is an interception. " + codes
         )
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (
                 "Decrypto, benchmark rules: three players. The encoder and the decoder share four secret keywords "
                 "numbered 1 to 4; the interceptor does not know them.\n\n"

@@ -38,9 +38,9 @@ class Record:
 
 
 def to_lines(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tuple[Seat, Action]],
-             events: Sequence[Event], result: Result | None, action_of_event: Sequence[int] | None = None) -> list[dict]:
+             events: Sequence[Event], result: Result | None, action_of_event: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """Interleave actions and the events they caused (``action_of_event[i]`` = index of the action, -1 for the deal)."""
-    out: list[dict] = [{"type": "game", "game": game.id, "variant": cfg.variant, "config": config_to_dict(cfg),
+    out: list[dict[str, Any]] = [{"type": "game", "game": game.id, "variant": cfg.variant, "config": config_to_dict(cfg),
                         "seats": seats, "seed": seed}]
     if action_of_event is None:
         out += [{"type": "action", "seat": s, "action": a.to_json()} for s, a in actions]
@@ -60,7 +60,7 @@ def to_lines(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tupl
     return out
 
 
-def _header(no: int, raw: dict) -> tuple[Game, Any, int, int]:
+def _header(no: int, raw: dict[str, Any]) -> tuple[Game, Any, int, int]:
     try:
         game = get(str(raw["game"]))
     except KeyError as exc:

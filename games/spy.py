@@ -54,11 +54,13 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, ClassVar
+from enum import Enum, StrEnum
+from typing import Any, ClassVar, TypedDict
 
-from games import decks
+from games import decks, vote
 from games.base import (
+    MAX_TEXT_CHARS,
+    READY,
     Action,
     ActionSpec,
     Audience,
@@ -74,18 +76,32 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
-    contains_word,
+    flag,
     normalize,
+    one_of,
+    ready_choice,
     rng,
     visible,
+    whole_number,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import mentions_secret, same_words
+from games.vote import ABSTAIN, Ballot
 
 MIN_SEATS = 3
 MAX_SEATS = 12
-TIE_RULES = ("runoff", "none")
-ABSTAIN = "abstain"
-READY = "ready"
+
+
+class Variant(StrEnum):
+    CLASSIC = "classic"
+    SPYGAME = "spygame"  # the SpyGame paper's setting, fixed
+
+
+class TieRule(StrEnum):
+    RUNOFF = "runoff"  # the tied players face a run-off vote; still tied: nobody is out
+    NONE = "none"  # a tie eliminates nobody
 
 
 class Role(Enum):
@@ -119,14 +135,20 @@ class Team(Enum):
 class SpyConfig:
     """Options of a Who-is-Spy game. ``spies``/``max_rounds`` of None mean "from the seat count"."""
 
-    variant: str = "classic"
+    variant: Variant = Variant.CLASSIC
     spies: int | None = None
     blank: bool = False
     max_words: int = 12
-    tie_rule: str = "runoff"
+    tie_rule: TieRule = TieRule.RUNOFF
     discussion: bool = False
     max_rounds: int | None = None
     deck: tuple[tuple[str, str], ...] | None = None
+
+
+def description_chars(max_words: int) -> int:
+    """The character limit of a description: 20 a word (240 for the default 12 words), at most
+    ``MAX_TEXT_CHARS``. The spec carries it; forms take it from there, never from a constant."""
+    return min(MAX_TEXT_CHARS, 20 * max_words)
 
 
 def default_spies(seats: int) -> int:
@@ -141,7 +163,7 @@ def spies_for(cfg: SpyConfig, seats: int) -> int:
 def _seats_ok(cfg: SpyConfig, seats: int) -> bool:
     if not MIN_SEATS <= seats <= MAX_SEATS:
         return False
-    if cfg.variant == "spygame":
+    if cfg.variant is Variant.SPYGAME:
         return seats == 4
     # The infiltrators (spies and Mr. White) must start as a minority, or the
     # game would be decided before anyone speaks.
@@ -153,23 +175,17 @@ def _check_deck(raw: object) -> tuple[tuple[str, str], ...]:
 
 
 def _validate(cfg: SpyConfig) -> SpyConfig:
-    if cfg.variant not in SpyGame.variants:
-        raise ConfigError(f"unknown variant {cfg.variant!r}; choose one of {', '.join(SpyGame.variants)}")
-    if cfg.spies is not None and (not isinstance(cfg.spies, int) or isinstance(cfg.spies, bool) or cfg.spies < 1):
-        raise ConfigError("spies must be a whole number of at least 1")
-    if not isinstance(cfg.blank, bool):
-        raise ConfigError("blank must be true or false")
-    if not isinstance(cfg.discussion, bool):
-        raise ConfigError("discussion must be true or false")
-    if not isinstance(cfg.max_words, int) or isinstance(cfg.max_words, bool) or not 1 <= cfg.max_words <= 50:
-        raise ConfigError("max_words must be between 1 and 50")
-    if cfg.tie_rule not in TIE_RULES:
-        raise ConfigError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {cfg.tie_rule!r}")
-    if cfg.max_rounds is not None and (
-        not isinstance(cfg.max_rounds, int) or isinstance(cfg.max_rounds, bool) or cfg.max_rounds < 1
-    ):
-        raise ConfigError("max_rounds must be a whole number of at least 1")
-    if cfg.variant == "spygame":
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        spies=None if cfg.spies is None else whole_number("spies", cfg.spies, 1, MAX_SEATS),
+        blank=flag("blank", cfg.blank),
+        discussion=flag("discussion", cfg.discussion),
+        max_words=whole_number("max_words", cfg.max_words, 1, 50),
+        tie_rule=one_of(TieRule, "tie_rule", cfg.tie_rule),
+        max_rounds=None if cfg.max_rounds is None else whole_number("max_rounds", cfg.max_rounds, 1, 50),
+    )
+    if cfg.variant is Variant.SPYGAME:
         # The benchmark variant is the paper's setting exactly; refuse changes to it.
         if cfg.spies not in (None, 1):
             raise ConfigError("the spygame variant is played with exactly 1 spy")
@@ -186,11 +202,41 @@ def _validate(cfg: SpyConfig) -> SpyConfig:
     return cfg
 
 
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class SpyView(TypedDict):
+    """``Observation.view`` of Who-is-Spy: what one seat may know (see ``SpyGame.observe``)."""
+
+    variant: str
+    phase: str
+    round: int
+    max_rounds: int
+    tie_rule: str
+    seats: int
+    my_seat: Seat
+    my_word: str | None
+    is_blank: bool
+    spies: int
+    has_mr_white: bool
+    living: list[Seat]
+    eliminated: list[dict[str, Any]]
+    speaking_order: list[Seat]
+    current_speaker: Seat | None
+    descriptions: list[dict[str, Any]]
+    votes: list[dict[str, Any]]
+    runoff_candidates: list[Seat]
+    waiting_for: list[Seat]
+    my_vote: Seat | None
+    ready: list[Seat]
+    outcome: dict[str, Any] | None
+
+
 # --------------------------------------------------------------------------- state
 
 
 @dataclass(frozen=True, slots=True)
-class Ballots:
+class VoteRecord:
     """One resolved vote: who voted for whom (None = abstained) and who went out."""
 
     round: int
@@ -219,11 +265,9 @@ class SpyState:
     descriptions: tuple[tuple[int, Seat, str], ...]
     """(round, seat, text) of every description so far."""
     ready: frozenset[Seat]
-    ballots: tuple[tuple[Seat, Seat | None], ...]
-    """Ballots of the vote in progress, in arrival order (hidden until the vote resolves)."""
-    candidates: tuple[Seat, ...]
-    """Who may be voted for in the run-off (empty in a normal vote)."""
-    votes: tuple[Ballots, ...]
+    ballot: Ballot | None
+    """The vote in progress; its votes stay hidden until the last one is in."""
+    votes: tuple[VoteRecord, ...]
     eliminated: tuple[tuple[int, Seat], ...]
     """(round, seat) in elimination order."""
     white_guess: str | None
@@ -231,6 +275,11 @@ class SpyState:
     team: Team | None
     end_reason: str | None
     log: tuple[Event, ...]
+
+    @property
+    def candidates(self) -> tuple[Seat, ...]:
+        """Who may be voted for in a run-off (empty in a normal vote)."""
+        return self.ballot.candidates if self.ballot is not None and self.ballot.runoff else ()
 
     @property
     def living(self) -> tuple[Seat, ...]:
@@ -252,18 +301,9 @@ class SpyState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _label(seat: Seat) -> str:
-    return f"Player {seat + 1}"
-
-
-def _forms(word: str) -> tuple[str, ...]:
-    """The word and the plural forms a description may not use either."""
-    return (word, word + "s", word + "es")
-
-
 def _guess_right(guess: str, word: str) -> bool:
-    g, w = normalize(guess), normalize(word)
-    return g in {w, w + "s", w + "es"} or w in {g + "s", g + "es"}
+    """Mr. White's guess names the villagers' word: the same words, a plural or other form allowed."""
+    return same_words(guess, word)
 
 
 def _lead(team: str, roles: Sequence[str], winners: Sequence[Seat] | frozenset[Seat]) -> str:
@@ -286,15 +326,14 @@ def _start_round(s: SpyState, rnd: int, events: list[Event]) -> SpyState:
     rng(s.seed, "order", rnd).shuffle(order)
     events.append(Event("round_started", {"round": rnd, "order": order}))
     return dataclasses.replace(
-        s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballots=(), candidates=()
+        s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballot=None
     )
 
 
-def _start_vote(s: SpyState, stage: Phase, candidates: tuple[Seat, ...], events: list[Event]) -> SpyState:
-    events.append(
-        Event("vote_started", {"round": s.round, "stage": stage.value, "candidates": list(candidates)})
-    )
-    return dataclasses.replace(s, phase=stage, ballots=(), candidates=candidates, ready=frozenset())
+def _start_vote(s: SpyState, ballot: Ballot, events: list[Event]) -> SpyState:
+    stage = Phase.RUNOFF if ballot.runoff else Phase.VOTE
+    events.append(Event("vote_started", {"round": s.round, "stage": stage.value, "candidates": list(ballot.candidates) if ballot.runoff else []}))
+    return dataclasses.replace(s, phase=stage, ballot=ballot, ready=frozenset())
 
 
 def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
@@ -309,7 +348,7 @@ def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
         if s.seats_with(Role.MR_WHITE):
             who = "the spy and Mr. White were" if len(all_spies) == 1 else "every spy and Mr. White were"
         return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), f"{who} voted out"
-    if spies and s.config.variant == "spygame" and len(living) <= 2:
+    if spies and s.config.variant is Variant.SPYGAME and len(living) <= 2:
         return (*_infiltrators(s), "the spy was not voted out before only two players remained")
     if spies and len(spies) >= len(villagers):
         who = "the spy is" if len(all_spies) == 1 else "the spies are"
@@ -357,8 +396,10 @@ def _after_elimination(s: SpyState, events: list[Event]) -> SpyState:
 
 def _resolve_vote(s: SpyState, events: list[Event]) -> SpyState:
     stage = s.phase
-    ordered = tuple(sorted(s.ballots))
-    counts = Counter(t for _, t in ordered if t is not None)
+    assert s.ballot is not None
+    ballot = s.ballot
+    ordered = tuple(sorted(ballot.votes))
+    counts = {k: n for k, n in sorted(ballot.tally().items()) if n}
     events.append(
         Event(
             "votes_revealed",
@@ -366,27 +407,26 @@ def _resolve_vote(s: SpyState, events: list[Event]) -> SpyState:
                 "round": s.round,
                 "stage": stage.value,
                 "ballots": {str(v): t for v, t in ordered},
-                "counts": {str(k): counts[k] for k in sorted(counts)},
+                "counts": {str(k): n for k, n in counts.items()},
             },
         )
     )
-    top = max(counts.values(), default=0)
-    tied = tuple(sorted(k for k, c in counts.items() if c == top)) if top else ()
-    out: Seat | None = tied[0] if len(tied) == 1 else None
-    s = dataclasses.replace(s, votes=s.votes + (Ballots(s.round, stage.value, ordered, out),), ballots=())
+    verdict = ballot.verdict()
+    out = verdict.chosen
+    s = dataclasses.replace(s, votes=(*s.votes, VoteRecord(s.round, stage.value, ordered, out)), ballot=None)
     if out is None:
-        if not tied:
+        if verdict.no_votes:
             events.append(Event("no_elimination", {"round": s.round, "reason": "no votes"}))
             return _after_elimination(s, events)
-        runoff = stage is Phase.VOTE and s.config.tie_rule == "runoff"
-        events.append(Event("tie", {"round": s.round, "stage": stage.value, "tied": list(tied), "runoff": runoff}))
+        runoff = ballot.needs_runoff(verdict, s.config.tie_rule is TieRule.RUNOFF)
+        events.append(Event("tie", {"round": s.round, "stage": stage.value, "tied": list(verdict.tied), "runoff": runoff}))
         if runoff:
-            return _start_vote(s, Phase.RUNOFF, tied, events)
+            return _start_vote(s, vote.runoff(verdict.tied, s.living), events)
         events.append(Event("no_elimination", {"round": s.round, "reason": "tie"}))
         return _after_elimination(s, events)
     role = s.roles[out]
     events.append(Event("eliminated", {"round": s.round, "seat": out, "role": role.value}))
-    s = dataclasses.replace(s, eliminated=s.eliminated + ((s.round, out),), candidates=())
+    s = dataclasses.replace(s, eliminated=(*s.eliminated, (s.round, out)))
     if role is Role.MR_WHITE:
         events.append(Event("white_guess_started", {"round": s.round, "seat": out}))
         return dataclasses.replace(s, phase=Phase.WHITE_GUESS)
@@ -400,16 +440,12 @@ class SpyGame:
     """Who-is-Spy / Undercover. Stateless: every method is a function of its arguments."""
 
     id: ClassVar[str] = "spy"
-    variants: ClassVar[tuple[str, ...]] = ("classic", "spygame")
+    variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
     # ---- config
 
     def make_config(self, variant: str | None = None, **options: Any) -> SpyConfig:
-        names = {f.name for f in dataclasses.fields(SpyConfig)} - {"variant"}
-        unknown = sorted(set(options) - names)
-        if unknown:
-            raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        return _validate(SpyConfig(variant=variant or self.variants[0], **options))
+        return self.config_from_dict({"variant": variant or Variant.CLASSIC.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> SpyConfig:
         return _validate(config_from_dict(SpyConfig, raw))
@@ -437,7 +473,7 @@ class SpyGame:
         s = SpyState(
             config=cfg, seats=seats, seed=seed, villager_word=villager_word, spy_word=spy_word,
             roles=tuple(roles), phase=Phase.DESCRIBE, round=0, order=(), turn=0, descriptions=(),
-            ready=frozenset(), ballots=(), candidates=(), votes=(), eliminated=(), white_guess=None,
+            ready=frozenset(), ballot=None, votes=(), eliminated=(), white_guess=None,
             winners=None, team=None, end_reason=None, log=(),
         )  # fmt: skip
         events: list[Event] = []
@@ -450,8 +486,8 @@ class SpyGame:
             Event(
                 "game_started",
                 {
-                    "variant": cfg.variant, "seats": seats, "spies": n_spies, "blank": cfg.blank,
-                    "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule,
+                    "variant": cfg.variant.value, "seats": seats, "spies": n_spies, "blank": cfg.blank,
+                    "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule.value,
                 },
             )  # fmt: skip
         )
@@ -467,17 +503,15 @@ class SpyGame:
         if s.phase is Phase.DISCUSS:
             return frozenset(s.living) - s.ready
         if s.phase in (Phase.VOTE, Phase.RUNOFF):
-            done = {v for v, _ in s.ballots}
-            return frozenset(x for x in s.living if x not in done)
+            assert s.ballot is not None
+            return s.ballot.waiting()
         if s.phase is Phase.WHITE_GUESS:
             return frozenset({s.eliminated[-1][1]})
         return frozenset()
 
     def _vote_options(self, s: SpyState, seat: Seat) -> tuple[Option, ...]:
-        pool = [x for x in (s.candidates or s.living) if x != seat]
-        # A seeded order per voter, round and stage: LLM voters favour early options.
-        rng(s.seed, "vote-options", s.round, s.phase.value, seat).shuffle(pool)
-        return tuple(Option(str(x), _label(x)) for x in pool)
+        assert s.ballot is not None
+        return s.ballot.options(seat, s.seed, "vote-options", s.round, s.phase.value, seat)
 
     def legal(self, s: SpyState, seat: Seat) -> ActionSpec | None:
         if seat not in self.to_act(s):
@@ -490,10 +524,10 @@ class SpyGame:
                 "and without repeating an earlier description.",
                 ("Your description",),
                 max_words=cfg.max_words,
-                max_chars=min(300, 20 * cfg.max_words),
+                max_chars=description_chars(cfg.max_words),
             )
         if s.phase is Phase.DISCUSS:
-            return Choice("ready", "Discuss, then say when you are ready to vote.", (Option(READY, "Ready to vote"),))
+            return ready_choice("Discuss, then say when you are ready to vote.")
         if s.phase is Phase.VOTE:
             return Choice("vote", f"Round {s.round}: who do you think is the spy?", self._vote_options(s, seat))
         if s.phase is Phase.RUNOFF:
@@ -511,14 +545,11 @@ class SpyGame:
         return None
 
     def apply(self, s: SpyState, seat: Seat, a: Action) -> tuple[SpyState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not isinstance(seat, int) or not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            if seat not in s.living:
-                raise IllegalAction("You have been voted out; you can watch but not play.")
-            raise IllegalAction("It is not your turn.")
+        gone = isinstance(seat, int) and seat not in s.living
+        check_turn(
+            over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s),
+            not_yours="You have been voted out; you can watch but not play." if gone else "It is not your turn.",
+        )  # fmt: skip
         spec = self.legal(s, seat)
         assert spec is not None
         events: list[Event] = []
@@ -526,7 +557,7 @@ class SpyGame:
             assert isinstance(spec, Text)
             (text,) = check_text(spec, a)
             word = s.word_of(seat)
-            if word is not None and any(contains_word(text, f) for f in _forms(word)):
+            if word is not None and mentions_secret(text, word):
                 raise IllegalAction("Your description must not contain your word.")
             key = normalize(text)
             if any(normalize(t) == key for _, _, t in s.descriptions):
@@ -538,26 +569,24 @@ class SpyGame:
                     events.append(Event("discussion_started", {"round": s.round}))
                     s = dataclasses.replace(s, phase=Phase.DISCUSS, ready=frozenset())
                 else:
-                    s = _start_vote(s, Phase.VOTE, (), events)
+                    s = _start_vote(s, vote.first(s.living, s.living), events)
         elif s.phase is Phase.DISCUSS:
             assert isinstance(spec, Choice)
             check_choice(spec, a)
             events.append(Event("ready", {"round": s.round, "seat": seat}))
             s = dataclasses.replace(s, ready=s.ready | {seat})
             if not self.to_act(s):
-                s = _start_vote(s, Phase.VOTE, (), events)
+                s = _start_vote(s, vote.first(s.living, s.living), events)
         elif s.phase in (Phase.VOTE, Phase.RUNOFF):
             assert isinstance(spec, Choice)
-            if a.kind == "vote" and a.value == (ABSTAIN,):
-                target: Seat | None = None
-            else:
-                target = int(check_choice(spec, a))
+            assert s.ballot is not None
+            target = vote.target(spec, a)
             stage = s.phase.value
             events.append(
                 Event("vote_cast", {"round": s.round, "stage": stage, "voter": seat, "target": target}, Audience.of(seat))
             )
             events.append(Event("voted", {"round": s.round, "stage": stage, "voter": seat}))
-            s = dataclasses.replace(s, ballots=s.ballots + ((seat, target),))
+            s = dataclasses.replace(s, ballot=s.ballot.cast(seat, target))
             if not self.to_act(s):
                 s = _resolve_vote(s, events)
         elif s.phase is Phase.WHITE_GUESS:
@@ -605,13 +634,13 @@ class SpyGame:
         """
         over = s.phase is Phase.OVER
         blank = s.roles[seat] is Role.MR_WHITE
-        mine = [t for v, t in s.ballots if v == seat]
-        view: dict[str, Any] = {
-            "variant": s.config.variant,
+        _, mine = s.ballot.vote_of(seat) if s.ballot is not None else (False, None)
+        view: SpyView = {
+            "variant": s.config.variant.value,
             "phase": s.phase.value,
             "round": s.round,
             "max_rounds": s.max_rounds,
-            "tie_rule": s.config.tie_rule,
+            "tie_rule": s.config.tie_rule.value,
             "seats": s.seats,
             "my_seat": seat,
             "my_word": s.word_of(seat),
@@ -634,7 +663,7 @@ class SpyGame:
             ],
             "runoff_candidates": list(s.candidates),
             "waiting_for": sorted(self.to_act(s)),
-            "my_vote": mine[0] if mine else None,
+            "my_vote": mine,
             "ready": sorted(s.ready),
             "outcome": None,
         }
@@ -704,10 +733,14 @@ class SpyGame:
     # ---- words for people
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
 
         def n(x: object) -> str:
-            return names[x] if isinstance(x, int) and 0 <= x < len(names) else str(x)
+            return seat_ref(x) if isinstance(x, int) and x >= 0 else str(x)
 
         k = e.kind
         if k == "word":
@@ -764,8 +797,8 @@ class SpyGame:
         if k == "game_over":
             lead = _lead(d["team"], d["roles"], d["winners"])
             roles = [Role(r) for r in d["roles"]]
-            spies = ", ".join(names[i] for i, r in enumerate(roles) if r is Role.SPY and i < len(names))
-            white = [names[i] for i, r in enumerate(roles) if r is Role.MR_WHITE and i < len(names)]
+            spies = ", ".join(seat_ref(i) for i, r in enumerate(roles) if r is Role.SPY)
+            white = [seat_ref(i) for i, r in enumerate(roles) if r is Role.MR_WHITE]
             tail = f"; Mr. White was {white[0]}" if white else ""
             return (
                 f"{lead}: {d['reason']}. The villagers' word was {d['villager_word']}, the spies' word was "
@@ -774,7 +807,7 @@ class SpyGame:
         return f"{k}: {dict(d)}"
 
     def rules(self, cfg: SpyConfig) -> str:
-        spies = "1 spy" if cfg.variant == "spygame" else (
+        spies = "1 spy" if cfg.variant is Variant.SPYGAME else (
             f"{cfg.spies} spies" if cfg.spies is not None else "1 spy (2 from 7 players, 3 from 11)"
         )
         white = (
@@ -786,13 +819,13 @@ class SpyGame:
         rounds = f"{cfg.max_rounds} rounds" if cfg.max_rounds is not None else "as many rounds as players"
         tie = (
             "A tie leads to a run-off vote among the tied players; if that ties too, nobody is out this round."
-            if cfg.tie_rule == "runoff"
+            if cfg.tie_rule is TieRule.RUNOFF
             else "A tie eliminates nobody."
         )
         discussion = " After the descriptions you discuss freely, then vote." if cfg.discussion else ""
         end = (
             "The spy wins by not being voted out before only two players remain; the villagers win by voting the spy out."
-            if cfg.variant == "spygame"
+            if cfg.variant is Variant.SPYGAME
             else "The villagers win when every spy"
             + (" and Mr. White" if cfg.blank else "")
             + f" is out. The spies win when they are no longer outnumbered by living villagers, or when {rounds} "

@@ -81,7 +81,8 @@ class InferenceError(RuntimeError):
 class Inference(Protocol):
     """What agents talk to: an in-process batcher, an HTTP client, or an OpenAI-compatible server."""
 
-    model_id: str
+    @property
+    def model_id(self) -> str: ...  # read-only here: a batcher reports its backend's
 
     async def generate(self, req: GenerateRequest) -> GenerateResult: ...
 

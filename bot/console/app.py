@@ -112,6 +112,7 @@ class ConsolePlatform:
     private: dict[str, list[Outgoing]] = field(default_factory=lambda: defaultdict(list))
     pending: dict[str, Outgoing] = field(default_factory=dict)  # the latest prompt with controls, per user
     quiet_waiting: bool = True
+    text_replies: bool = False  # the console answers prompts in place: no "reply here"
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     current: str | None = None  # the user at the keyboard
 

@@ -17,6 +17,7 @@ from typing import Any
 from games.base import Action, Game, IllegalAction, Seat
 from models.agents.base import CallLog, Player
 from models.agents.random_agent import RandomAgent
+from storage.tables import ActionSource
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ AgentFactory = Callable[[str, int], Player]
 @dataclass(frozen=True, slots=True)
 class Outcome:
     action: Action
-    source: str  # "ai" | "fallback" | "timeout"
+    source: ActionSource
     actor: str  # the agent spec that produced the action
     calls: tuple[CallLog, ...]
 
@@ -78,7 +79,8 @@ class AgentRunner:
                                          latency_ms=(time.perf_counter() - started) * 1000))
                     break  # a slow worker will not get faster by asking again this turn
                 except Exception as exc:  # the worker is down or the agent crashed: fall back
-                    log.warning("agent %s failed: %s", spec, exc)
+                    # The type only: an agent's error may quote its prompt, secret included (issue 9.7).
+                    log.warning("agent %s failed: %s", spec, type(exc).__name__)
                     calls.extend(replace(c, retries=attempt) for c in getattr(exc, "calls", ()))
                     calls.append(CallLog(spec, error=f"{type(exc).__name__}: {exc}", retries=attempt,
                                          latency_ms=(time.perf_counter() - started) * 1000))
@@ -90,7 +92,7 @@ class AgentRunner:
                     feedback = str(exc)
                     calls.append(CallLog(spec, error=f"illegal: {feedback}", retries=attempt))
                     continue
-                return Outcome(decision.action, "ai", spec, tuple(calls))
+                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls))
         return await self._fallback(game, state, seat, game_id=game_id, seed=seed, calls=calls)
 
     async def _fallback(self, game: Game, state: Any, seat: Seat, *, game_id: int, seed: int, calls: list[CallLog]) -> Outcome:
@@ -108,11 +110,11 @@ class AgentRunner:
                         feedback = str(exc)
                         continue
                     calls.extend(replace(c, fallback=True) for c in decision.calls)
-                    return Outcome(decision.action, "fallback", spec, tuple(calls))
+                    return Outcome(decision.action, ActionSource.FALLBACK, spec, tuple(calls))
             except Exception as exc:  # the fallback itself failed: the next one in line plays
-                log.warning("fallback agent %s failed: %s", spec, exc)
+                log.warning("fallback agent %s failed: %s", spec, type(exc).__name__)
                 calls.append(CallLog(spec, error=f"fallback failed: {type(exc).__name__}: {exc}", fallback=True))
         action = game.timeout_action(state, seat)
         if action is None:
             raise RuntimeError(f"{game.id}: no legal action found for AI seat {seat}")
-        return Outcome(action, "timeout", "rules", tuple(calls))
+        return Outcome(action, ActionSource.TIMEOUT, "rules", tuple(calls))

@@ -50,6 +50,7 @@ class DiscordPlatform:
     """`bot.core.platform.Platform` over a discord.py client. Channel ids are strings of snowflakes."""
 
     name = PLATFORM
+    quiet_waiting, text_replies = False, True  # bot.core.platform.Platform
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client

@@ -33,6 +33,7 @@ class SlackPlatform(Platform):
     """`Platform` over the Slack Web API. Any send failure becomes `DeliveryFailed`."""
 
     name = PLATFORM
+    quiet_waiting, text_replies = False, True  # bot.core.platform.Platform
 
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client

@@ -315,7 +315,7 @@ class EmbeddingAgent:
                 target = _mean(self.index.vecs(hints))
                 pick = sample_top_k(
                     self.index, target, 1, r,
-                    lambda i, w: fits(w, spec) and w not in guesses and not any(overlaps(w, h) for h in hints),
+                    lambda i, w, hints=hints: fits(w, spec) and w not in guesses and not any(overlaps(w, h) for h in hints),
                 )
                 guesses.append(pick.word)
             else:

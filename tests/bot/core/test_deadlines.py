@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.messages import CommandKind
-from tests.bot.conftest import ALICE, BOB, HERE, Harness, make_harness
+from tests.bot.core.conftest import ALICE, BOB, HERE, Harness, make_harness
 
 
 async def start_spy(h: Harness, deadline: float) -> int:
@@ -61,17 +61,14 @@ async def test_abstain_policy_uses_the_rules_neutral_action(tmp_path) -> None:
 
 
 async def test_deadline_survives_a_restart(tmp_path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/d.db"
-    h = await make_harness(url, deadline_policy="takeover")
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/d.db", deadline_policy="takeover")
     gid = await start_spy(h, deadline=1.5)
     await h.service.wait_idle()
     pending = await h.store.pending_deadlines()
     assert pending, "a human owes a move and has a stored deadline"
     before = len((await h.store.load_game(gid)).actions)
-    await h.service.stop()
-    await h.store.aclose()
     # Restart before the deadline: the new service re-arms the stored deadline and it fires.
-    h2 = await make_harness(url, platform=h.platform, deadline_policy="takeover")
+    h2 = await h.restart(deadline_policy="takeover")
     try:
         assert gid in h2.service.tables
         t = h2.service.tables[gid]
@@ -80,22 +77,24 @@ async def test_deadline_survives_a_restart(tmp_path) -> None:
         assert len(glog.actions) > before
         assert any(a.source == "takeover" for a in glog.actions)
     finally:
-        await h2.service.stop()
-        await h2.store.aclose()
+        await h2.close()
 
 
 async def test_deadline_expired_while_down_fires_on_start(tmp_path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/d.db"
-    h = await make_harness(url, deadline_policy="takeover")
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/d.db", deadline_policy="abstain")
     gid = await start_spy(h, deadline=0.5)
     await h.service.wait_idle()
-    await h.service.stop()
-    await h.store.aclose()
-    await asyncio.sleep(0.8)  # the deadline passes while the bot is down
-    h2 = await make_harness(url, platform=h.platform, deadline_policy="takeover")
+    humans = {s.seat for s in h.service.tables[gid].seats if not s.is_ai}
+    before = len((await h.store.load_game(gid)).actions)
+    h2 = await h.restart(deadline_policy="abstain", pause_s=0.8)  # the deadline passes while the bot is down
     try:
         t = h2.service.tables[gid]
         await wait_for(lambda: t.over, timeout=90)
+        after = (await h2.store.load_game(gid)).actions[before:]
+        stood_in = [a for a in after if a.seat in humans]
+        # Like its takeover twin, the abstain policy says who played: the rules' abstain for votes,
+        # an AI for descriptions (no neutral description exists).
+        assert stood_in and all((a.source, a.value) == ("timeout", ["abstain"]) if a.kind == "vote"
+                                else a.source == "takeover" for a in stood_in)
     finally:
-        await h2.service.stop()
-        await h2.store.aclose()
+        await h2.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 from collections.abc import AsyncIterator
@@ -34,14 +35,22 @@ class Harness:
     url: str
     ids: itertools.count
 
-    async def send(self, command: CommandKind, user: UserRef, place: Place, inbound: str | None = None, **args) -> Reply:
+    async def send(self, command: CommandKind, user: UserRef, place: Place, inbound: str | None = None,
+                   tenant: str = "", **args) -> Reply:
         inbound = inbound or f"evt-{next(self.ids)}"
-        return await self.service.handle(Command(command, user, place, args, inbound_id=inbound))
+        return await self.service.handle(Command(command, user, place, args, inbound_id=inbound, tenant=tenant))
 
-    async def restart(self, **kw) -> Harness:
+    async def restart(self, pause_s: float = 0.0, **kw) -> Harness:
+        """Stop this service and open a new one over the same database and platform, as a restarted
+        process would; ``pause_s`` is how long the bot stays down in between."""
+        await self.close()
+        if pause_s:
+            await asyncio.sleep(pause_s)
+        return await make_harness(self.url, platform=self.platform, **kw)
+
+    async def close(self) -> None:
         await self.service.stop()
         await self.store.aclose()
-        return await make_harness(self.url, platform=self.platform, **kw)
 
     async def play_humans(self, seed: int = 0, max_steps: int = 2000, vocabulary=NONSENSE) -> list[Reply]:
         """Answer every human prompt with a random legal-looking move until no game runs."""
@@ -61,7 +70,7 @@ class Harness:
                     spec = t.engine.legal(t.state, s)
                     a = random_action(spec, r, vocabulary)
                     reply = await self.send(CommandKind.ACT, info.user, t.place, game_id=t.game_id, seat=s,
-                                            kind=a.kind, value=list(a.value))
+                                            kind=a.kind, value=list(a.value), tenant=t.tenant)
                     replies.append(reply)
                     moved = True
                     break
@@ -70,9 +79,9 @@ class Harness:
         raise AssertionError("games did not finish")
 
 
-async def make_harness(url: str, platform: MemoryPlatform | None = None, **kw) -> Harness:
+async def make_harness(url: str, platform: MemoryPlatform | None = None, observer=None, **kw) -> Harness:
     store = await Store.open(url)
-    service = TableService(store, settings=settings(**kw), agents=AgentRegistry())
+    service = TableService(store, settings=settings(**kw), agents=AgentRegistry(), observer=observer)
     platform = platform or MemoryPlatform()
     service.attach(platform)
     await service.start()

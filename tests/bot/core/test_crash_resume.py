@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run_worker(db: Path, kill_after_actions: int | None = None, timeout: float = 120) -> bool:
     """Run the scripted games; with ``kill_after_actions``, SIGKILL once that many actions are logged.
     Returns True when the process finished by itself."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.crash_worker", f"sqlite+aiosqlite:///{db}"],
+    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", f"sqlite+aiosqlite:///{db}"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     try:

@@ -15,13 +15,13 @@ import sqlalchemy as sa
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.service import TableService
-from models.agents import AgentRegistry
+from models.agents import AgentEntry, AgentKind, AgentRegistry
 from models.agents.wiring import register_agents
 from models.client import ClientOptions, ClientPool
 from storage.store import Store
-from tests.bot.conftest import settings
+from tests.bot.core.conftest import settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def free_port() -> int:
@@ -54,13 +54,14 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
     pool = ClientPool(ClientOptions(http_timeout_s=2.0, http_retries=1))
     try:
         await wait_healthy(url)
-        registry = AgentRegistry()
+        registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url)])  # agents by configured name
         register_agents(registry, inference_for=pool.get, embedder_for=lambda name: None)  # embed unused here
-        service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10), agents=registry)
+        spec = "llm:worker"  # the operator configures this worker as an agent choice; players pick it by name
+        service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10,
+                                                        agent_choices=f"random,{spec}"), agents=registry)
         service.attach(MemoryPlatform())
         await service.start()
         host, place = UserRef("memory", "1", "Host"), Place("memory", "c")
-        spec = f"llm:{url}"
         await service.handle(Command(CommandKind.CREATE, host, place, {"game": "spy", "spectate": True}, "c1"))
         await service.handle(Command(CommandKind.ADD_AI, host, place, {"agent": spec, "count": 5}, "c2"))
         reply = await service.handle(Command(CommandKind.START, host, place, {"seed": 5}, "c3"))

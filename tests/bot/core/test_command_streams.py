@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bot.core.messages import CommandKind, Place, UserRef
 from games.base import Choice, contains_word
-from tests.bot.conftest import NONSENSE, make_harness
+from tests.bot.core.conftest import NONSENSE, make_harness
 
 USERS = [UserRef("memory", str(i), f"U{i}") for i in range(3)]
 PLACES = [Place("memory", "a"), Place("memory", "b")]
@@ -34,6 +34,7 @@ async def run_stream(steps) -> None:
         try:
             used: list[str] = []
             secrets_by_game: dict[int, list[str]] = {}
+            seen: dict = {}  # every table met, kept here: the service lets finished tables go
             for i, (verb, u, p, pick, redeliver, game) in enumerate(steps):
                 user, place = USERS[u], PLACES[p]
                 inbound = used[pick % len(used)] if redeliver and used else f"e{i}"
@@ -51,12 +52,13 @@ async def run_stream(steps) -> None:
                     for gid, n in actions_before.items():
                         assert len((await h.store.load_game(gid)).actions) == n
                 for gid, t in h.service.tables.items():
+                    seen[gid] = t
                     if gid not in secrets_by_game:
                         state, _ = t.engine.new(t.cfg, len(t.seats), t.seed)
                         secrets_by_game[gid] = [s.value for s in t.engine.secrets(state) if not s.among]
             # Channel-bound messages never carry a dealt secret before that game's end.
             for gid, words in secrets_by_game.items():
-                t = h.service.tables[gid]
+                t = seen[gid]
                 thread = t.place.key
                 msgs = [s for s in h.platform.public() if s.to == thread]
                 if t.over:
