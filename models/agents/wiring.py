@@ -55,7 +55,7 @@ def register_agents(
         async def endpoint(_: str) -> Inference:
             return await reach(entry.model, entry.api_key)
 
-        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name)
+        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=index_for)
 
     def build_embed(entry: AgentEntry, seed: int) -> Player:
         unknown = sorted(set(entry.params) - {"k"})
