@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.core.service import TableService
 from bot.settings import Settings
+from bot.sneak import attach_sneak
 from models.agents import AgentRegistry
 from storage.store import Store
 
@@ -50,6 +51,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
                                     model_cache=str(settings.model_cache), openai_api_key=settings.openai_api_key))
     registry = agents or build_agents(settings, pool)
     service = TableService(store, settings=settings, agents=registry)
+    attach_sneak(service, store, client_for=pool.get)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
     return App(settings, store, service, pool)
 
 
