@@ -86,3 +86,20 @@ async def test_summaries_group_by_game_player_and_role_with_pseudonyms(store: St
     humans = [p for p in players if p.startswith("human u_")]
     assert len(humans) == 1 and "user0" not in humans[0]  # a pseudonym, never the platform id
     assert {r.group for r in s.by_role} <= {"chameleon/player", "chameleon/chameleon"}
+
+
+async def test_exports_include_the_stored_evaluations(store: Store) -> None:
+    import io
+    import json
+
+    from storage.export import export_games
+
+    gid, _ = await log_random_game(store, "chameleon", "sneak", 4, seed=12)
+    run = await score_games(store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], DECOYS)
+    buf = io.StringIO()
+    assert await export_games(store, out=buf, secret="k") == 1
+    rec = json.loads(buf.getvalue())
+    evs = rec["evaluations"]
+    assert len(evs) == run.inserted == 4 and {e["evaluator"] for e in evs} == {"embed:minilm"}
+    assert all(0 <= e["utility"] <= 1 and len(e["decoys"]) == 5 and e["instance"]["message"] for e in evs)
+    assert "console:user" not in buf.getvalue().split('"evaluations"')[1]  # no player ids in the scores
