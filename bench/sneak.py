@@ -29,6 +29,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -48,7 +49,10 @@ from models.worker.transformers_backend import TransformersBackend  # noqa: E402
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def build_instances(cards: int) -> list[tuple[Instance, tuple[str, ...]]]:
+Items = list[tuple[Instance, tuple[str, ...]]]
+
+
+def build_instances(cards: int) -> Items:
     emb = embedder_for("minilm")
     index = VocabIndex(emb)
     gen = EmbedGenerator(index, "embed:minilm")
@@ -77,8 +81,12 @@ def naive_prompts(inst: Instance, messages: tuple[str, ...]) -> list[tuple[list[
     return [([x.to_json() for x in cham], n, perm), ([x.to_json() for x in ally], m, aperm)]
 
 
-@torch.inference_mode()
-def naive(model, tok, items) -> tuple[float, list[list[float]]]:  # noqa: ANN001
+def naive(model: Any, tok: Any, items: Items) -> tuple[float, list[list[float]]]:
+    with torch.inference_mode():
+        return _naive(model, tok, items)
+
+
+def _naive(model: Any, tok: Any, items: Items) -> tuple[float, list[list[float]]]:
     started = time.perf_counter()
     out = []
     for inst, messages in items:
@@ -95,7 +103,7 @@ def naive(model, tok, items) -> tuple[float, list[list[float]]]:  # noqa: ANN001
     return time.perf_counter() - started, out
 
 
-async def ours(backend: TransformersBackend, items, max_batch: int) -> tuple[float, list[list[float]]]:  # noqa: ANN001
+async def ours(backend: TransformersBackend, items: Items, max_batch: int) -> tuple[float, list[list[float]]]:
     batcher = Batcher(backend, max_batch=max_batch)
     await batcher.start()
     try:
@@ -108,7 +116,7 @@ async def ours(backend: TransformersBackend, items, max_batch: int) -> tuple[flo
     return elapsed, [list(j.probs) for pair in res for j in pair]
 
 
-def load(args: argparse.Namespace) -> tuple[object, object]:
+def load(args: argparse.Namespace) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from models.worker import default_model
@@ -150,7 +158,7 @@ def main() -> None:
     args = ap.parse_args()
     items = build_instances(args.cards)
     model, tok = load(args)
-    backend = TransformersBackend(model, tok, model_id="bench", device=args.device)  # type: ignore[arg-type]
+    backend = TransformersBackend(model, tok, model_id="bench", device=args.device)
     naive(model, tok, items[:1])  # warm-up: first-call costs belong to neither side
     t_naive, p_naive = naive(model, tok, items)
     t_ours, p_ours = asyncio.run(ours(backend, items, args.max_batch))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from games import decks
@@ -49,7 +51,7 @@ def test_parse_decoys_reads_tagged_terms_only() -> None:
     assert parse_decoys(text) == ["outdoor fun", "healthy"]
 
 
-async def test_llm_decoys_are_filtered_and_topped_up(tiny_model, tiny_tokenizer,
+async def test_llm_decoys_are_filtered_and_topped_up(tiny_model: Any, tiny_tokenizer: Any,
                                                      embedding_decoys: EmbeddingDecoys) -> None:
     backend = TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny-llama")
     batcher = Batcher(backend)
@@ -69,10 +71,10 @@ async def test_llm_decoys_fall_back_when_the_model_fails(embedding_decoys: Embed
     class Down:
         model_id = "down"
 
-        async def generate(self, req):  # noqa: ANN001, ANN202
+        async def generate(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
-        async def score_labels(self, req):  # noqa: ANN001, ANN202
+        async def score_labels(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
         async def aclose(self) -> None:

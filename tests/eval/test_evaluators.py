@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -20,7 +22,7 @@ INST = Instance(game="chameleon", category="Fruits", candidates=("Apple", "Banan
 MESSAGES = ("sour", "sweet", "garden", "kitchen", "juicy", "market")
 
 
-def by_hand(model, tokenizer, messages, labels) -> list[float]:  # noqa: ANN001
+def by_hand(model: Any, tokenizer: Any, messages: Any, labels: Any) -> list[float]:
     """Chat template, one plain forward, softmax over the label tokens at the last position."""
     text = tokenizer.apply_chat_template([m.to_json() for m in messages], add_generation_prompt=True, tokenize=False)
     ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
@@ -37,14 +39,14 @@ def shuffled(n: int, *salt: object) -> list[int]:
 
 
 @pytest.fixture
-async def client(tiny_model, tiny_tokenizer):  # noqa: ANN001, ANN201
+async def client(tiny_model: Any, tiny_tokenizer: Any) -> Any:
     batcher = Batcher(TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny-llama", min_prefix_tokens=8))
     await batcher.start()
     yield batcher
     await batcher.aclose()
 
 
-async def test_chameleon_probabilities_equal_a_hand_computation(client, tiny_model, tiny_tokenizer) -> None:  # noqa: ANN001
+async def test_chameleon_probabilities_equal_a_hand_computation(client: Any, tiny_model: Any, tiny_tokenizer: Any) -> None:
     got = await LLMEvaluator(client, "llm:tiny").chameleon(INST)
     assert not got.failed
     perm = shuffled(6, "sneak-chameleon", INST.category, INST.candidates)
@@ -59,8 +61,8 @@ async def test_chameleon_probabilities_equal_a_hand_computation(client, tiny_mod
     assert got.probs == pytest.approx(expected, abs=1e-5)
 
 
-async def test_ally_probabilities_equal_a_hand_computation_and_average_orderings(client, tiny_model,  # noqa: ANN001
-                                                                                 tiny_tokenizer) -> None:  # noqa: ANN001
+async def test_ally_probabilities_equal_a_hand_computation_and_average_orderings(client: Any, tiny_model: Any,
+                                                                                 tiny_tokenizer: Any) -> None:
     ev = LLMEvaluator(client, "llm:tiny", permutations=2)
     got = await ev.ally(INST, MESSAGES)
     first = shuffled(6, "sneak-ally", INST.category, INST.secret, MESSAGES)
@@ -81,10 +83,10 @@ async def test_a_failing_model_is_a_counted_failure_not_a_crash() -> None:
     class Down:
         model_id = "down"
 
-        async def generate(self, req):  # noqa: ANN001, ANN202
+        async def generate(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
-        async def score_labels(self, req):  # noqa: ANN001, ANN202
+        async def score_labels(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
         async def aclose(self) -> None:
@@ -111,7 +113,7 @@ def test_embedding_evaluator_is_a_tempered_softmax_of_cosines() -> None:
 async def test_specs_resolve_through_the_given_factories_only() -> None:
     asked: list[str] = []
 
-    async def client_for(spec: str):  # noqa: ANN202
+    async def client_for(spec: str) -> Any:
         asked.append(spec)
         raise InferenceError("no models in this test")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from models.eval.decoys import FixedDecoys
@@ -19,14 +21,14 @@ DECOYS = FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular
 
 
 @pytest.fixture
-async def client(tiny_model, tiny_tokenizer):  # noqa: ANN001, ANN201
+async def client(tiny_model: Any, tiny_tokenizer: Any) -> Any:
     batcher = Batcher(TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny-llama", min_prefix_tokens=8))
     await batcher.start()
     yield batcher
     await batcher.aclose()
 
 
-async def test_rescoring_adds_only_what_is_new(store: Store, client) -> None:  # noqa: ANN001
+async def test_rescoring_adds_only_what_is_new(store: Store, client: Any) -> None:
     g1, _ = await log_random_game(store, "chameleon", "sneak", 4, seed=1)
     g2, _ = await log_random_game(store, "decrypto", "benchmark", 3, seed=2)
     n1 = len(instances_from_log(await store.load_game(g1)))
@@ -48,7 +50,8 @@ async def test_rescoring_adds_only_what_is_new(store: Store, client) -> None:  #
     assert r.game == "chameleon" and r.instance["message"] and len(r.decoys) == 5
     assert r.ally_probs is not None and len(r.ally_probs) == 6 and sum(r.ally_probs) == pytest.approx(1.0, abs=1e-4)
     assert r.cham_probs is not None and len(r.cham_probs) == len(r.instance["candidates"]) == 12
-    assert r.utility is not None and 0.0 <= r.utility <= 1.0 and r.soft == pytest.approx(r.utility * (1 - r.leakage))
+    assert r.utility is not None and r.leakage is not None and 0.0 <= r.utility <= 1.0
+    assert r.soft == pytest.approx(r.utility * (1 - r.leakage))
     assert r.settings_json["decoys"] == DECOYS.name and r.error is None
 
 
@@ -58,10 +61,10 @@ async def test_failures_are_stored_with_their_reason_and_counted(store: Store) -
     class Down:
         model_id = "down"
 
-        async def generate(self, req):  # noqa: ANN001, ANN202
+        async def generate(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
-        async def score_labels(self, req):  # noqa: ANN001, ANN202
+        async def score_labels(self, req: Any) -> Any:
             raise InferenceError("worker down")
 
         async def aclose(self) -> None:

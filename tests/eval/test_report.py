@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.core.messages import Place
 from bot.sneak import attach_sneak
@@ -15,7 +16,7 @@ from tests.eval.logging_helpers import log_random_game
 HERE = Place("memory", "chan-sneak")
 
 
-async def no_models(spec: str):  # noqa: ANN201
+async def no_models(spec: str) -> Any:
     raise InferenceError("this test uses the embedding evaluator only")
 
 
