@@ -128,7 +128,8 @@ def load(args: argparse.Namespace) -> tuple[Any, Any]:
 
         cfg = LlamaConfig(vocab_size=len(tok), hidden_size=2048, intermediate_size=5632, num_hidden_layers=16,
                           num_attention_heads=16, num_key_value_heads=8, max_position_embeddings=4096)
-        model = LlamaForCausalLM(cfg).to(dtype=torch.bfloat16 if args.device != "cpu" else torch.float32)
+        model: Any = LlamaForCausalLM(cfg)
+        model = model.to(dtype=torch.bfloat16 if args.device != "cpu" else torch.float32)
     else:
         model = AutoModelForCausalLM.from_pretrained(str(folder))
     return model.to(args.device).eval(), tok
