@@ -13,6 +13,7 @@ from bot.core.service import TableService
 from bot.ops.logs import setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
+from bot.sneak import attach_sneak
 from models.agents import AgentRegistry
 from storage.store import DatabaseReadOnly, Store
 
@@ -56,6 +57,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     registry = agents or build_agents(settings, pool)
     ops = await start_ops(settings, store)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
+    attach_sneak(service, store, client_for=pool.get)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
     return App(settings, store, service, pool, ops)
 
 

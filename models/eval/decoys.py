@@ -6,7 +6,7 @@ card alone (category and candidates), so one ranked pool per card serves every
 secret of that card; per message, the first ``n`` pool entries that do not
 overlap the message are used.
 
-Strategies:
+Strategies (a ``DecoyStrategy`` is anything with ``name`` and ``pool``):
 
 - ``EmbeddingDecoys`` (default, offline): category-level terms from a
   vocabulary of broad descriptors, contexts and uses we ship
@@ -19,6 +19,8 @@ Strategies:
 - ``LLMDecoys`` (appendix C's structure): asks a model for broad terms that
   cover many candidates, in rounds, keeping valid ones; tops up from
   ``EmbeddingDecoys`` if the model does not give enough.
+
+``FixedDecoys`` uses a given list of terms for every card.
 
 No decoy ever names or contains a card word (so never the secret, whichever
 card word it is) or the category.
@@ -54,9 +56,17 @@ class DecoyStrategy(Protocol):
     async def pool(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]: ...
 
 
+def _stems(text: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in normalize(text).split() if len(w) >= 3}
+
+
 def forbidden(term: str, category: str, candidates: Sequence[str]) -> bool:
-    """True when a term names or contains the category or any card word (or is contained in one)."""
-    return not normalize(term) or any(overlaps(term, w) for w in (category, *candidates))
+    """True when a term names, contains or shares a word with the category or any card word
+    (appendix C: "use words that are different from the category/candidate words")."""
+    if not normalize(term):
+        return True
+    stems = _stems(term)
+    return any(overlaps(term, w) or stems & _stems(w) for w in (category, *candidates))
 
 
 def pick(pool: Sequence[str], message: str, n: int = DEFAULT_DECOYS) -> tuple[str, ...]:
@@ -71,6 +81,17 @@ def pick(pool: Sequence[str], message: str, n: int = DEFAULT_DECOYS) -> tuple[st
 def decoy_vocab() -> tuple[str, ...]:
     text = resources.files("models.eval").joinpath("data", "decoy_terms.txt").read_text(encoding="utf-8")
     return build_vocab(parse_vocab(text))
+
+
+class FixedDecoys:
+    """The same researcher-given terms for every card (minus any that touch the card): decoys from a list."""
+
+    def __init__(self, terms: Sequence[str], name: str = "fixed") -> None:
+        self.terms = tuple(terms)
+        self.name = f"{name}:{len(self.terms)}"
+
+    async def pool(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]:
+        return tuple(t for t in self.terms if not forbidden(t, category, candidates))
 
 
 class EmbeddingDecoys:
@@ -181,5 +202,5 @@ class LLMDecoys:
         return out
 
 
-__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "LLMDecoys", "forbidden", "parse_decoys",
+__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "FixedDecoys", "LLMDecoys", "forbidden", "parse_decoys",
            "pick"]
