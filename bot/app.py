@@ -81,7 +81,7 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
         if discord_on:
             from bot.discord.adapter import run_discord
 
-            runners.append(run_discord(app.service, settings))
+            runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles))
         if slack_on:
             from bot.slack.adapter import run_slack
 
