@@ -14,7 +14,10 @@ Runs the same prompts, in one process, through:
    tokens) with a warm prefix.
 
 Prints a table and the ratios. ``--quick`` runs a ~1-minute version.
-Usage: ``python bench/worker.py [--quick] [--model default|/path] [--threads N]``.
+``--cpu-options`` instead compares, on the same scoring prompts, float32 against dynamic
+int8 quantization of the linear layers and 1 against 2 torch threads: time per forward
+and how often the label choice changes (adopt a speed-up only if choices do not move).
+Usage: ``python bench/worker.py [--quick | --cpu-options] [--model default|/path] [--threads N]``.
 """
 
 from __future__ import annotations
@@ -337,9 +340,49 @@ async def main(args: argparse.Namespace) -> None:
           f"clue (8 tokens) {statistics.median(clue_lat):.3f}s [target < 3s]")
 
 
+def cpu_options(n_prompts: int = 6) -> None:
+    """float32 vs dynamic int8 (linear layers), 1 vs 2 threads: seconds per scoring forward and choice agreement."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from models.worker.default_model import ensure_converted
+
+    folder = ensure_converted()
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    fp32 = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()
+    int8 = torch.ao.quantization.quantize_dynamic(fp32, {torch.nn.Linear}, dtype=torch.qint8)
+    prompts = [chameleon_prompt(i) for i in range(n_prompts)]
+    ids = [torch.tensor([tok(tok.apply_chat_template([m.to_json() for m in p], add_generation_prompt=True, tokenize=False),
+                             add_special_tokens=False)["input_ids"]]) for p in prompts]
+    labels = [tok(lab, add_special_tokens=False)["input_ids"][0] for lab in "ABCD"]
+
+    def run(model: torch.nn.Module) -> tuple[list[torch.Tensor], float]:
+        probs, times = [], []
+        with torch.inference_mode():
+            for x in ids:
+                t = time.perf_counter()
+                logits = model(input_ids=x).logits[0, -1]
+                times.append(time.perf_counter() - t)
+                probs.append(torch.softmax(logits[labels].float(), -1))
+        return probs, statistics.median(times)
+
+    print(f"{'threads':>7} {'fp32 s':>8} {'int8 s':>8} {'speed-up':>8} {'same choice':>11} {'max |dp|':>8}  (load avg {os.getloadavg()[0]:.1f})")
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        a, ta = run(fp32)
+        b, tb = run(int8)
+        agree = sum(int(x.argmax() == y.argmax()) for x, y in zip(a, b, strict=True))
+        dp = max(float((x - y).abs().max()) for x, y in zip(a, b, strict=True))
+        print(f"{threads:>7} {ta:8.3f} {tb:8.3f} {ta / tb:7.2f}x {agree:>6}/{len(ids)} {dp:8.3f}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a ~1-minute version")
     parser.add_argument("--model", default="default", help="'default', a HF model folder or a .gguf file")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--cpu-options", action="store_true", help="int8 quantization and thread counts vs float32")
+    cli = parser.parse_args()
+    if cli.cpu_options:
+        cpu_options()
+    else:
+        asyncio.run(main(cli))
