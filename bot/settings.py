@@ -19,12 +19,25 @@ class Settings(BaseSettings):
 
     # storage
     database_url: str = "sqlite+aiosqlite:///hushtable.db"
-    export_secret: str = Field(default="change-me", description="key for pseudonymising user ids in exports")
+    # None: a random key is made on the first export and kept beside a SQLite database
+    # (<db>.export-secret, mode 0600); a PostgreSQL install must set it (storage/export_secret.py).
+    export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
+
+    # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
+    ops_port: int | None = None
+    ops_host: str = "127.0.0.1"
+    log_dir: Path = Path(".hushtable") / "logs"
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     # tables
-    turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
+    turn_deadline_s: float = Field(default=0.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)  # 0 = none
     deadline_policy: Literal["takeover", "abstain"] = "abstain"
-    max_text_chars: int = 200
+    # The longest raw answer the service reads at all (a payload guard); each form's own limit
+    # comes from the game's rules (ActionSpec.max_chars) and is always lower.
+    max_text_chars: int = Field(default=2000, ge=1, le=100_000)
+    # Open lobbies one member may host at once in one guild/workspace (0 = no cap; admins are exempt).
+    max_open_lobbies: int = Field(default=3, ge=0)
 
     # AI seats. Agents are chosen by configured name only (models/agents/registry.py):
     # llm:default (the strongest), llm:plain (the papers' protocol), embed:minilm, random, plus
@@ -45,7 +58,7 @@ class Settings(BaseSettings):
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 
     # admins
-    admin_users: str = ""  # comma-separated platform:user_id keys
+    admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)
     admin_role: str = ""  # Discord role name that may export
 
     # Discord

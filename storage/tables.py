@@ -29,10 +29,12 @@ class GameStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     ABORTED = "aborted"
+    BROKEN = "broken"  # its log no longer replays (an engine change, a hand edit); see status_reason
 
 
 ENDED: tuple[GameStatus, ...] = (GameStatus.FINISHED, GameStatus.ABORTED)
-"""Statuses of a game that is over (its result, if any, is saved)."""
+"""Statuses of a game that is over (its result, if any, is saved). A BROKEN game is not among
+them: it did not end, its log stopped replaying (``Store.mark_broken``)."""
 
 
 class SeatKind(StrEnum):
@@ -122,7 +124,10 @@ class GameRow(SQLModel, table=True):
     """One game from lobby to result. ``lobby`` holds the pre-start roster and options."""
 
     __tablename__ = "games"
-    __table_args__ = (sa.Index("ix_games_platform_place_status", "platform", "place", "status"),)
+    __table_args__ = (
+        sa.Index("ix_games_platform_place_status", "platform", "place", "status"),
+        sa.Index("ix_games_tenant_status", "tenant", "status"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game: str = Field(index=True)
@@ -142,6 +147,9 @@ class GameRow(SQLModel, table=True):
     result: dict[str, Any] | None = _json(nullable=True)
     announced_at: datetime | None = _ts(nullable=True)
     rules_version: str = ""
+    # "discord:<guild id>", "slack:<team id>", "console"; "" for games from before tenants.
+    tenant: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    status_reason: str | None = Field(default=None, sa_type=sa.Text, nullable=True)  # why it is broken
 
 
 class SeatRow(SQLModel, table=True):
@@ -237,16 +245,144 @@ class DeadlineRow(SQLModel, table=True):
 
 
 class EvaluationRow(SQLModel, table=True):
-    """A score of a logged action by an evaluator (SNEAK utility and leakage, for instance)."""
+    """A score of a logged move by an evaluator (SNEAK utility and leakage; storage/evaluations.py).
+
+    One row per (game, action, part, evaluator, settings): re-running a scoring
+    adds only what is new. ``part`` tells apart several messages of one action
+    (Decrypto's three hints). ``settings`` is a digest of the evaluator's
+    settings (orderings, seed, prompt version, decoy strategy), spelled out in
+    ``settings_json``. Probabilities are in the stored option order: the ally's
+    over ``[message, *decoys]``, the chameleon's over ``instance.candidates``.
+    The metrics are in [0, 1] (reports show them x100) and null when the
+    judgement failed (``error`` says why); ``metric`` is free-form extra data.
+    """
 
     __tablename__ = "evaluations"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "action_seq", "part", "evaluator", "settings", name="uq_evaluations_move"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = _game_fk()
     action_seq: int
+    part: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    game: str = Field(default="", sa_column_kwargs={"server_default": ""})
     evaluator: str
+    settings: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    settings_json: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False,
+                                          sa_column_kwargs={"server_default": "{}"})
+    instance: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False,
+                                     sa_column_kwargs={"server_default": "{}"})
+    decoys: list[str] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
+                              sa_column_kwargs={"server_default": "[]"})
+    perm_seed: int = Field(default=0, sa_type=sa.BigInteger, nullable=False, sa_column_kwargs={"server_default": "0"})
+    ally_probs: list[float] | None = _json(nullable=True)
+    cham_probs: list[float] | None = _json(nullable=True)
+    utility: float | None = None
+    leakage: float | None = None
+    soft: float | None = None
+    binary: float | None = None
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
     metric: dict[str, Any] = _json()
     created_at: datetime = _ts()
+
+
+# --------------------------------------------------------------------------- tournaments (issue 13)
+
+
+class TournamentStatus(StrEnum):
+    PLANNED = "planned"  # created, not run yet (or waiting for its schedule)
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MatchStatus(StrEnum):
+    PLANNED = "planned"
+    RUNNING = "running"  # a game was opened for it (game_id set)
+    FINISHED = "finished"
+    FAILED = "failed"  # every attempt broke or stalled; recorded, never blocks the tournament
+
+
+class TournamentRow(SQLModel, table=True):
+    """A tournament: which game, who plays (configured agent names only), in which format, when."""
+
+    __tablename__ = "tournaments"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant: str = Field(index=True)
+    name: str = ""
+    game: str
+    variant: str = ""
+    options: dict[str, Any] = _json()
+    entrants: list[str] = _json(default_factory=list)
+    format: str
+    seats: int
+    games_per_pairing: int = 1
+    duplicate: bool = False
+    spectate: bool = False  # post each game to the place as a spectated table
+    seed: int = Field(sa_type=sa.BigInteger)
+    schedule: str | None = None  # a crontab expression; None = run on demand
+    concurrency: int | None = None  # None = sized to the machine when it runs
+    status: str = Field(default=TournamentStatus.PLANNED.value, index=True)
+    # Where the live status message and the leaderboard go ("platform", "place" key) and the status message.
+    platform: str = ""
+    place: str = ""
+    status_message: dict[str, Any] | None = _json(nullable=True)
+    created_by: str = ""
+    created_at: datetime = _ts()
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class TournamentMatchRow(SQLModel, table=True):
+    """One planned game of a tournament: who sits in each seat, with which seed; the game once played."""
+
+    __tablename__ = "tournament_matches"
+    __table_args__ = (sa.UniqueConstraint("tournament_id", "idx", name="uq_tournament_matches_idx"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", nullable=False, index=True)
+    idx: int
+    seats: list[str] = _json(default_factory=list)  # entrant name per seat, seat order kept
+    seed: int = Field(sa_type=sa.BigInteger)
+    deal_group: int  # matches sharing a deal (duplicates) share a group; the bootstrap resamples groups
+    status: str = MatchStatus.PLANNED.value
+    game_id: int | None = _game_fk(nullable=True)
+    attempts: int = 0
+    roles: list[str] | None = _json(nullable=True)  # role per seat once finished
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class TournamentRatingRow(SQLModel, table=True):
+    """An entrant's standing after a tournament: rating, bootstrap interval, games, metrics per role."""
+
+    __tablename__ = "tournament_ratings"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    entrant: str = Field(primary_key=True)
+    game: str
+    variant: str = ""
+    rank: int
+    mu: float
+    sigma: float
+    lo: float
+    hi: float
+    games: int
+    metrics: dict[str, Any] = _json()
+    updated_at: datetime = _ts()
+
+
+class SchedulerLeaseRow(SQLModel, table=True):
+    """Who runs the scheduler of this database, until when: one scheduler per database."""
+
+    __tablename__ = "scheduler_leases"
+
+    name: str = Field(primary_key=True)
+    owner: str
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
 metadata = SQLModel.metadata
@@ -261,4 +397,8 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     InboundRow,
     DeadlineRow,
     EvaluationRow,
+    TournamentRow,
+    TournamentMatchRow,
+    TournamentRatingRow,
+    SchedulerLeaseRow,
 )

@@ -24,8 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from games.base import Action, ActionSpec, Game, IllegalAction, Observation, Seat
+from games.labels import fill_spec
 from models.agents.base import CallLog, Check, Player
 from models.agents.random_agent import RandomAgent
+from storage.tables import ActionSource
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,7 @@ RANDOM = "random"
 @dataclass(frozen=True, slots=True)
 class Outcome:
     action: Action
-    source: str  # "ai" | "fallback" | "timeout"
+    source: ActionSource
     actor: str  # the agent name that produced the action
     calls: tuple[CallLog, ...]
     latency_ms: float = 0.0  # the whole move, from the first ask to the action (each call row has its own part)
@@ -82,9 +84,10 @@ class AgentRunner:
     async def decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
         started = time.perf_counter()
         calls: list[CallLog] = []
-        legal, obs = game.legal(state, seat), game.observe(state, seat)
-        if legal is None:
+        raw_legal, obs = game.legal(state, seat), game.observe(state, seat)
+        if raw_legal is None:
             raise IllegalAction("this seat has nothing to do now")
+        legal = fill_spec(raw_legal)  # agents read "Player k", never the engine's seat tokens
 
         def check(action: Action) -> str | None:
             # The engines are pure: trying an action on the current state changes nothing.
@@ -136,7 +139,7 @@ class AgentRunner:
                     feedback = reason
                     calls.append(CallLog(spec, error=f"illegal: {reason}", retries=attempt - 1, latency_ms=own))
                     continue
-                return Outcome(decision.action, "ai", spec, tuple(calls), _ms(started))
+                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls), _ms(started))
         return await self._fallback(game, state, seat, obs, legal, game_id=game_id, seed=seed, calls=calls, check=check,
                                     attempt=attempt, started=started)
 
@@ -157,7 +160,7 @@ class AgentRunner:
                     attempt = _next_attempt(decision.calls, attempt + 1 if not decision.calls else attempt)
                     reason = check(decision.action)
                     if reason is None:
-                        return Outcome(decision.action, "fallback", spec, tuple(calls), _ms(started))
+                        return Outcome(decision.action, ActionSource.FALLBACK, spec, tuple(calls), _ms(started))
                     calls.append(CallLog(spec, error=f"illegal: {reason}", retries=attempt - 1, fallback=True))
             except Exception as exc:  # the fallback itself failed: the next one in line plays
                 log.warning("fallback agent %s failed (%s)", spec, type(exc).__name__)
@@ -165,4 +168,4 @@ class AgentRunner:
         action = game.timeout_action(state, seat)
         if action is None:
             raise RuntimeError(f"{game.id}: no legal action found for AI seat {seat}")
-        return Outcome(action, "timeout", "rules", tuple(calls), _ms(started))
+        return Outcome(action, ActionSource.TIMEOUT, "rules", tuple(calls), _ms(started))

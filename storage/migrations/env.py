@@ -40,7 +40,7 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_async(url: str) -> None:
-    from storage.store import make_engine  # late: store imports alembic config helpers
+    from storage.engine import make_engine  # late: engine imports alembic config helpers
 
     engine = make_engine(url)
     try:
@@ -63,7 +63,7 @@ def run_migrations_online() -> None:
         return
     url = config.get_main_option("sqlalchemy.url")
     if not url:
-        raise RuntimeError("no connection and no sqlalchemy.url: use storage.store.alembic_config(url)")
+        raise RuntimeError("no connection and no sqlalchemy.url: use storage.engine.alembic_config(url)")
     asyncio.run(_run_async(url))
 
 

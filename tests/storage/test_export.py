@@ -9,7 +9,6 @@ import json
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,10 +23,17 @@ from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord
 SECRET = "s3cret"
 PSEUDO = re.compile(r"^u_[0-9a-f]{16}$")
 
+async def create(store: Store, **kw: Any) -> int:
+    """``create_game`` for a key never seen: the id is always there."""
+    gid = await store.create_game(**kw)
+    assert gid is not None
+    return gid
+
+
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    st = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'export.db'}")
+async def store(db_url: str) -> AsyncIterator[Store]:
+    st = await Store.open(db_url)
     try:
         yield st
     finally:
@@ -47,7 +53,7 @@ async def record_played_game(
         SeatRecord(i, "human", names[i], user_key=humans[i]) if i < len(humans) else SeatRecord(i, "ai", f"Player {i + 1}", agent_spec="random")
         for i in range(n)
     ]
-    gid = await store.create_game(
+    gid = await create(store,
         game=game.id, variant=cfg.variant, config=config_to_dict(cfg), platform="discord", place=place,
         place_name="#word-games", host=humans[0], lobby={},
     )
@@ -141,11 +147,11 @@ async def test_filters_by_game_and_since_and_skips_unended(store: Store) -> None
     spy_id, _ = await record_played_game(store, "spy", place="a")
     cut = datetime.now(UTC)
     cham_id, _ = await record_played_game(store, "chameleon", place="b")
-    aborted = await store.create_game(
+    aborted = await create(store,
         game="spy", variant="classic", config={}, platform="discord", place="c", place_name="", host="discord:9", lobby={}
     )
     await store.finish_game(aborted, status="aborted", result=None)
-    await store.create_game(  # still in the lobby: not exported
+    await create(store,   # still in the lobby: not exported
         game="spy", variant="classic", config={}, platform="discord", place="d", place_name="", host="discord:9", lobby={}
     )
 
@@ -163,7 +169,7 @@ async def test_filters_by_game_and_since_and_skips_unended(store: Store) -> None
 
 async def test_csv_has_one_row_per_action_with_game_columns(store: Store) -> None:
     gid, result = await record_played_game(store)
-    empty = await store.create_game(
+    empty = await create(store,
         game="spy", variant="classic", config={}, platform="discord", place="z", place_name="", host="discord:9", lobby={}
     )
     await store.finish_game(empty, status="aborted", result=None)

@@ -1,12 +1,14 @@
-"""The store against a real SQLite file: sequencing, deduplication, atomic turns, lifecycle,
-round trips, deadlines, announce-once, and writers in two connections at once."""
+"""The store against a real SQLite file and a real PostgreSQL database (``db_url`` in
+tests/conftest.py runs each test on both): sequencing, deduplication, atomic turns,
+lifecycle, round trips, deadlines, announce-once, and writers in two connections at once."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -22,10 +24,16 @@ from storage.store import (
 )
 from storage.tables import ActionSource, DeadlineState, GameStatus
 
+# What a value that JSON cannot hold raises, by driver: the driver's TypeError, or SQLAlchemy's wrapper.
+UNSERIALISABLE = (TypeError, ValueError, sa.exc.StatementError)
 
-@pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'log.db'}"
+
+async def create(store: Store, **kw: Any) -> int:
+    """``create_game`` for a key never seen: the id is always there."""
+    gid = await store.create_game(**kw)
+    assert gid is not None
+    return gid
+
 
 
 @pytest.fixture
@@ -45,7 +53,7 @@ SEATS = [
 
 
 async def new_running_game(store: Store, *, game: str = "decrypto", place: str = "chan-1", seed: int = 42) -> int:
-    gid = await store.create_game(
+    gid = await create(store,
         game=game,
         variant="benchmark",
         config={"turns": 8},
@@ -79,11 +87,11 @@ async def count(store: Store, table: str) -> int:
 
 
 async def test_lobby_lifecycle_and_lookup(store: Store) -> None:
-    gid = await store.create_game(
+    gid = await create(store,
         game="spy", variant="classic", config={}, platform="slack", place="C1", place_name="#fun",
         host="slack:U1", lobby={"seats": []},
     )
-    other = await store.create_game(
+    other = await create(store,
         game="spy", variant="classic", config={}, platform="discord", place="C1", place_name="#fun",
         host="discord:1", lobby={},
     )
@@ -125,11 +133,11 @@ async def test_start_game_writes_roster_and_deal_in_order(store: Store) -> None:
 
 
 async def test_start_game_is_one_transaction(store: Store) -> None:
-    gid = await store.create_game(
+    gid = await create(store,
         game="decrypto", variant="", config={}, platform="discord", place="p", place_name="", host="discord:1", lobby={}
     )
     bad_events = [EventRecord("deal", {"ok": 1}), EventRecord("secret", {"not json": {1, 2}}, [0])]
-    with pytest.raises(Exception):
+    with pytest.raises(UNSERIALISABLE):
         await store.start_game(gid, seed=1, config={}, seats=SEATS, events=bad_events, rules_version="1")
     row = await store.game(gid)
     assert row is not None and row.status == GameStatus.LOBBY and row.seed is None
@@ -208,13 +216,13 @@ async def test_failure_mid_turn_leaves_nothing(store: Store) -> None:
     gid = await new_running_game(store)
     before = {t: await count(store, t) for t in ("actions", "events", "agent_calls", "inbound")}
     # The action and the first event are inserted before the bad event fails to serialise.
-    with pytest.raises(Exception):
+    with pytest.raises(UNSERIALISABLE):
         await store.append_turn(
             gid, action=hint(), events=[EventRecord("ok", {}), EventRecord("bad", {"x": object()})], inbound_key="k"
         )
     # Here the last insert of the transaction (the agent call) is the one that fails.
     bad_call = AgentCallRecord(2, "llm:smollm2", prompt={"not json": {1, 2}})
-    with pytest.raises(Exception):
+    with pytest.raises(UNSERIALISABLE):
         await store.append_turn(gid, action=hint(), events=[EventRecord("ok", {})], inbound_key="k", agent_calls=[bad_call])
     assert {t: await count(store, t) for t in before} == before
     # The key was not consumed: the retried delivery goes through, with seq 1.
@@ -224,7 +232,7 @@ async def test_failure_mid_turn_leaves_nothing(store: Store) -> None:
 
 
 async def test_turn_for_game_not_running_is_refused(store: Store) -> None:
-    lobby = await store.create_game(
+    lobby = await create(store,
         game="decrypto", variant="", config={}, platform="discord", place="p", place_name="", host="discord:1", lobby={}
     )
     with pytest.raises(GameStateError):
@@ -249,7 +257,7 @@ async def test_concurrent_turns_in_one_store_get_distinct_seqs(store: Store) -> 
     assert [e.seq for e in log.events] == list(range(1, 23))
     # Each event points at the action written in the same transaction.
     by_seq = {a.seq: a.value[0] for a in log.actions}
-    assert all(by_seq[e.action_seq] == f"t{e.data['i']}" for e in log.events[2:])
+    assert all(e.action_seq is not None and by_seq[e.action_seq] == f"t{e.data['i']}" for e in log.events[2:])
 
 
 async def test_two_stores_on_one_file_interleave_safely(db_url: str) -> None:
@@ -266,7 +274,7 @@ async def test_two_stores_on_one_file_interleave_safely(db_url: str) -> None:
         assert sum(oks) == 15
         log = await b.load_game(gid)
         assert [x.seq for x in log.actions] == list(range(1, 16))
-        assert sorted(x.inbound_id for x in log.actions) == sorted(f"k{i}" for i in range(15))
+        assert sorted(str(x.inbound_id) for x in log.actions) == sorted(f"k{i}" for i in range(15))
     finally:
         await a.aclose()
         await b.aclose()
@@ -331,10 +339,11 @@ async def test_load_and_unfinished_round_trip(store: Store) -> None:
     for gid in (a, b, c):
         await store.append_turn(gid, action=hint(text=f"g{gid}"), events=[EventRecord("hint", {"g": gid})], inbound_key=f"k{gid}")
     await store.finish_game(b, status=GameStatus.FINISHED, result={"winners": [0, 1], "summary": "team wins"})
-    await store.create_game(game="decrypto", variant="", config={}, platform="discord", place="d", place_name="", host="discord:1", lobby={})
+    await create(store, game="decrypto", variant="", config={}, platform="discord", place="d", place_name="", host="discord:1", lobby={})
     logs = await store.unfinished_games()
     assert [log.row.id for log in logs] == [a, c]
     for log in logs:
+        assert log.row.id is not None
         gid = log.row.id
         assert log.row.seed in (7, 9) and len(log.seats) == 3
         assert [x.value for x in log.actions] == [[f"g{gid}"]]
@@ -368,7 +377,7 @@ async def test_finish_then_announce_exactly_once(db_url: str, store: Store) -> N
 
 
 async def test_abort_from_lobby_and_finish_rules(store: Store) -> None:
-    lobby = await store.create_game(
+    lobby = await create(store,
         game="decrypto", variant="", config={}, platform="discord", place="p", place_name="", host="discord:1", lobby={}
     )
     with pytest.raises(GameStateError):
@@ -419,7 +428,7 @@ async def test_deadlines(store: Store) -> None:
     assert await store.clear_deadlines(gid) == 1
     assert await store.pending_deadlines() == []
     async with store.engine.connect() as conn:
-        states = dict((await conn.execute(sa.text("SELECT id, state FROM deadlines"))).all())
+        states: dict[int, str] = dict((await conn.execute(sa.text("SELECT id, state FROM deadlines"))).all())
     assert states == {
         d0: DeadlineState.CANCELLED, d1: DeadlineState.DONE, d0b: DeadlineState.CANCELLED, d2: DeadlineState.CANCELLED,
     }
@@ -436,7 +445,12 @@ async def test_evaluations(store: Store) -> None:
 # --------------------------------------------------------------------------- SQLite settings
 
 
-async def test_sqlite_pragmas_and_in_memory(store: Store) -> None:
+async def test_sqlite_pragmas_and_in_memory(tmp_path: Path) -> None:
+    async with await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'p.db'}") as store:
+        await _sqlite_pragmas_and_in_memory(store)
+
+
+async def _sqlite_pragmas_and_in_memory(store: Store) -> None:
     async with store.engine.connect() as conn:
         pragma = {p: (await conn.exec_driver_sql(f"PRAGMA {p}")).scalar() for p in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys")}
     assert pragma == {"journal_mode": "wal", "synchronous": 1, "busy_timeout": 5000, "foreign_keys": 1}
@@ -457,24 +471,25 @@ async def test_sqlite_pragmas_and_in_memory(store: Store) -> None:
         await mem.aclose()
 
 
-@pytest.mark.parametrize("where", ["file", "memory"])
-async def test_group_commit_on_both_write_paths(tmp_path: Path, where: str) -> None:
-    """A SQLite file commits groups on its sqlite3 thread; other databases (here in-memory
-    SQLite) through the async engine. Both must number, deduplicate and isolate the same way."""
-    url = f"sqlite+aiosqlite:///{tmp_path}/g.db" if where == "file" else "sqlite+aiosqlite://"
+@pytest.mark.parametrize("where", ["file", "memory", "postgres"])
+async def test_group_commit_on_both_write_paths(request: pytest.FixtureRequest, tmp_path: Path, where: str) -> None:
+    """A SQLite file commits groups on its sqlite3 thread; other databases (in-memory SQLite,
+    PostgreSQL) through the async engine. All must number, deduplicate and isolate the same way."""
+    urls = {"file": f"sqlite+aiosqlite:///{tmp_path}/g.db", "memory": "sqlite+aiosqlite://"}
+    url = urls[where] if where in urls else str(request.getfixturevalue("pg_url"))
     st = await Store.open(url)
     try:
-        assert (st._turn_engine is not None) == (where == "file")
-        ids = []
+        assert (st._turnlog.engine is not None) == (where == "file")
+        ids: list[int] = []
         for _ in range(2):
-            gid = await st.create_game(game="spy", variant="classic", config={}, platform="p", place=f"c{len(ids)}",
+            gid = await create(st, game="spy", variant="classic", config={}, platform="p", place=f"c{len(ids)}",
                                        place_name="", host="h", lobby={})
             await st.start_game(gid, seed=1, config={}, seats=SEATS, events=[EventRecord("deal", {})], rules_version="1")
             ids.append(gid)
-        done = await st.create_game(game="spy", variant="classic", config={}, platform="p", place="c9",
+        done = await create(st, game="spy", variant="classic", config={}, platform="p", place="c9",
                                     place_name="", host="h", lobby={})  # never started
 
-        def turn(gid: int, key: str | None):
+        def turn(gid: int, key: str | None) -> Coroutine[Any, Any, bool]:
             return st.append_turn(gid, action=ActionRecord(0, "vote", ["1"], "human", "discord:111"),
                                   events=[EventRecord("a", {}), EventRecord("b", {})], inbound_key=key)
 

@@ -1,0 +1,1 @@
+"""Research tools: importing recorded games into the log, and the papers' metrics over logged games."""

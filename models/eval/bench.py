@@ -1,0 +1,137 @@
+"""The standalone SNEAK benchmark over our Chameleon cards (``hushtable sneak bench``).
+
+Every word of every card is a secret (the ``sneak`` setting plays a card's
+first 12 words, as SNEAK keeps a category's 12 most named members; ``classic``
+all 16). For each instance the generator's message and the three reference
+baselines' messages are scored by every evaluator against the same decoys;
+the result is the paper's Table 2 per evaluator and averaged, plus the
+validity verdict of each evaluator and the points of the utility-leakage plot.
+Generation parse failures are counted per instance and left out of the means.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from games import decks
+from models.agents.embed import DEFAULT_K, VocabIndex
+from models.eval.decoys import DecoyStrategy, EmbeddingDecoys
+from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve
+from models.eval.generators import Baseline, Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
+from models.eval.instances import Instance, bench_instances
+from models.eval.plot import Point
+from models.eval.score import evaluate
+from models.eval.summary import Row, Scored, Verdict, summarise, validity
+
+
+class Setting(StrEnum):
+    SNEAK = "sneak"
+    CLASSIC = "classic"
+
+
+CARD_SIZE = {Setting.SNEAK: 12, Setting.CLASSIC: 16}
+DEFAULT_EVALUATORS = ("llm:default", "embed:minilm")
+
+
+@dataclass(frozen=True, slots=True)
+class BenchConfig:
+    generator: str
+    evaluators: Sequence[str] = DEFAULT_EVALUATORS
+    cards: int | None = None
+    setting: Setting = Setting.SNEAK
+    refine: bool = False
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class BenchResult:
+    config: BenchConfig
+    rows: list[Row]
+    verdicts: list[Verdict]
+    instances: int
+    generation_failures: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    examples: list[dict[str, str]] = field(default_factory=list)
+
+    def points(self) -> list[Point]:
+        return [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
+                for r in self.rows if r.evaluator == self.summary_evaluator]
+
+    @property
+    def summary_evaluator(self) -> str:
+        evs = {r.evaluator for r in self.rows}
+        return "average" if "average" in evs else sorted(evs)[0]
+
+
+def method_order(group: str) -> tuple[int, str]:
+    return ({b.value: i for i, b in enumerate(Baseline)}.get(group, len(Baseline)), group)
+
+
+async def make_generator(spec: str, *, refine: bool, client_for: ClientFor, index: VocabIndex,
+                         seed: int) -> LLMGenerator | EmbedGenerator:
+    kind, arg, params = generator_kind(spec)
+    if kind == "llm":
+        return LLMGenerator(await client_for(arg or "default"), spec, refine=refine)
+    return EmbedGenerator(index, spec, k=int(params.get("k", DEFAULT_K)), seed=seed)
+
+
+async def run_bench(
+    cfg: BenchConfig,
+    *,
+    client_for: ClientFor,
+    embedder_for: EmbedderFor,
+    decoys: DecoyStrategy | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> BenchResult:
+    """Generate, add the baselines, score; ``progress(stage, done_increment, total)`` reports as it goes."""
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    embedder = embedder_for("minilm")
+    index = VocabIndex(embedder)
+    decoys = decoys or EmbeddingDecoys(embedder)
+    evaluators: list[Evaluator] = [await resolve(s, client_for=client_for, embedder_for=embedder_for)
+                                   for s in cfg.evaluators]
+    cards = list(decks.cards())[: cfg.cards] if cfg.cards else list(decks.cards())
+    base = bench_instances(cards, CARD_SIZE[cfg.setting])
+    gen = await make_generator(cfg.generator, refine=cfg.refine, client_for=client_for, index=index, seed=cfg.seed)
+
+    def tick(stage: str, total: int) -> Callable[[int], None]:
+        return lambda n: progress(stage, n, total) if progress is not None else None
+
+    generated: list[Generated] = await generate_all(gen, base, progress=tick("generate", len(base)))
+    seconds["generate"] = time.perf_counter() - t0
+    refs = Baselines(index, seed=cfg.seed)
+    scored_instances: list[Instance] = []
+    groups: list[str] = []
+    failures = 0
+    examples: list[dict[str, str]] = []
+    for inst, g in zip(base, generated, strict=True):
+        msgs = {b.value: refs.message(b, inst) for b in Baseline}
+        if g.message is None:
+            failures += 1
+        else:
+            msgs[gen.spec] = g.message
+        if len(examples) < 8:
+            examples.append({"category": inst.category, "secret": inst.secret, **msgs})
+        for group, m in msgs.items():
+            scored_instances.append(dataclasses.replace(inst, message=m, role=group))
+            groups.append(group)
+    seconds["baselines"] = time.perf_counter() - t0 - seconds["generate"]
+    t1 = time.perf_counter()
+    results = await evaluate(scored_instances, evaluators, decoys,
+                             progress=tick("score", len(scored_instances) * len(evaluators)))
+    seconds["score"] = time.perf_counter() - t1
+    items = [Scored(r.instance.role, r.evaluator, r.scores) for r in results]
+    rows = summarise(items)
+    rows.sort(key=lambda r: (method_order(r.group), r.evaluator == "average", r.evaluator))
+    verdicts = [v for v in (validity(rows, e.spec) for e in evaluators) if v is not None]
+    if len(evaluators) > 1:
+        avg = validity(rows, "average")
+        if avg is not None:
+            verdicts.append(avg)
+    seconds["total"] = time.perf_counter() - t0
+    return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples)

@@ -1,0 +1,257 @@
+"""SNEAK evaluators: the simulated ally and chameleon, by label scoring (LLM) or by embeddings.
+
+Specs, resolved like agent specs (only from configuration or the operator's
+command line, never from chat):
+
+- ``llm:default``, ``llm:/path/to/model``, ``llm:http://worker:port``,
+  ``llm:openai:http://host:8000/v1#model`` (vLLM etc.), with optional
+  ``?p=N`` (orderings averaged, default 1), ``&seed=S`` and ``&calibrate=1``
+  (contextual calibration; ``models.scoring``).
+- ``embed:minilm`` (or ``embed:/path``), with optional ``?t_cham=..&t_ally=..``
+  (softmax temperatures; defaults from ``data/embed_calibration.json``).
+
+LLM evaluators follow section 2.3: options are shuffled, labelled A, B, C...,
+and the probability of each option is the softmax of the first-token logits
+over the label tokens (the worker's ``score_labels``), mapped back to the
+option, through ``models.scoring.score_choices``. With ``p`` > 1 the
+probabilities of ``p`` cyclic shifts of the seeded ordering are averaged. The chameleon's candidate order is drawn per card and ordering index
+(not per message), so every message about a card shares the prompt prefix and
+the worker computes it once; the secret's label still varies from card to card
+and secret to secret. The ally's message order is drawn per message.
+
+A judgement whose probabilities cannot be had (the model failed, labels are
+not single tokens, the numbers are not a distribution) is a parse failure:
+``Judgement.error`` says why, and callers count it rather than drop it.
+
+The embedding evaluator: chameleon p(w) = softmax(cos(m, w) / t_cham) over the
+candidates; ally p(m_j) = softmax(cos(m_j, w_s) / t_ally) over the messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import string
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+
+from games.base import normalize, rng
+from models.agents.embed import Embedder
+from models.eval.instances import Instance
+from models.eval.prompts import PROMPT_VERSION, prompt
+from models.eval.spec import parse_spec
+from models.scoring import Debias, Render, score_choices
+from models.types import Inference, InferenceError, Message, ScoreRequest
+
+LETTERS = string.ascii_uppercase
+MAX_OPTIONS = len(LETTERS)
+SUM_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """Probabilities over the options in the caller's order, or the reason there are none."""
+
+    probs: tuple[float, ...] = ()
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+class Evaluator(Protocol):
+    spec: str
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+
+    async def chameleon(self, inst: Instance) -> Judgement: ...
+
+    async def ally(self, inst: Instance, messages: Sequence[str]) -> Judgement: ...
+
+
+def check_distribution(probs: Sequence[float], n: int) -> str | None:
+    """Why ``probs`` is not a distribution over ``n`` options, or None when it is."""
+    if len(probs) != n:
+        return f"{len(probs)} probabilities for {n} options"
+    if any(not math.isfinite(p) or p < 0 for p in probs):
+        return "a probability is negative or not a number"
+    if abs(sum(probs) - 1.0) > SUM_TOLERANCE:
+        return f"probabilities sum to {sum(probs):.4f}"
+    return None
+
+
+def order(n: int, seed: int, *salt: object) -> list[int]:
+    idx = list(range(n))
+    rng(seed, *salt).shuffle(idx)
+    return idx
+
+
+class LLMEvaluator:
+    """Ally and chameleon by first-token label scoring, through ``models.scoring.score_choices`` (contract 9).
+
+    ``permutations`` = 1: one seeded shuffle (section 2.3). More: that many
+    evenly spaced cyclic shifts of the seeded shuffle, averaged, so every
+    option moves through the label positions. ``calibrate`` adds contextual
+    calibration (a content-free prompt's label prior divided out).
+    """
+
+    def __init__(self, client: Inference, spec: str, *, permutations: int = 1, seed: int = 0,
+                 calibrate: bool = False) -> None:
+        if permutations < 1:
+            raise ValueError("p (orderings averaged) must be at least 1")
+        self.client = client
+        self.spec = spec
+        self.permutations = permutations
+        self.seed = seed
+        self.calibrate = calibrate
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"kind": "llm", "permutations": self.permutations, "seed": self.seed, "calibrate": self.calibrate,
+                "prompts": PROMPT_VERSION}
+
+    @property
+    def debias(self) -> Debias:
+        if self.permutations > 1:
+            return Debias.CYCLIC_CALIBRATED if self.calibrate else Debias.CYCLIC
+        return Debias.CALIBRATED if self.calibrate else Debias.NONE
+
+    async def _score(self, render: Render, options: Sequence[str], first: Sequence[int]) -> Judgement:
+        n = len(options)
+        if n > MAX_OPTIONS:
+            return Judgement(error=f"{n} options; label scoring takes at most {MAX_OPTIONS}")
+        try:
+            res = await score_choices(self.client, render, options, debias=self.debias,
+                                      max_orderings=self.permutations, order=first)
+        except (InferenceError, ValueError) as exc:
+            return Judgement(error=f"{type(exc).__name__}: {exc}")
+        bad = check_distribution(res.probs, n)
+        if bad:
+            return Judgement(error=bad)
+        return Judgement(tuple(res.probs), extra={"orderings": [list(o) for o in res.orderings]})
+
+    async def chameleon(self, inst: Instance) -> Judgement:
+        cands = inst.candidates
+        n = len(cands)
+
+        def render(labels: Sequence[str], texts: Sequence[str]) -> Sequence[Message]:
+            listing = " ".join(f"{lab}) {t}" for lab, t in zip(labels, texts, strict=True))
+            return prompt("chameleon", category=inst.category, candidates=listing, message=inst.message,
+                          labels=", ".join(labels))
+
+        # Seeded per card (not per message): every message about a card shares the prompt prefix.
+        return await self._score(render, cands, order(n, self.seed, "sneak-chameleon", inst.category, cands))
+
+    async def ally(self, inst: Instance, messages: Sequence[str]) -> Judgement:
+        n = len(messages)
+
+        def render(labels: Sequence[str], texts: Sequence[str]) -> Sequence[Message]:
+            listing = " ".join(f"{lab}) message {i}: {t}" for i, (lab, t) in enumerate(zip(labels, texts, strict=True)))
+            return prompt("ally", category=inst.category, candidates=", ".join(inst.candidates), secret=inst.secret,
+                          messages=listing, labels=", ".join(labels))
+
+        return await self._score(render, messages,
+                                 order(n, self.seed, "sneak-ally", inst.category, inst.secret, tuple(messages)))
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+@cache
+def calibration() -> dict[str, Any]:
+    """The shipped temperatures of the embedding evaluator and how they were fitted."""
+    raw = resources.files("models.eval").joinpath("data", "embed_calibration.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+def softmax(x: np.ndarray, t: float) -> np.ndarray:
+    z = x / t
+    z = z - z.max()
+    e = np.exp(z)
+    return np.asarray(e / e.sum())
+
+
+class EmbeddingEvaluator:
+    """Cosine similarity with a calibrated softmax temperature (see ``models/eval/calibrate.py``)."""
+
+    def __init__(self, embedder: Embedder, spec: str, *, t_cham: float | None = None, t_ally: float | None = None) -> None:
+        cal = calibration()
+        self.embedder = embedder
+        self.spec = spec
+        self.t_cham = float(t_cham if t_cham is not None else cal["t_cham"])
+        self.t_ally = float(t_ally if t_ally is not None else cal["t_ally"])
+        if self.t_cham <= 0 or self.t_ally <= 0:
+            raise ValueError("temperatures must be positive")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"kind": "embed", "model": self.embedder.model_id, "t_cham": round(self.t_cham, 6),
+                "t_ally": round(self.t_ally, 6)}
+
+    def _vecs(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+
+    def chameleon_now(self, inst: Instance) -> Judgement:
+        sims = self._vecs(inst.candidates) @ self._vecs([inst.message])[0]
+        return Judgement(tuple(float(p) for p in softmax(sims.astype(np.float64), self.t_cham)))
+
+    def ally_now(self, inst: Instance, messages: Sequence[str]) -> Judgement:
+        sims = self._vecs(messages) @ self._vecs([inst.secret])[0]
+        return Judgement(tuple(float(p) for p in softmax(sims.astype(np.float64), self.t_ally)))
+
+    async def chameleon(self, inst: Instance) -> Judgement:
+        return await asyncio.to_thread(self.chameleon_now, inst)
+
+    async def ally(self, inst: Instance, messages: Sequence[str]) -> Judgement:
+        return await asyncio.to_thread(self.ally_now, inst, messages)
+
+
+# --------------------------------------------------------------------------- specs
+
+ClientFor = Callable[[str], Awaitable[Inference]]
+EmbedderFor = Callable[[str], Embedder]
+
+
+def _int_param(params: dict[str, str], name: str, default: int) -> int:
+    try:
+        return int(params.get(name, default))
+    except ValueError:
+        raise ValueError(f"evaluator parameter {name} must be a whole number, not {params[name]!r}") from None
+
+
+async def resolve(spec: str, *, client_for: ClientFor, embedder_for: EmbedderFor) -> Evaluator:
+    """An evaluator for a spec (``llm:...`` or ``embed:...``); ValueError with the reason otherwise."""
+    kind, arg, params = parse_spec(spec)
+    if kind == "llm":
+        unknown = sorted(set(params) - {"p", "seed", "calibrate"})
+        if unknown:
+            raise ValueError(f"unknown llm evaluator parameter(s) {', '.join(unknown)}; known: p, seed, calibrate")
+        client = await client_for(arg or "default")
+        return LLMEvaluator(client, spec, permutations=_int_param(params, "p", 1), seed=_int_param(params, "seed", 0),
+                            calibrate=params.get("calibrate", "0") in ("1", "true", "yes"))
+    if kind == "embed":
+        unknown = sorted(set(params) - {"t_cham", "t_ally"})
+        if unknown:
+            raise ValueError(f"unknown embed evaluator parameter(s) {', '.join(unknown)}; known: t_cham, t_ally")
+        try:
+            t_cham = float(params["t_cham"]) if "t_cham" in params else None
+            t_ally = float(params["t_ally"]) if "t_ally" in params else None
+        except ValueError:
+            raise ValueError("t_cham and t_ally must be numbers") from None
+        return EmbeddingEvaluator(embedder_for(arg or "minilm"), spec, t_cham=t_cham, t_ally=t_ally)
+    raise ValueError(f"unknown evaluator kind {kind!r} in {spec!r}; use llm:... or embed:...")
+
+
+def secret_index(inst: Instance) -> int:
+    key = normalize(inst.secret)
+    return next(i for i, c in enumerate(inst.candidates) if normalize(c) == key)

@@ -1,0 +1,154 @@
+"""Engines and migrations: how a database URL becomes an async engine, and the schema its newest revision.
+
+``plan_engine`` normalises a URL for asyncio (``sqlite:///x.db`` gets aiosqlite,
+``postgresql://`` gets asyncpg) and picks per-backend options without connecting;
+``make_engine`` builds the engine and, on SQLite, installs the pragmas and the
+transaction hooks described in ``storage.store``; ``make_turn_engine`` gives a
+SQLite file a plain synchronous engine for the turn log's group commits
+(``storage.turnlog``). ``alembic_config`` and ``head_revision`` drive the
+migrations in ``storage/migrations`` without an alembic.ini.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import sqlalchemy as sa
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+SQLITE_PRAGMAS: tuple[str, ...] = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA foreign_keys=ON",
+)
+
+# Execution option that marks the write engine; the "begin" hook reads it.
+WRITE_OPTION = "hushtable_write"
+
+# The async driver used when a URL names only the backend ("sqlite:///x.db").
+_DEFAULT_ASYNC_DRIVER = {"sqlite": "aiosqlite", "postgresql": "asyncpg", "mysql": "aiomysql"}
+# Drivers that cannot run under asyncio: refused with a sentence rather than a driver traceback.
+_SYNC_DRIVERS = {"pysqlite", "psycopg2", "pg8000", "pymysql", "mysqldb"}
+
+
+
+@dataclass(frozen=True, slots=True)
+class EnginePlan:
+    """How a URL becomes an engine; computed without connecting (or importing the driver)."""
+
+    url: URL
+    backend: str
+    in_memory: bool
+    engine_kwargs: Mapping[str, Any]
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.backend == "sqlite"
+
+
+def plan_engine(url: str | URL) -> EnginePlan:
+    """Normalise a database URL for asyncio and pick the engine options for its backend.
+
+    ``sqlite:///x.db`` becomes ``sqlite+aiosqlite:///x.db`` and ``postgresql://``
+    becomes ``postgresql+asyncpg://``; a synchronous driver named explicitly is
+    refused with a ValueError.
+    """
+    u = make_url(url)
+    backend = u.get_backend_name()
+    if "+" in u.drivername:
+        driver = u.drivername.split("+", 1)[1]
+        if driver in _SYNC_DRIVERS:
+            raise ValueError(
+                f"{u.drivername} is a synchronous driver; use an async one such as "
+                f"{backend}+{_DEFAULT_ASYNC_DRIVER.get(backend, '<async driver>')}"
+            )
+    else:
+        default = _DEFAULT_ASYNC_DRIVER.get(backend)
+        if default is None:
+            raise ValueError(f"no default async driver for {backend!r}: name one, as in {backend}+<driver>://")
+        u = u.set(drivername=f"{backend}+{default}")
+    kwargs: dict[str, Any] = {}
+    in_memory = False
+    if backend == "sqlite":
+        db = u.database or ""
+        in_memory = db in ("", ":memory:") or u.query.get("mode") == "memory"
+        if in_memory:
+            # Every new connection to :memory: is a new, empty database: share one.
+            kwargs["poolclass"] = StaticPool
+    else:
+        # Server databases drop idle connections; check before use.
+        kwargs["pool_pre_ping"] = True
+    return EnginePlan(url=u, backend=backend, in_memory=in_memory, engine_kwargs=kwargs)
+
+
+def _install_sqlite_hooks(engine: sa.Engine) -> None:
+    @sa_event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # The sqlite3 driver begins transactions lazily (not before SELECT or DDL);
+        # turn that off so the "begin" hook below decides, as SQLAlchemy documents.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        for pragma in SQLITE_PRAGMAS:
+            cur.execute(pragma)
+        cur.close()
+
+    @sa_event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        # IMMEDIATE takes the write lock up front, so a write transaction that reads
+        # first (max seq) never has to upgrade a read snapshot and fail with SQLITE_BUSY.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN")
+
+
+def make_engine(url: str | URL | EnginePlan) -> AsyncEngine:
+    """An async engine for the URL, with the SQLite pragmas and transaction hooks where they apply."""
+    plan = url if isinstance(url, EnginePlan) else plan_engine(url)
+    engine = create_async_engine(plan.url, **plan.engine_kwargs)
+    if plan.is_sqlite:
+        _install_sqlite_hooks(engine.sync_engine)
+    return engine
+
+
+def make_turn_engine(plan: EnginePlan) -> sa.Engine | None:
+    """For a SQLite file, a plain synchronous engine for the turn log's group commits.
+
+    Through aiosqlite every statement is a round trip to its thread (about twenty for one
+    turn); a whole group commit on this engine is one trip to a worker thread. WAL lets it
+    write beside the async engine's readers; the store's write lock keeps writers in line.
+    """
+    if not plan.is_sqlite or plan.in_memory:
+        return None
+    engine = sa.create_engine(plan.url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0)
+    _install_sqlite_hooks(engine)
+    return engine.execution_options(**{WRITE_OPTION: True})
+
+
+def alembic_config(url: str | URL | None = None, *, output_buffer: TextIO | None = None) -> Config:
+    """A programmatic alembic Config for storage/migrations (no alembic.ini needed).
+
+    ``output_buffer`` receives the SQL of offline runs (``command.upgrade(cfg, "head", sql=True)``).
+    """
+    cfg = Config(output_buffer=output_buffer)
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        rendered = plan_engine(url).url.render_as_string(hide_password=False)
+        # Config values go through configparser interpolation: escape "%" (URL-encoded passwords).
+        cfg.set_main_option("sqlalchemy.url", rendered.replace("%", "%%"))
+    return cfg
+
+
+def head_revision() -> str:
+    heads = ScriptDirectory.from_config(alembic_config()).get_heads()
+    if len(heads) != 1:
+        raise RuntimeError(f"migrations must have exactly one head, found {heads}")
+    return heads[0]

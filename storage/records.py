@@ -1,0 +1,123 @@
+"""What callers hand the store and get back: the records of a turn, the log of a game, and the store's errors.
+
+Plain frozen dataclasses, checked on construction (an unknown seat kind, action
+source or audience is a ValueError at the caller, not a bad row in the log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from storage.tables import ActionRow, ActionSource, AgentOperation, EventRow, GameRow, SeatKind, SeatRow
+
+
+class GameStateError(ValueError):
+    """The game is not in a status that allows this write (e.g. a turn for a finished game)."""
+
+
+class GameNotFound(KeyError):
+    """No game has this id."""
+
+
+class DatabaseReadOnly(RuntimeError):
+    """The database accepts no writes (a read-only file or role)."""
+
+
+class SchemaOutOfDate(RuntimeError):
+    """``Store.open(..., create=False)`` found a database not at the newest migration."""
+
+
+# --------------------------------------------------------------------------- records written by callers
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """A seat of the frozen roster: a human with a user key, or an AI with an agent spec."""
+
+    seat: int
+    kind: SeatKind | str
+    display_name: str
+    user_key: str | None = None
+    agent_spec: str | None = None
+
+    def __post_init__(self) -> None:
+        SeatKind(self.kind)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """An action as logged: who played it (``actor``: user key or agent spec) and how (``source``)."""
+
+    seat: int
+    kind: str
+    value: Sequence[str]
+    source: ActionSource | str
+    actor: str
+
+    def __post_init__(self) -> None:
+        ActionSource(self.source)
+        if isinstance(self.value, str) or not all(isinstance(v, str) for v in self.value):
+            raise ValueError("an action's value is a list of strings")
+
+    @classmethod
+    def of(cls, seat: int, action: Any, *, source: ActionSource | str, actor: str) -> ActionRecord:
+        """From a ``games.base.Action`` (anything with ``kind`` and ``value``)."""
+        return cls(seat, action.kind, tuple(action.value), source, actor)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An event as logged; ``audience_json`` is ``"public"`` or a list of seats (``Audience.to_json()``)."""
+
+    kind: str
+    data: Mapping[str, Any]
+    audience_json: str | list[int] = "public"
+
+    def __post_init__(self) -> None:
+        aud = self.audience_json
+        if aud != "public" and not (isinstance(aud, list) and all(isinstance(s, int) for s in aud)):
+            raise ValueError(f"audience must be 'public' or a list of seat numbers, not {aud!r}")
+
+    @classmethod
+    def of(cls, event: Any) -> EventRecord:
+        """From a ``games.base.Event`` (anything with ``to_json()`` giving kind, data, audience)."""
+        raw = event.to_json()
+        return cls(raw["kind"], raw["data"], raw["audience"])
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCallRecord:
+    """One model call made for an AI seat.
+
+    In ``append_turn`` the call is tied to the appended action: ``game_id`` and
+    ``action_seq`` are filled in there. ``log_agent_calls`` needs ``game_id``.
+    """
+
+    seat: int
+    agent_spec: str
+    operation: AgentOperation | str = AgentOperation.NONE
+    model_id: str = ""
+    prompt: Any = field(default_factory=list)
+    raw_output: str = ""
+    label_probs: Mapping[str, float] | None = None
+    latency_ms: float = 0.0
+    retries: int = 0
+    fallback: bool = False
+    error: str | None = None
+    game_id: int | None = None
+    action_seq: int | None = None
+
+    def __post_init__(self) -> None:
+        AgentOperation(self.operation)
+
+
+@dataclass(frozen=True)
+class GameLog:
+    """Everything logged about one game, in order: enough to replay it."""
+
+    row: GameRow
+    seats: list[SeatRow]
+    actions: list[ActionRow]
+    events: list[EventRow]

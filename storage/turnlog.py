@@ -1,0 +1,207 @@
+"""The turn log's group-commit writer: every ``Store.append_turn`` goes through one ``TurnLog``.
+
+Turns that arrive while a write is in progress are committed together in the
+next transaction: one writer, few round trips, each turn still all-or-nothing
+and answered only once it is durable. A SQLite file commits its groups on a
+plain sqlite3 engine in a worker thread (one trip instead of about twenty
+through aiosqlite); any other database commits through the store's async
+write engine.
+
+On a server database (PostgreSQL) several bot processes may write at once: the
+games of a group are locked (``SELECT ... FOR UPDATE``) before their last
+sequence numbers are read, so ``max(seq) + 1`` is safe across processes too.
+SQLite needs no such lock: ``BEGIN IMMEDIATE`` already holds the whole file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
+from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, InboundRow, utcnow
+
+_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]
+_actions: sa.Table = ActionRow.__table__  # type: ignore[attr-defined]
+_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]
+_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]
+_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]
+
+MAX_GROUP = 256  # turns committed in one transaction at most
+
+
+@dataclass(slots=True)
+class _Turn:
+    game_id: int
+    action: ActionRecord
+    events: tuple[EventRecord, ...]
+    inbound_key: str | None
+    calls: tuple[AgentCallRecord, ...]
+    future: asyncio.Future[bool]
+
+
+class TurnLog:
+    """Queues turns and commits them in groups.
+
+    ``writer`` is the store's async engine marked for writing; ``engine`` the
+    synchronous SQLite engine when there is one (``storage.engine.make_turn_engine``);
+    ``lock`` the store's write lock, shared so that no other write of this process
+    interleaves with a group.
+    """
+
+    def __init__(self, writer: AsyncEngine, engine: sa.Engine | None, lock: asyncio.Lock) -> None:
+        self.writer = writer
+        self.engine = engine
+        self._lock = lock
+        self._turns: list[_Turn] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def append(
+        self,
+        game_id: int,
+        action: ActionRecord,
+        events: Sequence[EventRecord],
+        inbound_key: str | None,
+        agent_calls: Sequence[AgentCallRecord],
+    ) -> bool:
+        """Queue one turn and wait until its group is durable; False when the inbound key was seen before."""
+        loop = asyncio.get_running_loop()
+        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future())
+        self._turns.append(turn)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = loop.create_task(self._flush())
+        # Shielded: a caller that goes away does not take a half-queued turn with it.
+        return await asyncio.shield(turn.future)
+
+    async def aclose(self) -> None:
+        """Wait for queued turns, then release the SQLite engine."""
+        if self._flusher is not None:
+            await asyncio.gather(self._flusher, return_exceptions=True)
+        if self.engine is not None:
+            self.engine.dispose()
+
+    async def _flush(self) -> None:
+        while self._turns:
+            batch, self._turns = self._turns[:MAX_GROUP], self._turns[MAX_GROUP:]
+            try:
+                await self._write(batch)
+            except Exception:
+                # The group failed as a whole (say an integrity error): retry one by one so
+                # only the turn at fault sees its error.
+                for turn in batch:
+                    if turn.future.done():
+                        continue
+                    try:
+                        await self._write([turn])
+                    except Exception as exc:  # noqa: BLE001 - delivered to its own caller
+                        if not turn.future.done():
+                            turn.future.set_exception(exc)
+
+    async def _write(self, batch: Sequence[_Turn]) -> None:
+        if self.engine is not None:
+            engine = self.engine
+
+            def commit() -> list[tuple[_Turn, bool | Exception]]:
+                with engine.begin() as conn:
+                    return write_turns(conn, batch)
+
+            async with self._lock:
+                outcome = await asyncio.to_thread(commit)
+        else:
+            async with self._lock:
+                async with self.writer.begin() as conn:
+                    outcome = await conn.run_sync(write_turns, batch)
+        for t, res in outcome:  # committed: now answer
+            if t.future.done():
+                continue
+            if isinstance(res, Exception):
+                t.future.set_exception(res)
+            else:
+                t.future.set_result(res)
+
+
+def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn, bool | Exception]]:
+    """One transaction for a group of turns (synchronous: runs in a thread or under run_sync)."""
+    now = utcnow()
+    gids = sorted({t.game_id for t in batch})
+    keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
+    outcome: list[tuple[_Turn, bool | Exception]] = []
+    if conn.dialect.name != "sqlite":
+        # Another process may be writing the same games: take their rows first, in id order
+        # (no deadlock between two groups), so the seq lookups below cannot race.
+        conn.execute(sa.select(_games.c.id).where(_games.c.id.in_(gids)).order_by(_games.c.id).with_for_update())
+    # One round trip for every game's status and last sequence numbers, one for the keys.
+    probe = sa.select(
+        _games.c.id,
+        _games.c.status,
+        sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
+        sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
+    ).where(_games.c.id.in_(gids))
+    status: dict[int, str] = {}
+    last_action: dict[int, int | None] = {}
+    last_event: dict[int, int | None] = {}
+    for gid, st, la, le in conn.execute(probe).all():
+        status[gid], last_action[gid], last_event[gid] = st, la, le
+    seen = set(conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys))).scalars()) if keys else set()
+    inbound_rows: list[dict[str, Any]] = []
+    action_rows: list[dict[str, Any]] = []
+    event_rows: list[dict[str, Any]] = []
+    call_rows: list[dict[str, Any]] = []
+    for t in batch:
+        if t.inbound_key is not None and t.inbound_key in seen:
+            outcome.append((t, False))
+            continue
+        st = status.get(t.game_id)
+        if st is None:
+            outcome.append((t, GameNotFound(t.game_id)))
+            continue
+        if st != GameStatus.RUNNING.value:
+            outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
+            continue
+        if t.inbound_key is not None:
+            seen.add(t.inbound_key)
+            inbound_rows.append({"key": t.inbound_key, "game_id": t.game_id, "created_at": now})
+        seq = (last_action.get(t.game_id) or 0) + 1
+        last_action[t.game_id] = seq
+        a = t.action
+        action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
+                            "value": list(a.value), "source": str(a.source), "actor": a.actor,
+                            "inbound_id": t.inbound_key, "created_at": now})
+        first = (last_event.get(t.game_id) or 0) + 1
+        event_rows.extend({"game_id": t.game_id, "seq": first + i, "action_seq": seq, "kind": e.kind,
+                           "data": dict(e.data), "audience": e.audience_json, "created_at": now}
+                          for i, e in enumerate(t.events))
+        last_event[t.game_id] = first + len(t.events) - 1
+        call_rows.extend(agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
+        outcome.append((t, True))
+    for table, rows in ((_inbound, inbound_rows), (_actions, action_rows), (_events, event_rows),
+                        (_agent_calls, call_rows)):
+        if rows:
+            conn.execute(sa.insert(table), rows)
+    return outcome
+
+
+def agent_call_values(c: AgentCallRecord, *, game_id: int | None, action_seq: int | None, now: datetime) -> dict[str, Any]:
+    """The row of one agent call (shared by the turn log and ``Store.log_agent_calls``)."""
+    return {
+        "game_id": game_id,
+        "seat": c.seat,
+        "action_seq": action_seq,
+        "agent_spec": c.agent_spec,
+        "model_id": c.model_id,
+        "operation": str(c.operation),
+        "prompt": c.prompt,
+        "raw_output": c.raw_output,
+        "label_probs": dict(c.label_probs) if c.label_probs is not None else None,
+        "latency_ms": float(c.latency_ms),
+        "retries": c.retries,
+        "fallback": c.fallback,
+        "error": c.error,
+        "created_at": now,
+    }

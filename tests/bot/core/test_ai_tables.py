@@ -1,0 +1,158 @@
+"""Contracts 5 and 6: AI-only tables for tournaments, waiting for their result, finish hooks
+and the service observer."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import pytest
+
+from bot.core.messages import Outgoing, Place
+from tests.bot.core.conftest import Harness, make_harness
+
+AGENTS = ["random", "random", "random", "random"]
+
+
+@dataclass
+class Recorder:
+    """A ServiceObserver that keeps what it was told."""
+
+    seen: list[tuple[str, tuple[object, ...]]] = field(default_factory=list)
+
+    def command(self, kind: str, seconds: float, ok: bool) -> None:
+        self.seen.append(("command", (kind, ok)))
+
+    def action(self, game: str, source: str) -> None:
+        self.seen.append(("action", (game, source)))
+
+    def ai_move(self, agent: str, operation: str, seconds: float, fallback: bool) -> None:
+        self.seen.append(("ai_move", (agent, operation, fallback)))
+
+    def delivery_failed(self, platform: str) -> None:
+        self.seen.append(("delivery_failed", (platform,)))
+
+    def duplicate(self) -> None:
+        self.seen.append(("duplicate", ()))
+
+    def tables(self, running: int) -> None:
+        self.seen.append(("tables", (running,)))
+
+    def deadlines(self, open: int) -> None:
+        self.seen.append(("deadlines", (open,)))
+
+    def kinds(self) -> set[str]:
+        return {k for k, _ in self.seen}
+
+
+async def test_open_ai_table_plays_to_the_end_and_keeps_seat_order(harness: Harness) -> None:
+    h = harness
+    place = Place("memory", "arena")
+    gid = await h.service.open_ai_table(tenant="console", place=place, game="chameleon", variant="classic",
+                                        options={}, agents=AGENTS, seed=7)
+    result = await asyncio.wait_for(h.service.wait_finished(gid), 60)
+    assert result is not None and "winners" in result
+    row = await h.store.game(gid)
+    assert row.status == "finished" and row.result == result and row.tenant == "console" and row.seed == 7
+    glog = await h.store.load_game(gid)
+    assert [s.agent_spec for s in glog.seats] == AGENTS and all(s.kind == "ai" for s in glog.seats)
+    assert any(s.message.title == f"Game #{gid} is over" for s in h.platform.public()), "spectated by default"
+    # Once over, waiting again answers at once with the stored result.
+    assert await h.service.wait_finished(gid) == result
+
+
+async def test_same_seed_same_deal_and_same_game(harness: Harness) -> None:
+    h = harness
+    a = await h.service.open_ai_table(tenant="console", place=Place("memory", "a"), game="spy", variant="classic",
+                                      options={}, agents=AGENTS, seed=11, spectate=False)
+    b = await h.service.open_ai_table(tenant="console", place=Place("memory", "b"), game="spy", variant="classic",
+                                      options={}, agents=AGENTS, seed=11, spectate=False)
+    await asyncio.wait_for(asyncio.gather(h.service.wait_finished(a), h.service.wait_finished(b)), 60)
+    la, lb = await h.store.load_game(a), await h.store.load_game(b)
+    assert [(e.kind, e.data, e.audience) for e in la.events if e.action_seq is None][:5] == \
+        [(e.kind, e.data, e.audience) for e in lb.events if e.action_seq is None][:5]
+    assert not [s for s in h.platform.sent if s.to.startswith(("a", "b"))], "spectate=False posts nothing"
+
+
+async def test_open_ai_table_refuses_what_it_cannot_seat(harness: Harness) -> None:
+    h = harness
+    place = Place("memory", "x")
+    with pytest.raises(ValueError, match="unknown agent"):
+        await h.service.open_ai_table(tenant="t", place=place, game="spy", variant=None, options={},
+                                      agents=["random", "llm:http://attacker/v1", "random", "random"], seed=1)
+    with pytest.raises(ValueError, match="seats"):
+        await h.service.open_ai_table(tenant="t", place=place, game="spy", variant=None, options={},
+                                      agents=["random"], seed=1)
+    with pytest.raises(ValueError, match="unknown game"):
+        await h.service.open_ai_table(tenant="t", place=place, game="poker", variant=None, options={},
+                                      agents=AGENTS, seed=1)
+    with pytest.raises(ValueError):
+        await h.service.open_ai_table(tenant="t", place=place, game="spy", variant=None, options={"spies": 9},
+                                      agents=AGENTS, seed=1)
+    assert not await h.store.games(), "nothing was created"
+
+
+async def test_wait_finished_is_none_for_an_aborted_table(harness: Harness) -> None:
+    from bot.core.messages import CommandKind
+    from tests.bot.core.conftest import ALICE, HERE
+
+    h = harness
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy")).ok
+    row = await h.store.lobby_at("memory", HERE.key)
+    waiter = asyncio.create_task(h.service.wait_finished(row.id))
+    await asyncio.sleep(0)
+    assert (await h.send(CommandKind.ABORT, ALICE, HERE)).ok
+    assert await asyncio.wait_for(waiter, 5) is None
+
+
+async def test_finish_listeners_run_after_the_result_and_may_post(tmp_path) -> None:
+    rec = Recorder()
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/f.db", observer=rec)
+    try:
+        calls: list[tuple[int, Place, str]] = []
+        announced_first: list[bool] = []
+
+        async def listener(game_id: int, place: Place, tenant: str) -> Outgoing | None:
+            calls.append((game_id, place, tenant))
+            announced_first.append(any(s.message.title == f"Game #{game_id} is over" for s in h.platform.public()))
+            return Outgoing("Leaderboard: everyone tied.")
+
+        async def broken(game_id: int, place: Place, tenant: str) -> Outgoing | None:
+            raise RuntimeError("a listener that fails does not stop the others")
+
+        h.service.add_finish_listener(broken)
+        h.service.add_finish_listener(listener)
+        place = Place("memory", "arena")
+        gid = await h.service.open_ai_table(tenant="slack:T1", place=place, game="chameleon", variant=None,
+                                            options={}, agents=AGENTS, seed=3)
+        await asyncio.wait_for(h.service.wait_finished(gid), 60)
+        await h.service.wait_idle()
+        table_place = calls[0][1]
+        assert calls == [(gid, table_place, "slack:T1")] and announced_first == [True]
+        assert table_place.channel == "arena"
+        assert [s.message.text for s in h.platform.public() if s.to == table_place.key][-1] == \
+            "Leaderboard: everyone tied."
+        # The observer heard about actions, model calls and tables.
+        assert {"action", "ai_move", "tables"} <= rec.kinds()
+        assert ("action", ("chameleon", "ai")) in rec.seen
+    finally:
+        await h.service.stop()
+        await h.store.aclose()
+
+
+async def test_observer_counts_commands_and_duplicates(tmp_path) -> None:
+    from bot.core.messages import CommandKind
+    from tests.bot.core.conftest import ALICE, HERE
+
+    rec = Recorder()
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/o.db", observer=rec)
+    try:
+        assert (await h.send(CommandKind.CREATE, ALICE, HERE, inbound="same", game="spy")).ok
+        assert (await h.send(CommandKind.CREATE, ALICE, HERE, inbound="same", game="spy")).duplicate
+        assert not (await h.send(CommandKind.CREATE, ALICE, Place("memory", "z"), game="poker")).ok
+        commands = [args for k, args in rec.seen if k == "command"]
+        assert commands == [("create", True), ("create", True), ("create", False)]
+        assert rec.seen.count(("duplicate", ())) == 1
+    finally:
+        await h.service.stop()
+        await h.store.aclose()

@@ -1,0 +1,48 @@
+"""Write a whole simulated game into a real Store, the way the TableService logs one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import games
+from games.base import Result
+from games.play import play_random
+from storage.store import ActionRecord, EventRecord, SeatRecord, Store
+from storage.tables import ActionSource, GameStatus, SeatKind
+
+
+async def log_random_game(
+    store: Store, game: str, variant: str, seats: int, seed: int, *, humans: Sequence[int] = (0,),
+    agent: str = "llm:default", options: dict[str, Any] | None = None, platform: str = "console", place: str = "tty",
+) -> tuple[int, Result | None]:
+    """Play ``game`` with random moves and log it: seats in ``humans`` are people, the rest ``agent``."""
+    engine = games.get(game)
+    cfg = engine.make_config(variant, **(options or {}))
+    pt = play_random(engine, cfg, seats, seed)
+    gid = await store.create_game(game=engine.id, variant=cfg.variant, config={}, platform=platform, place=place,
+                                  place_name="", host=f"{platform}:host", lobby={})
+    assert gid is not None
+    from games.base import config_to_dict
+
+    roster = [
+        SeatRecord(s, SeatKind.HUMAN, f"Human {s}", user_key=f"{platform}:user{s}") if s in humans
+        else SeatRecord(s, SeatKind.AI, f"AI {s}", agent_spec=agent)
+        for s in range(seats)
+    ]
+    state, deal = engine.new(cfg, seats, seed)
+    await store.start_game(gid, seed=seed, config=config_to_dict(cfg), seats=roster,
+                           events=[EventRecord.of(e) for e in deal], rules_version="test")
+    for i, (seat, action) in enumerate(pt.actions):
+        state, evs = engine.apply(state, seat, action)
+        human = seat in humans
+        await store.append_turn(
+            gid,
+            action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI,
+                                   actor=f"{platform}:user{seat}" if human else agent),
+            events=[EventRecord.of(e) for e in evs],
+            inbound_key=f"{gid}:{i}",
+        )
+    result = engine.result(state)
+    await store.finish_game(gid, status=GameStatus.FINISHED, result=result.to_json() if result else None)
+    return gid, result

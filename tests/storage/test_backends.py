@@ -1,0 +1,171 @@
+"""The bot on each database: a full game of every kind through the table service on SQLite and on
+PostgreSQL (the log replays to the stored result), and SIGKILL-and-resume on PostgreSQL compared
+with an uninterrupted run (tests/bot/core/test_crash_resume.py does the same on SQLite)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from bot.core.memory import MemoryPlatform
+from bot.core.messages import Command, CommandKind, Place, UserRef
+from bot.core.observe import ServiceObserver
+from bot.core.service import TableService
+from bot.settings import Settings
+from games.record import parse, replay_record
+from models.agents import AgentRegistry
+from storage.engine import make_engine
+from storage.export import export_games
+from storage.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST = UserRef("memory", "1", "Host")
+GAMES = [("decrypto", "benchmark", 3), ("spy", "classic", 5), ("chameleon", "classic", 4)]
+
+
+async def play_ai_tables(store: Store, tables: list[tuple[str, str, int]], *, seed: int = 7,
+                         observer: ServiceObserver | None = None) -> TableService:
+    """Open, fill with random AIs and start one table per entry; returns once every game has ended."""
+    settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
+    service = TableService(store, settings=settings, agents=AgentRegistry(), observer=observer)
+    service.attach(MemoryPlatform())
+    await service.start()
+    for i, (game, variant, seats) in enumerate(tables):
+        place = Place("memory", f"chan-{i}")
+        for kind, args in ((CommandKind.CREATE, {"game": game, "variant": variant, "spectate": True}),
+                           (CommandKind.ADD_AI, {"agent": "random", "count": seats}),
+                           (CommandKind.START, {"seed": seed + i})):
+            reply = await service.handle(Command(kind, HOST, place, args, f"{kind}-{i}"))
+            assert reply.ok, reply.text
+    for _ in range(3000):
+        if not await store.unfinished_games() and all(t.over for t in service.tables.values()):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the games did not finish")
+    await service.stop()
+    return service
+
+
+async def assert_every_game_replays(store: Store, expected: int) -> None:
+    """Export every ended game and replay it through its engine: the result must be the stored one."""
+    buf = io.StringIO()
+    assert await export_games(store, out=buf, fmt="jsonl", secret="k") == expected
+    for line in buf.getvalue().splitlines():
+        rec = parse([line])
+        _, _, result = replay_record(rec)
+        assert result is not None and rec.result is not None
+        assert sorted(result.winners) == sorted(rec.result["winners"])
+
+
+async def test_a_full_game_of_each_kind(db_url: str) -> None:
+    async with await Store.open(db_url) as store:
+        await play_ai_tables(store, GAMES)
+        rows = await store.games()
+        assert [(r.game, r.status) for r in rows] == [(g, "finished") for g, _, _ in GAMES]
+        assert all(r.result for r in rows)
+        await assert_every_game_replays(store, len(GAMES))
+
+
+# --------------------------------------------------------------------------- crash and resume on PostgreSQL
+
+
+class Probe:
+    """Reads a PostgreSQL log from the test process while the worker writes it."""
+
+    def __init__(self, url: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.engine = make_engine(url)
+
+    def __call__(self, sql: str) -> list[Any]:
+        async def go() -> list[Any]:
+            async with self.engine.connect() as conn:
+                return list((await conn.execute(sa.text(sql))).all())
+
+        try:
+            return self.loop.run_until_complete(go())
+        except sa.exc.ProgrammingError:  # tables not made yet
+            return []
+
+    def actions(self) -> int:
+        rows = self("select count(*) from actions")
+        return int(rows[0][0]) if rows else 0
+
+    def dump(self) -> dict[str, list[Any]]:
+        return {
+            "games": self("select id, game, variant, config::text, seed, place, status, result::text from games order by id"),
+            "seats": self("select game_id, seat, kind, user_key, agent_spec from seats order by game_id, seat"),
+            "actions": self("select game_id, seq, seat, kind, value::text, source, actor, inbound_id from actions order by game_id, seq"),
+            "events": self("select game_id, seq, action_seq, kind, data::text, audience::text from events order by game_id, seq"),
+            "inbound": sorted(r[0] for r in self("select key from inbound")),
+        }
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.engine.dispose())
+        self.loop.close()
+
+
+def run_worker(url: str, probe: Probe, kill_after_actions: int | None = None, timeout: float = 180) -> bool:
+    """tests/bot/core/crash_worker.py on this database; SIGKILLed once that many actions are logged."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError("the worker hung")
+            if kill_after_actions is not None and probe.actions() >= kill_after_actions:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return False
+            time.sleep(0.005)
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err
+        assert "ALL DONE" in out
+        return True
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def pg_url_2(postgres_server: Any) -> Any:
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+def test_sigkill_and_resume_on_postgres(pg_url: str, pg_url_2: str) -> None:
+    ref_probe, probe = Probe(pg_url), Probe(pg_url_2)
+    try:
+        assert run_worker(pg_url, ref_probe)
+        reference = ref_probe.dump()
+        total = len(reference["actions"])
+        r = random.Random(1)
+        kills = 0
+        for _ in range(2):
+            done = probe.actions()
+            if done >= total - 1:
+                break
+            if not run_worker(pg_url_2, probe, kill_after_actions=r.randint(done + 1, total - 1)):
+                kills += 1
+        assert kills >= 1
+        assert run_worker(pg_url_2, probe)
+        got = probe.dump()
+        for table in ("games", "seats", "actions", "events", "inbound"):
+            assert got[table] == reference[table], table
+    finally:
+        ref_probe.close()
+        probe.close()
