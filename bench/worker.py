@@ -233,9 +233,9 @@ async def main(args: argparse.Namespace) -> None:
         for rnd in range(rounds):
             chunk = list(reqs[rnd::rounds])
             if section == "scoring":
-                dt, toks = timed(lambda: sum(naive.score(r.messages)[1] for r in chunk))
+                dt, toks = timed(lambda chunk=chunk: sum(naive.score(r.messages)[1] for r in chunk))
             else:
-                dt, toks = timed(lambda: sum(naive.generate(r.messages, r.max_tokens)[1] for r in chunk))
+                dt, toks = timed(lambda chunk=chunk: sum(naive.generate(r.messages, r.max_tokens)[1] for r in chunk))
             acc.setdefault("naive loop", [0.0, 0])
             acc["naive loop"][0] += dt
             acc["naive loop"][1] += toks
@@ -263,7 +263,7 @@ async def main(args: argparse.Namespace) -> None:
     toks_naive_d = toks_off = 0
     b = Batcher(be_nc, max_batch=8)
     for turn in turns[:n_turns_off]:  # alternate, so both paths see the same machine load
-        dt, toks = timed(lambda: naive.score(turn.messages)[1])
+        dt, toks = timed(lambda turn=turn: naive.score(turn.messages)[1])
         dt_naive_d, toks_naive_d = dt_naive_d + dt, toks_naive_d + toks
         dt, toks, _ = await run_games(b, [turn], 1)
         dt_off, toks_off = dt_off + dt, toks_off + toks

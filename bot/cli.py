@@ -1,4 +1,4 @@
-"""The `hushtable` command line: run, sim, replay, export, worker."""
+"""The `hushtable` command line: run, sim, replay, export, doctor, worker."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
 from bot.research.cli import app as research_app
 from models.eval.cli import app as sneak_app
+
+if TYPE_CHECKING:
+    from games.base import Game
+    from games.play import Playthrough
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
@@ -68,7 +73,7 @@ def sim(
         typer.echo(transcript(engine, pt.events, seat_names(n), pt.result), nl=False)
 
 
-def _owners(engine, cfg, n, seed, pt) -> list[int]:
+def _owners(engine: Game, cfg: Any, n: int, seed: int, pt: Playthrough) -> list[int]:
     """Which action caused each event (-1 for the deal), by replaying."""
     state, events = engine.new(cfg, n, seed)
     owners = [-1] * len(events)
@@ -78,8 +83,8 @@ def _owners(engine, cfg, n, seed, pt) -> list[int]:
     return owners
 
 
-def _options(pairs: list[str]) -> dict:
-    out = {}
+def _options(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for p in pairs:
         key, sep, raw = p.partition("=")
         if not sep:
@@ -93,31 +98,55 @@ def _options(pairs: list[str]) -> dict:
 
 @app.command()
 def replay(
-    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A JSON-lines record (sim --json) or an exported game."),
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON-lines records (sim --json, one or more games) or exported games."),
     show: bool = typer.Option(False, "--transcript", help="Print the whole transcript, not only the outcome."),
 ) -> None:
-    """Replay a recorded game through the engine and print its outcome."""
+    """Replay recorded games through the engine and print each outcome (every game of the file, named)."""
+    from bot.research.recordfile import FileGame, split_games
     from games.play import seat_names, transcript
-    from games.record import RecordError, parse, replay_record
+    from games.record import RecordError, replay_record
 
-    try:
-        with file.open(encoding="utf-8") as fh:
-            rec = parse(fh)
-        state, events, result = replay_record(rec)
-    except RecordError as exc:
-        typer.echo(f"{file}: {exc}", err=True)
-        raise typer.Exit(2) from None
-    names = seat_names(rec.seats)
-    if show:
-        typer.echo(transcript(rec.game, events, names, result), nl=False)
-    if result is None:
-        typer.echo(f"{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions: the game is not over yet.")
-        return
-    won = ", ".join(names[s] for s in sorted(result.winners)) or "nobody"
-    typer.echo(f"{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions: {result.summary} Winners: {won}.")
-    if rec.result is not None and sorted(rec.result.get("winners", [])) != sorted(result.winners):
-        typer.echo("warning: the recorded result differs from the replayed one", err=True)
-        raise typer.Exit(1)
+    with file.open(encoding="utf-8") as fh:
+        found = split_games(fh)
+    if not found:
+        typer.echo(f"{file}: no game in the file", err=True)
+        raise typer.Exit(2)
+    several = len(found) > 1
+    if several:
+        typer.echo(f"{file} holds {len(found)} games; replaying each.")
+
+    def one(g: FileGame) -> int:
+        where = f"{file}: game {g.index} (line {g.line})" if several else f"{file}"
+        prefix = f"game {g.index} (line {g.line}): " if several else ""
+        if g.record is None:
+            typer.echo(f"{where}: {g.error}", err=True)
+            return 2
+        rec = g.record
+        try:
+            _, events, result = replay_record(rec)
+        except RecordError as exc:
+            typer.echo(f"{where}: {exc}", err=True)
+            return 2
+        names = seat_names(rec.seats)
+        if show:
+            typer.echo(transcript(rec.game, events, names, result), nl=False)
+        head = f"{prefix}{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions"
+        if result is None:
+            if g.status == "aborted":
+                typer.echo(f"{head}: aborted (the table was stopped before the game ended).")
+            else:
+                typer.echo(f"{head}: the game is not over yet.")
+            return 0
+        won = ", ".join(names[s] for s in sorted(result.winners)) or "nobody"
+        typer.echo(f"{head}: {result.summary} Winners: {won}.")
+        if rec.result is not None and sorted(rec.result.get("winners", [])) != sorted(result.winners):
+            typer.echo(f"warning: {prefix}the recorded result differs from the replayed one", err=True)
+            return 1
+        return 0
+
+    code = max(one(g) for g in found)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -130,20 +159,35 @@ def export(
     raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
 ) -> None:
     """Export finished games from the log (user ids pseudonymised by default)."""
+    import games
+    from bot.research.logbook import database_problem
     from bot.settings import Settings
     from storage.export import export_games
     from storage.store import Store
 
     if fmt not in ("jsonl", "csv"):
         raise typer.BadParameter("--format must be jsonl or csv")
+    export_fmt: Literal["jsonl", "csv"] = "csv" if fmt == "csv" else "jsonl"
+    if game is not None:
+        try:
+            game = games.get(game).id  # aliases (whoisspy) name the stored id
+        except KeyError as exc:
+            typer.echo(f"error: --game: {exc.args[0]}", err=True)
+            raise typer.Exit(2) from None
     settings = Settings()
+    url = database or settings.database_url
+    # Opening a missing SQLite file would create an empty database and export nothing.
+    problem = database_problem(url)
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
 
     async def go() -> int:
-        store = await Store.open(database or settings.database_url)
+        store = await Store.open(url)
         try:
             fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
             try:
-                return await export_games(store, out=fh, fmt=fmt, game=game, since=since,
+                return await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,
                                           pseudonymise=not raw_ids, secret=settings.export_secret)
             finally:
                 if out:
@@ -153,6 +197,47 @@ def export(
 
     n = asyncio.run(go())
     typer.echo(f"exported {n} game(s)", err=True)
+
+
+@app.command()
+def doctor(
+    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+) -> None:
+    """List games that cannot go on: marked broken, or running with a log that no longer replays."""
+    from bot.core.tables import ReplayFailed, rebuild
+    from bot.settings import Settings
+    from storage.store import Store
+    from storage.tables import GameStatus
+
+    url = database or Settings().database_url
+
+    async def go() -> list[str]:
+        store = await Store.open(url, create=False)
+        try:
+            lines = [f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} place={r.platform}:{r.place} "
+                     f"broken: {r.status_reason or 'no reason saved'}"
+                     for r in await store.games(status=GameStatus.BROKEN.value)]
+            for glog in await store.unfinished_games():
+                try:
+                    rebuild(glog)
+                except ReplayFailed as exc:
+                    r = glog.row
+                    lines.append(f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} "
+                                 f"place={r.platform}:{r.place} running, will break on start: {exc}")
+            return lines
+        finally:
+            await store.aclose()
+
+    try:
+        lines = asyncio.run(go())
+    except Exception as exc:  # a missing or outdated database: say so, no traceback
+        typer.echo(f"doctor: cannot read {url}: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for line in lines:
+        typer.echo(line)
+    typer.echo(f"{len(lines)} game(s) need attention" if lines else "all games are healthy", err=True)
+    if lines:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -172,6 +257,15 @@ def worker(
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
+
+
+from bot.tournaments.cli import app as tournament_app  # noqa: E402
+
+app.add_typer(tournament_app, name="tournament")
+
+from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
+
+_register_ops(app)
 
 
 if __name__ == "__main__":  # python -m bot.cli

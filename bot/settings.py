@@ -19,27 +19,46 @@ class Settings(BaseSettings):
 
     # storage
     database_url: str = "sqlite+aiosqlite:///hushtable.db"
-    export_secret: str = Field(default="change-me", description="key for pseudonymising user ids in exports")
+    # None: a random key is made on the first export and kept beside a SQLite database
+    # (<db>.export-secret, mode 0600); a PostgreSQL install must set it (storage/export_secret.py).
+    export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
+
+    # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
+    ops_port: int | None = None
+    ops_host: str = "127.0.0.1"
+    log_dir: Path = Path(".hushtable") / "logs"
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     # tables
-    turn_deadline_s: float = 0.0  # 0 = no deadline for human turns
+    turn_deadline_s: float = Field(default=0.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)  # 0 = none
     deadline_policy: Literal["takeover", "abstain"] = "abstain"
-    max_text_chars: int = 200
+    # The longest raw answer the service reads at all (a payload guard); each form's own limit
+    # comes from the game's rules (ActionSpec.max_chars) and is always lower.
+    max_text_chars: int = Field(default=2000, ge=1, le=100_000)
+    # Open lobbies one member may host at once in one guild/workspace (0 = no cap; admins are exempt).
+    max_open_lobbies: int = Field(default=3, ge=0)
 
-    # AI seats
+    # AI seats. Agents are chosen by configured name only (models/agents/registry.py):
+    # llm:default (the strongest), llm:plain (the papers' protocol), embed:minilm, random, plus
+    # the operator's named entries in HUSHTABLE_AGENTS, a JSON object such as
+    # {"llm:big": {"model": "openai:https://host/v1#model", "api_key": "...", "params": {"mode": "plain"}}}.
+    # Model URLs, paths and keys come only from here; a key is sent only to its own entry's model.
     default_agent: str = "llm:default"
     fallback_agent: str = "embed:minilm"  # plays a turn an AI failed; the random player backs it up
-    agent_choices: str = "llm:default,embed:minilm,random"
+    agent_choices: str = "llm:default,llm:plain,embed:minilm,random"
+    agents: str = ""  # HUSHTABLE_AGENTS: the operator's named agent entries (JSON, see above)
     ai_timeout_s: float = 60.0
     ai_retries: int = 3
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
     device: str = "cpu"
     dtype: str = "float32"
     model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"  # the default model's converted copy
-    openai_api_key: str | None = None  # for llm:openai:... agents on servers that want a key
+    openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
+    openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 
     # admins
-    admin_users: str = ""  # comma-separated platform:user_id keys
+    admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)
     admin_role: str = ""  # Discord role name that may export
 
     # Discord

@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from games import text as _text
 
 Seat = int
 """Seats are numbered 0..n-1 in table order. Names belong to the table, not the engine."""
@@ -161,53 +163,80 @@ class Text:
     fields: tuple[str, ...] = ("Your answer",)
     max_words: int = 1
     max_chars: int = 40
+    """Both limits are inclusive and are the only ones: forms, prompts and agents take them from here."""
+
+    def limits(self) -> str:
+        """The limits in words, as every message about them says them."""
+        return f"at most {_count(self.max_words, 'word')} and {self.max_chars} characters"
 
 
 ActionSpec = Choice | Text
 
-_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+MAX_TEXT_CHARS = 300
+"""No engine asks for a longer text field. A platform cap at or above this never disagrees
+with an engine's form; below it, forms and rules would disagree (issue 9 item 18)."""
 
 
 def words_of(text: str) -> list[str]:
-    """Lower-cased words of a text, the way the rules count and compare them."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The words of a text the way the rules count and compare them (see ``games.text.words``):
+    normalised (case, accents, look-alikes, invisible characters), split at hyphens too."""
+    return _text.words(text)
 
 
 def normalize(text: str) -> str:
+    """The normalised words of a text joined by single spaces: what "the same word" means."""
     return " ".join(words_of(text))
 
 
 def contains_word(text: str, word: str) -> bool:
-    """True when ``word`` (one or more words) appears in ``text`` as whole words, case-insensitively."""
-    hay, needle = words_of(text), words_of(word)
+    """True when ``word`` (one or more words) appears in ``text`` as whole words, after normalisation;
+    hyphenated compounds stay whole here (a code ``3-1-4`` is not the digits of ``[3, 1, 4]``).
+
+    The leak checks use this exact test. Rules that forbid a secret use
+    ``games.text.mentions_secret``, which also catches plurals and other inflections."""
+    hay, needle = _text.tokens(text), _text.tokens(word)
     if not needle:
         return False
     n = len(needle)
     return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
 
 
-def check_text(spec: Text, action: Action) -> tuple[str, ...]:
-    """Validate the shape of a text action against its spec; return the cleaned texts.
-
-    Raises IllegalAction with a readable sentence. Rule checks (secret words,
-    repeats) stay in the engines.
-    """
+def text_values(spec: Text, action: Action) -> tuple[str, ...]:
+    """The cleaned texts of a text action of the right kind and shape, none empty; limits unchecked."""
     if action.kind != spec.kind:
         raise IllegalAction(f"Expected a {spec.kind}, not a {action.kind}.")
     if len(action.value) != len(spec.fields):
         raise IllegalAction(f"Expected {len(spec.fields)} answer(s), got {len(action.value)}.")
     cleaned = []
-    for name, raw in zip(spec.fields, action.value, strict=False):
-        text = " ".join(raw.split())
+    for name, raw in zip(spec.fields, action.value, strict=True):
+        text = _text.clean(raw)
         if not text or not words_of(text):
             raise IllegalAction(f"{name}: an answer cannot be empty.")
-        if len(text) > spec.max_chars:
-            raise IllegalAction(f"{name}: keep it under {spec.max_chars} characters.")
-        if len(words_of(text)) > spec.max_words:
-            unit = "word" if spec.max_words == 1 else "words"
-            raise IllegalAction(f"{name}: use at most {spec.max_words} {unit}.")
         cleaned.append(text)
     return tuple(cleaned)
+
+
+def check_text(spec: Text, action: Action) -> tuple[str, ...]:
+    """Validate the shape of a text action against its spec; return the cleaned texts.
+
+    Cleaning collapses whitespace and drops invisible characters (a zero-width space or a
+    soft hyphen must not split a word for the rules yet join it for the reader). The limits
+    are the spec's own, inclusive, and the messages say them exactly. Raises IllegalAction
+    with a readable sentence. Rule checks (secret words, repeats) stay in the engines.
+    """
+    cleaned = []
+    for name, text in zip(spec.fields, text_values(spec, action), strict=True):
+        if len(text) > spec.max_chars:
+            raise IllegalAction(f"{name}: use at most {spec.max_chars} characters (this has {len(text)}).")
+        n = len(words_of(text))
+        if n > spec.max_words:
+            raise IllegalAction(f"{name}: use at most {_count(spec.max_words, 'word')} (this has {n}).")
+        cleaned.append(text)
+    return tuple(cleaned)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def check_choice(spec: Choice, action: Action) -> str:
@@ -216,6 +245,40 @@ def check_choice(spec: Choice, action: Action) -> str:
     if len(action.value) != 1 or action.value[0] not in spec.ids():
         raise IllegalAction("That is not one of the options.")
     return action.value[0]
+
+
+# --------------------------------------------------------------------------- turns
+
+
+ABSTAIN = "abstain"
+"""The option id of an abstention (a vote or guess for nobody): the timeout action of votes and
+guesses, accepted by ``apply`` though ``legal`` does not list it."""
+
+def is_abstain(kind: str, action: Action) -> bool:
+    """The timeout action ``(kind, ("abstain",))`` of a vote or guess."""
+    return action.kind == kind and action.value == (ABSTAIN,)
+
+
+READY = "ready"
+"""The one option of a discussion phase: a seat says it is ready to vote."""
+
+
+def ready_choice(prompt: str) -> Choice:
+    """The "ready" step of a discussion phase: talk happens outside the engine, then each seat
+    marks itself ready; an absent seat's timeout action is to be ready."""
+    return Choice("ready", prompt, (Option(READY, "Ready to vote"),))
+
+
+def check_turn(*, over: bool, seats: int, seat: object, acting: frozenset[Seat], not_yours: str = "It is not your turn.") -> None:
+    """The preamble of every ``apply``: the game is on, the seat exists and is to act now.
+
+    ``not_yours`` says, in the game's own words, why this seat may not act now."""
+    if over:
+        raise IllegalAction("The game is over.")
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < seats:
+        raise IllegalAction("There is no such seat at this table.")
+    if seat not in acting:
+        raise IllegalAction(not_yours)
 
 
 # --------------------------------------------------------------------------- observations / results
@@ -291,6 +354,7 @@ C = TypeVar("C")
 
 def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
     """Build a frozen config dataclass from a mapping, refusing unknown keys with a clear message."""
+    # C is any dataclass type; typing cannot say "a dataclass" as a TypeVar bound here.
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(names))
     if unknown:
@@ -305,8 +369,38 @@ def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
         raise ConfigError(str(exc)) from exc
 
 
+E = TypeVar("E", bound=StrEnum)
+
+
+def whole_number(name: str, value: object, low: int, high: int) -> int:
+    """An option that is a whole number in ``low..high`` (true/false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value
+
+
+def one_of(kind: type[E], name: str, value: object) -> E:
+    """An option naming one member of an enum (by its value): ``one_of(Mode, "mode", "match")``."""
+    if isinstance(value, str) and value in {m.value for m in kind}:
+        return kind(value)
+    choices = ", ".join(m.value for m in kind)
+    if name == "variant":
+        raise ConfigError(f"unknown variant {value!r}; choose one of {choices}")
+    raise ConfigError(f"{name} must be one of {choices}, not {value!r}")
+
+
 def config_to_dict(cfg: object) -> dict[str, Any]:
-    return dataclasses.asdict(cfg)  # type: ignore[call-overload]
+    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
+        raise TypeError(f"a config is a dataclass instance, not {type(cfg).__name__}")
+    return dataclasses.asdict(cfg)
 
 
 # --------------------------------------------------------------------------- the protocol
@@ -344,6 +438,10 @@ class Game(Protocol):
     def observe(self, s: Any, seat: Seat) -> Observation: ...
 
     def result(self, s: Any) -> Result | None: ...
+
+    def deal_of(self, s: Any) -> Any:
+        """The complete deal of this game so far, in the form the config's ``deal`` option takes:
+        a record carrying it replays without the seed."""
 
     def secrets(self, s: Any) -> tuple[Secret, ...]:
         """Values still hidden from some seats in this state (for leak checks)."""

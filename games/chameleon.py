@@ -51,15 +51,15 @@ options) comes from ``rng(seed, purpose, round)``, so a game replays exactly.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, ClassVar
+from enum import Enum, StrEnum
+from typing import Any, ClassVar, TypedDict
 
-from games import decks
+from games import deals, decks, vote
 from games.base import (
     PUBLIC,
+    READY,
     Action,
     ActionSpec,
     Audience,
@@ -75,19 +75,26 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
-    contains_word,
+    flag,
+    one_of,
+    ready_choice,
     rng,
+    text_values,
     visible,
+    whole_number,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import key as text_key
+from games.text import mentions_secret
+from games.vote import ABSTAIN, Ballot
 
 Card = tuple[str, tuple[str, ...]]
 """A category card: the category and its words, most typical first."""
 
 MIN_SEATS, MAX_SEATS = 3, 10
 MIN_CARD_SIZE, MAX_CARD_SIZE = 6, 16
-ABSTAIN = "abstain"
-READY = "ready"
 CLUE_MAX_CHARS = 30
 
 
@@ -105,12 +112,17 @@ class Role(Enum):
     PLAYER = "player"
 
 
-class Mode(Enum):
+class Variant(StrEnum):
+    CLASSIC = "classic"  # the published party game, 16-word cards
+    SNEAK = "sneak"  # the SNEAK benchmark's setting, 12 candidate words per card
+
+
+class Mode(StrEnum):
     SINGLE = "single"
     MATCH = "match"
 
 
-class TieRule(Enum):
+class TieRule(StrEnum):
     RUNOFF = "runoff"
     CHAMELEON_ESCAPES = "chameleon_escapes"
 
@@ -126,7 +138,7 @@ class Outcome(Enum):
     CAUGHT = "caught"  # caught and wrong: every other seat +2
 
 
-VARIANT_CARD_SIZE: Mapping[str, int] = {"classic": 16, "sneak": 12}
+VARIANT_CARD_SIZE: Mapping[Variant, int] = {Variant.CLASSIC: 16, Variant.SNEAK: 12}
 
 
 # --------------------------------------------------------------------------- config
@@ -136,100 +148,178 @@ VARIANT_CARD_SIZE: Mapping[str, int] = {"classic": 16, "sneak": 12}
 class ChameleonConfig:
     """A validated Chameleon configuration; build it with ``GAME.make_config``."""
 
-    variant: str = "classic"
+    variant: Variant = Variant.CLASSIC
     card_size: int = 16
-    mode: str = Mode.SINGLE.value
+    mode: Mode = Mode.SINGLE
     target_points: int = 5
-    tie_rule: str = TieRule.RUNOFF.value
+    tie_rule: TieRule = TieRule.RUNOFF
     discussion: bool = False
     max_rounds: int = 20
     deck: tuple[Card, ...] | None = None
     """None plays the bundled cards; otherwise the custom cards themselves, so replay is exact."""
+    deal: tuple[RoundDeal, ...] | None = None
+    """Card, secret, chameleon and first player fixed per round (the rest drawn); see ``RoundDeal``."""
 
 
-def _normalize_deck(raw: object, card_size: int) -> tuple[Card, ...]:
-    """Check a custom deck (parsed cards, or card-file text) and return it as nested tuples."""
-    return decks.custom(decks.parse_cards, raw, size=card_size)
+@dataclass(frozen=True, slots=True)
+class RoundDeal:
+    """One round of a Chameleon deal: ``{"card": category name or [category, [words]], "secret":
+    word, "chameleon": seat, "first": seat}``; any key may be left out to draw it from the seed.
+
+    A deal is one such mapping (the first round) or a list of them (rounds 1, 2, ... of a match).
+    A named card comes from the game's deck; a listed card is played as given (its first
+    ``card_size`` words). The secret must be a word of the card; a match never reuses a card.
+    """
+
+    card: Card | None = None
+    secret: str | None = None
+    chameleon: Seat | None = None
+    first: Seat | None = None
 
 
-def _validate(
-    variant: str | None,
-    options: Mapping[str, Any],
-) -> ChameleonConfig:
-    variant = ChameleonGame.variants[0] if variant is None else variant
-    if variant not in ChameleonGame.variants:
-        raise ConfigError(f"unknown variant {variant!r}; choose one of {', '.join(ChameleonGame.variants)}")
-    names = {f.name for f in dataclasses.fields(ChameleonConfig)} - {"variant"}
-    unknown = sorted(set(options) - names)
-    if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    card_size = options.get("card_size", VARIANT_CARD_SIZE[variant])
-    if isinstance(card_size, bool) or not isinstance(card_size, int) or not MIN_CARD_SIZE <= card_size <= MAX_CARD_SIZE:
-        raise ConfigError(f"card_size must be a whole number from {MIN_CARD_SIZE} to {MAX_CARD_SIZE}")
-    mode = options.get("mode", Mode.SINGLE.value)
-    if mode not in {m.value for m in Mode}:
-        raise ConfigError(f"mode must be 'single' or 'match', not {mode!r}")
-    tie_rule = options.get("tie_rule", TieRule.RUNOFF.value)
-    if tie_rule not in {t.value for t in TieRule}:
-        raise ConfigError(f"tie_rule must be 'runoff' or 'chameleon_escapes', not {tie_rule!r}")
-    target = options.get("target_points", 5)
-    if isinstance(target, bool) or not isinstance(target, int) or not 1 <= target <= 50:
-        raise ConfigError("target_points must be a whole number from 1 to 50")
-    max_rounds = options.get("max_rounds", 20)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or not 1 <= max_rounds <= 100:
-        raise ConfigError("max_rounds must be a whole number from 1 to 100")
-    discussion = options.get("discussion", False)
-    if not isinstance(discussion, bool):
-        raise ConfigError("discussion must be true or false")
-    raw_deck = options.get("deck")
-    deck = None if raw_deck is None else _normalize_deck(raw_deck, card_size)
-    available = len(decks.cards()) if deck is None else len(deck)
-    if mode == Mode.MATCH.value and available < max_rounds:
+def _with_defaults(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The variant decides the default card size: 16 words (classic) or 12 (sneak)."""
+    out = {"variant": Variant.CLASSIC.value, **raw}
+    if "card_size" not in out and out["variant"] in VARIANT_CARD_SIZE:
+        out["card_size"] = VARIANT_CARD_SIZE[Variant(out["variant"])]
+    return out
+
+
+def _parse_card(where: str, raw: object, cfg: ChameleonConfig) -> Card:
+    if isinstance(raw, str):
+        found = [c for c in _deck(cfg) if deals.same(c[0], raw)]
+        if not found:
+            raise deals.error(f"{where}: no card {raw!r} in the deck; name a card of the deck or give [category, [words]]")
+        category, words = found[0]
+    else:
+        try:
+            ((category, words),) = decks.parse_cards([raw], size=cfg.card_size)
+        except decks.DeckError as exc:
+            raise deals.error(f"{where}: {str(exc).removeprefix('entry 1: ')}") from None
+    return category, words[: cfg.card_size]
+
+
+def _parse_round(where: str, raw: object, cfg: ChameleonConfig) -> RoundDeal:
+    if isinstance(raw, RoundDeal):
+        raw = {f: getattr(raw, f) for f in ("card", "secret", "chameleon", "first")}
+    given = deals.mapping(raw, ("card", "secret", "chameleon", "first"))
+    card = None if given.get("card") is None else _parse_card(where, given["card"], cfg)
+    secret = None
+    if given.get("secret") is not None:
+        secret = deals.word(f"{where}: the secret", given["secret"])
+        if card is not None:
+            on_card = [w for w in card[1] if deals.same(w, secret)]
+            if not on_card:
+                raise deals.error(f"{where}: the secret {secret!r} is not a word of the {card[0]} card")
+            secret = on_card[0]
+    chameleon = None if given.get("chameleon") is None else deals.seat(f"{where}: chameleon", given["chameleon"])
+    first = None if given.get("first") is None else deals.seat(f"{where}: first", given["first"])
+    return RoundDeal(card, secret, chameleon, first)
+
+
+def _parse_deal(raw: object, cfg: ChameleonConfig) -> tuple[RoundDeal, ...]:
+    rounds = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+    if not rounds:
+        raise deals.error("an empty list deals nothing; leave the deal out instead")
+    if cfg.mode is Mode.SINGLE and len(rounds) > 1:
+        raise deals.error(f"{len(rounds)} rounds dealt for a single-round game; use mode=match")
+    if len(rounds) > cfg.max_rounds:
+        raise deals.error(f"{len(rounds)} rounds dealt for a match of at most {cfg.max_rounds} rounds")
+    out = tuple(_parse_round(f"round {i}", r, cfg) for i, r in enumerate(rounds, start=1))
+    cards = [(i, d.card[0]) for i, d in enumerate(out, start=1) if d.card is not None]
+    for k, (i, name) in enumerate(cards):
+        again = next((j for j, other in cards[:k] if deals.same(other, name)), None)
+        if again is not None:
+            raise deals.error(f"round {i} deals the {name} card of round {again} again; a match never reuses a card")
+    return out
+
+
+def _round_deal(cfg: ChameleonConfig, round_no: int) -> RoundDeal:
+    return cfg.deal[round_no - 1] if cfg.deal is not None and round_no <= len(cfg.deal) else RoundDeal()
+
+
+def _validate(cfg: ChameleonConfig) -> ChameleonConfig:
+    card_size = whole_number("card_size", cfg.card_size, MIN_CARD_SIZE, MAX_CARD_SIZE)
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        mode=one_of(Mode, "mode", cfg.mode),
+        tie_rule=one_of(TieRule, "tie_rule", cfg.tie_rule),
+        target_points=whole_number("target_points", cfg.target_points, 1, 50),
+        max_rounds=whole_number("max_rounds", cfg.max_rounds, 1, 100),
+        discussion=flag("discussion", cfg.discussion),
+        deck=None if cfg.deck is None else decks.custom(decks.parse_cards, cfg.deck, size=card_size),
+    )
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
+    available = len(_deck(cfg))
+    if cfg.mode is Mode.MATCH and available < cfg.max_rounds:
         # A match never reuses a card, so the deck must outlast the round limit.
         raise ConfigError(
-            f"a match of up to {max_rounds} rounds needs at least {max_rounds} cards; "
+            f"a match of up to {cfg.max_rounds} rounds needs at least {cfg.max_rounds} cards; "
             f"the deck has {available}: lower max_rounds or add cards"
         )
-    return ChameleonConfig(
-        variant=variant,
-        card_size=card_size,
-        mode=mode,
-        target_points=target,
-        tie_rule=tie_rule,
-        discussion=discussion,
-        max_rounds=max_rounds,
-        deck=deck,
-    )
+    return cfg
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class OpenBallot(TypedDict):
+    ballot: str
+    candidates: list[Seat]
+    voted: list[Seat]
+    my_vote: Seat | str | None
+
+
+class ChameleonView(TypedDict):
+    """``Observation.view`` of the Chameleon: what one seat may know (see ``ChameleonGame.observe``)."""
+
+    seat: Seat
+    players: int
+    phase: str
+    mode: str
+    variant: str
+    round: int
+    target_points: int
+    max_rounds: int
+    tie_rule: str
+    game_over: bool
+    category: str
+    card: list[str]
+    role: str
+    is_chameleon: bool
+    secret: str | None
+    speaking_order: list[Seat]
+    current_speaker: Seat | None
+    clues: list[dict[str, Any]]
+    my_clue: str | None
+    ready: list[Seat]
+    ballot: OpenBallot | None
+    votes: list[dict[str, Any]]
+    accused: Seat | None
+    chameleon: Seat | None
+    guess: str | None
+    scores: list[int]
+    to_act: list[Seat]
+    previous_rounds: list[dict[str, Any]]
 
 
 # --------------------------------------------------------------------------- state
 
 
-@dataclass(frozen=True, slots=True)
-class Ballot:
-    """One vote of a round: who could be voted for, and each vote (None = abstained)."""
+def _ballot_kind(b: Ballot) -> BallotKind:
+    return BallotKind.RUNOFF if b.runoff else BallotKind.FIRST
 
-    kind: BallotKind
-    candidates: tuple[Seat, ...]
-    votes: tuple[tuple[Seat, Seat | None], ...] = ()
 
-    def voters(self) -> frozenset[Seat]:
-        return frozenset(v for v, _ in self.votes)
-
-    def tally(self) -> dict[Seat, int]:
-        counts = {c: 0 for c in self.candidates}
-        for _, target in self.votes:
-            if target is not None:
-                counts[target] += 1
-        return counts
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ballot": self.kind.value,
-            "candidates": list(self.candidates),
-            "votes": [{"voter": v, "target": t} for v, t in sorted(self.votes)],
-            "tally": {str(s): n for s, n in self.tally().items()},
-        }
+def _ballot_json(b: Ballot) -> dict[str, Any]:
+    """A closed ballot as results and the vote-result event show it."""
+    return {
+        "ballot": _ballot_kind(b).value,
+        "candidates": list(b.candidates),
+        "votes": [{"voter": v, "target": t} for v, t in sorted(b.votes)],
+        "tally": {str(s): n for s, n in b.tally().items()},
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +348,7 @@ class RoundRecord:
             "chameleon": self.chameleon,
             "speaking_order": list(self.order),
             "clues": [{"seat": s, "clue": c} for s, c in self.clues],
-            "votes": [b.to_json() for b in self.ballots],
+            "votes": [_ballot_json(b) for b in self.ballots],
             "accused": self.accused,
             "caught": self.accused == self.chameleon,
             "guess": self.guess,
@@ -299,26 +389,13 @@ class ChameleonState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _key(text: str) -> str:
-    """Letters and digits only, lower case: 'Ice-cream', 'ice cream' and 'IceCream' compare equal."""
-    return re.sub(r"[\W_]+", "", text.lower())
-
-
 def _reveals_secret(clue: str, secret: str) -> bool:
-    """True when a clue is the secret or contains it, as a word or inside a compound or plural."""
-    if contains_word(clue, secret):
-        return True
-    clue_key, secret_key = _key(clue), _key(secret)
-    # Short secrets ("Go", "Tin") would otherwise forbid ordinary words ("good", "tiny").
-    return clue_key == secret_key or (len(secret_key) >= 4 and secret_key in clue_key)
+    """True when a clue is the secret or contains it: as a word, an inflected form, or inside a compound."""
+    return mentions_secret(clue, secret, compounds=True)
 
 
 def _deck(cfg: ChameleonConfig) -> tuple[Card, ...]:
     return decks.cards() if cfg.deck is None else cfg.deck
-
-
-def _player(seat: Seat) -> str:
-    return f"Player {seat + 1}"
 
 
 def _points(outcome: Outcome, chameleon: Seat, seats: int) -> tuple[int, ...]:
@@ -327,6 +404,39 @@ def _points(outcome: Outcome, chameleon: Seat, seats: int) -> tuple[int, ...]:
     if outcome is Outcome.GUESSED:
         return tuple(1 if s == chameleon else 0 for s in range(seats))
     return tuple(0 if s == chameleon else 2 for s in range(seats))
+
+
+def _deck_index(deck: Sequence[Card], category: str) -> int:
+    """Where a card is in the deck, or -1 for a dealt card the deck does not hold."""
+    return next((i for i, c in enumerate(deck) if deals.same(c[0], category)), -1)
+
+
+def _card_for(cfg: ChameleonConfig, seed: int, round_no: int, cards_used: tuple[int, ...]) -> tuple[int, Card]:
+    """The round's card, as dealt or drawn among the deck's unused cards, with its deck index.
+
+    Cards a deal fixes for any round are never drawn: the match would meet them twice."""
+    deck = _deck(cfg)
+    dealt = _round_deal(cfg, round_no)
+    if dealt.card is not None:
+        return _deck_index(deck, dealt.card[0]), dealt.card
+    reserved = {_deck_index(deck, d.card[0]) for d in cfg.deal or () if d.card is not None}
+    unused = [i for i in range(len(deck)) if i not in cards_used and i not in reserved]
+    index = rng(seed, "card", round_no).choice(unused)
+    category, words = deck[index]
+    return index, (category, words[: cfg.card_size])
+
+
+def _check_deal(cfg: ChameleonConfig, seats: int, seed: int) -> None:
+    """What a deal can only be checked against once the seats and the drawn cards are known."""
+    used: tuple[int, ...] = ()
+    for round_no, d in enumerate(cfg.deal or (), start=1):
+        for name, value in (("chameleon", d.chameleon), ("first", d.first)):
+            if value is not None:
+                deals.in_range(f"round {round_no}: {name}", (value,), seats)
+        index, (category, card) = _card_for(cfg, seed, round_no, used)
+        used = (*used, index)
+        if d.secret is not None and not any(deals.same(w, d.secret) for w in card):
+            raise deals.error(f"round {round_no}: the secret {d.secret!r} is not a word of the {category} card")
 
 
 def _deal(
@@ -339,15 +449,15 @@ def _deal(
     history: tuple[RoundRecord, ...],
     log: tuple[Event, ...],
 ) -> tuple[ChameleonState, tuple[Event, ...]]:
-    """Start a round: draw an unused card, the secret, the chameleon and the first speaker."""
-    deck = _deck(cfg)
-    unused = [i for i in range(len(deck)) if i not in cards_used]
-    index = rng(seed, "card", round_no).choice(unused)
-    category, all_words = deck[index]
-    card = all_words[: cfg.card_size]
-    secret = rng(seed, "secret", round_no).choice(card)
-    chameleon = rng(seed, "chameleon", round_no).randrange(seats)
-    first = rng(seed, "first", round_no).randrange(seats)
+    """Start a round: the card, the secret, the chameleon and the first speaker, as dealt or drawn."""
+    dealt = _round_deal(cfg, round_no)
+    index, (category, card) = _card_for(cfg, seed, round_no, cards_used)
+    if dealt.secret is not None:  # in the card's own spelling (checked at the deal)
+        secret = next(w for w in card if deals.same(w, dealt.secret))
+    else:
+        secret = rng(seed, "secret", round_no).choice(card)
+    chameleon = dealt.chameleon if dealt.chameleon is not None else rng(seed, "chameleon", round_no).randrange(seats)
+    first = dealt.first if dealt.first is not None else rng(seed, "first", round_no).randrange(seats)
     order = tuple((first + i) % seats for i in range(seats))
     events: list[Event] = [
         Event(
@@ -399,18 +509,16 @@ class ChameleonGame:
     """The Chameleon rules; stateless, every method a pure function of its arguments."""
 
     id: ClassVar[str] = "chameleon"
-    variants: ClassVar[tuple[str, ...]] = ("classic", "sneak")
+    variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
     # ------------------------------------------------------------------ config
 
     def make_config(self, variant: str | None = None, **options: Any) -> ChameleonConfig:
         """A validated config. ``sneak`` defaults to 12 words per card, ``classic`` to 16."""
-        return _validate(variant, options)
+        return self.config_from_dict({"variant": variant or Variant.CLASSIC.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> ChameleonConfig:
-        config_from_dict(ChameleonConfig, raw)  # refuses unknown keys with the shared message
-        options = {k: v for k, v in raw.items() if k != "variant"}
-        return _validate(raw.get("variant"), options)
+        return _validate(config_from_dict(ChameleonConfig, _with_defaults(raw)))
 
     def seat_range(self, cfg: ChameleonConfig) -> tuple[int, int]:
         return (MIN_SEATS, MAX_SEATS)
@@ -420,6 +528,7 @@ class ChameleonGame:
     def new(self, cfg: ChameleonConfig, seats: int, seed: int) -> tuple[ChameleonState, tuple[Event, ...]]:
         if not MIN_SEATS <= seats <= MAX_SEATS:
             raise ConfigError(f"the Chameleon needs {MIN_SEATS} to {MAX_SEATS} players, not {seats}")
+        _check_deal(cfg, seats, seed)
         return _deal(cfg, seats, seed, 1, (), (0,) * seats, (), ())
 
     def to_act(self, s: ChameleonState) -> frozenset[Seat]:
@@ -428,8 +537,7 @@ class ChameleonGame:
         if s.phase is Phase.DISCUSSION:
             return frozenset(range(s.seats)) - s.ready
         if s.phase in (Phase.VOTE, Phase.RUNOFF):
-            ballot = s.ballots[-1]
-            return frozenset(range(s.seats)) - ballot.voters()
+            return s.ballots[-1].waiting()
         if s.phase is Phase.GUESS:
             return frozenset({s.chameleon})
         return frozenset()
@@ -447,14 +555,12 @@ class ChameleonGame:
                 max_chars=CLUE_MAX_CHARS,
             )
         if s.phase is Phase.DISCUSSION:
-            return Choice("ready", "Discuss the clues; say when you are ready to vote.", (Option(READY, "Ready to vote"),))
+            return ready_choice("Discuss the clues; say when you are ready to vote.")
         if s.phase in (Phase.VOTE, Phase.RUNOFF):
             ballot = s.ballots[-1]
-            options = [c for c in ballot.candidates if c != seat]
-            # Option order is shuffled per voter: language-model voters favour the first label.
-            rng(s.seed, "vote-order", s.round, ballot.kind.value, seat).shuffle(options)
-            what = "Run-off vote among the tied players" if ballot.kind is BallotKind.RUNOFF else "Vote"
-            return Choice("vote", f"{what}: who is the chameleon?", tuple(Option(str(c), _player(c)) for c in options))
+            options = ballot.options(seat, s.seed, "vote-order", s.round, _ballot_kind(ballot).value, seat)
+            what = "Run-off vote among the tied players" if ballot.runoff else "Vote"
+            return Choice("vote", f"{what}: who is the chameleon?", options)
         if s.phase is Phase.GUESS:
             return Choice(
                 "guess",
@@ -464,20 +570,20 @@ class ChameleonGame:
         return None
 
     def apply(self, s: ChameleonState, seat: Seat, a: Action) -> tuple[ChameleonState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not isinstance(seat, int) or not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            if s.phase in (Phase.VOTE, Phase.RUNOFF):
-                raise IllegalAction("You have already voted.")
-            if s.phase is Phase.DISCUSSION:
-                raise IllegalAction("You are already marked ready.")
-            raise IllegalAction("It is not your turn.")
+        not_yours = {
+            Phase.VOTE: "You have already voted.",
+            Phase.RUNOFF: "You have already voted.",
+            Phase.DISCUSSION: "You are already marked ready.",
+        }.get(s.phase, "It is not your turn.")
+        check_turn(over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s), not_yours=not_yours)
         spec = self.legal(s, seat)
         assert spec is not None
         if s.phase is Phase.CLUES:
             assert isinstance(spec, Text)
+            # The secret is checked before the limits: "ice-cream" is refused for naming
+            # the secret, the more useful reason, rather than for being two words.
+            if seat != s.chameleon and any(_reveals_secret(t, s.secret) for t in text_values(spec, a)):
+                raise IllegalAction("Your clue cannot be the secret word or contain it.")
             return self._clue(s, seat, check_text(spec, a)[0])
         if s.phase is Phase.DISCUSSION:
             assert isinstance(spec, Choice)
@@ -485,9 +591,7 @@ class ChameleonGame:
             return self._ready(s, seat)
         if s.phase in (Phase.VOTE, Phase.RUNOFF):
             assert isinstance(spec, Choice)
-            if a.kind == "vote" and a.value == (ABSTAIN,):
-                return self._vote(s, seat, None)
-            return self._vote(s, seat, int(check_choice(spec, a)))
+            return self._vote(s, seat, vote.target(spec, a))
         assert isinstance(spec, Choice)
         return self._guess(s, check_choice(spec, a))
 
@@ -496,7 +600,7 @@ class ChameleonGame:
         # word would tell the chameleon which word is the secret.
         if seat != s.chameleon and _reveals_secret(clue, s.secret):
             raise IllegalAction("Your clue cannot be the secret word or contain it.")
-        if any(_key(clue) == _key(earlier) for _, earlier in s.clues):
+        if any(text_key(clue) == text_key(earlier) for _, earlier in s.clues):
             raise IllegalAction(f"{clue!r} was already given as a clue this round; choose another word.")
         clues = (*s.clues, (seat, clue))
         events: list[Event] = [Event("clue", {"round": s.round, "seat": seat, "clue": clue}, PUBLIC)]
@@ -505,58 +609,44 @@ class ChameleonGame:
         if s.config.discussion:
             events.append(Event("discussion_start", {"round": s.round}, PUBLIC))
             return self._step(s, events, clues=clues, phase=Phase.DISCUSSION)
-        return self._open_ballot(dataclasses.replace(s, clues=clues), events, BallotKind.FIRST, tuple(range(s.seats)))
+        return self._open_ballot(dataclasses.replace(s, clues=clues), events, vote.first(range(s.seats), range(s.seats)))
 
     def _ready(self, s: ChameleonState, seat: Seat) -> tuple[ChameleonState, tuple[Event, ...]]:
         ready = s.ready | {seat}
         events: list[Event] = [Event("ready", {"round": s.round, "seat": seat}, PUBLIC)]
         if len(ready) < s.seats:
             return self._step(s, events, ready=ready)
-        return self._open_ballot(dataclasses.replace(s, ready=ready), events, BallotKind.FIRST, tuple(range(s.seats)))
+        return self._open_ballot(dataclasses.replace(s, ready=ready), events, vote.first(range(s.seats), range(s.seats)))
 
-    def _open_ballot(
-        self, s: ChameleonState, events: list[Event], kind: BallotKind, candidates: tuple[Seat, ...]
-    ) -> tuple[ChameleonState, tuple[Event, ...]]:
-        events.append(Event("vote_start", {"round": s.round, "ballot": kind.value, "candidates": list(candidates)}, PUBLIC))
-        phase = Phase.RUNOFF if kind is BallotKind.RUNOFF else Phase.VOTE
-        return self._step(s, events, phase=phase, ballots=(*s.ballots, Ballot(kind, candidates)))
+    def _open_ballot(self, s: ChameleonState, events: list[Event], ballot: Ballot) -> tuple[ChameleonState, tuple[Event, ...]]:
+        kind = _ballot_kind(ballot)
+        events.append(Event("vote_start", {"round": s.round, "ballot": kind.value, "candidates": list(ballot.candidates)}, PUBLIC))
+        phase = Phase.RUNOFF if ballot.runoff else Phase.VOTE
+        return self._step(s, events, phase=phase, ballots=(*s.ballots, ballot))
 
     def _vote(self, s: ChameleonState, seat: Seat, target: Seat | None) -> tuple[ChameleonState, tuple[Event, ...]]:
-        ballot = s.ballots[-1]
-        ballot = dataclasses.replace(ballot, votes=(*ballot.votes, (seat, target)))
+        ballot = s.ballots[-1].cast(seat, target)
         ballots = (*s.ballots[:-1], ballot)
+        kind = _ballot_kind(ballot).value
         events: list[Event] = [
-            Event("vote_cast", {"round": s.round, "ballot": ballot.kind.value, "seat": seat, "target": target}, Audience.of(seat)),
-            Event("voted", {"round": s.round, "ballot": ballot.kind.value, "seat": seat}, PUBLIC),
+            Event("vote_cast", {"round": s.round, "ballot": kind, "seat": seat, "target": target}, Audience.of(seat)),
+            Event("voted", {"round": s.round, "ballot": kind, "seat": seat}, PUBLIC),
         ]
-        if len(ballot.votes) < s.seats:
+        if not ballot.complete:
             return self._step(s, events, ballots=ballots)
         s = dataclasses.replace(s, ballots=ballots)
-        tally = ballot.tally()
-        most = max(tally.values())
-        top = [c for c in ballot.candidates if tally[c] == most]
-        runoff = (
-            most > 0
-            and len(top) > 1
-            and ballot.kind is BallotKind.FIRST
-            and s.config.tie_rule == TieRule.RUNOFF.value
-        )
-        accused = top[0] if most > 0 and len(top) == 1 else None
+        verdict = ballot.verdict()
+        runoff = ballot.needs_runoff(verdict, s.config.tie_rule is TieRule.RUNOFF)
+        accused = verdict.chosen
         events.append(
             Event(
                 "vote_result",
-                {
-                    "round": s.round,
-                    **ballot.to_json(),
-                    "tied": top if len(top) > 1 and most > 0 else [],
-                    "accused": accused,
-                    "runoff": runoff,
-                },
+                {"round": s.round, **_ballot_json(ballot), "tied": list(verdict.tied), "accused": accused, "runoff": runoff},
                 PUBLIC,
             )
         )
         if runoff:
-            return self._open_ballot(s, events, BallotKind.RUNOFF, tuple(top))
+            return self._open_ballot(s, events, vote.runoff(verdict.tied, range(s.seats)))
         caught = accused is not None and accused == s.chameleon
         events.append(
             Event("reveal", {"round": s.round, "chameleon": s.chameleon, "accused": accused, "caught": caught}, PUBLIC)
@@ -614,7 +704,7 @@ class ChameleonGame:
         top = max(scores)
         leaders = [i for i, v in enumerate(scores) if v == top]
         over = (
-            cfg.mode == Mode.SINGLE.value
+            cfg.mode is Mode.SINGLE
             # A tie at the top plays on, so the match ends with one leader when it can.
             or (top >= cfg.target_points and len(leaders) == 1)
             or s.round >= cfg.max_rounds
@@ -629,7 +719,7 @@ class ChameleonGame:
 
     @staticmethod
     def _winners(cfg: ChameleonConfig, last: RoundRecord, scores: tuple[int, ...]) -> frozenset[Seat]:
-        if cfg.mode == Mode.SINGLE.value:
+        if cfg.mode is Mode.SINGLE:
             if last.outcome is Outcome.CAUGHT:
                 return frozenset(range(len(scores))) - {last.chameleon}
             return frozenset({last.chameleon})
@@ -670,21 +760,21 @@ class ChameleonGame:
         open_ballot = s.ballot
         my_vote: Any = None
         if open_ballot is not None:
-            for voter, target in open_ballot.votes:
-                if voter == seat:
-                    my_vote = ABSTAIN if target is None else target
+            voted, target = open_ballot.vote_of(seat)
+            if voted:
+                my_vote = ABSTAIN if target is None else target
         revealed = s.phase is Phase.GUESS or over
         previous = s.history[:-1] if over else s.history
-        view: dict[str, Any] = {
+        view: ChameleonView = {
             "seat": seat,
             "players": s.seats,
             "phase": s.phase.value,
-            "mode": s.config.mode,
-            "variant": s.config.variant,
+            "mode": s.config.mode.value,
+            "variant": s.config.variant.value,
             "round": s.round,
             "target_points": s.config.target_points,
             "max_rounds": s.config.max_rounds,
-            "tie_rule": s.config.tie_rule,
+            "tie_rule": s.config.tie_rule.value,
             "game_over": over,
             "category": s.category,
             "card": list(s.card),
@@ -699,12 +789,12 @@ class ChameleonGame:
             "ballot": None
             if open_ballot is None
             else {
-                "ballot": open_ballot.kind.value,
+                "ballot": _ballot_kind(open_ballot).value,
                 "candidates": list(open_ballot.candidates),
-                "voted": sorted(open_ballot.voters()),
+                "voted": sorted(open_ballot.voted()),
                 "my_vote": my_vote,
             },
-            "votes": [b.to_json() for b in closed],
+            "votes": [_ballot_json(b) for b in closed],
             "accused": s.accused if revealed else (current.accused if current else None),
             "chameleon": s.chameleon if (revealed or is_cham) else None,
             "guess": current.guess if current else None,
@@ -720,7 +810,7 @@ class ChameleonGame:
         cfg = s.config
         last = s.history[-1]
         winners = self._winners(cfg, last, s.scores)
-        if cfg.mode == Mode.SINGLE.value:
+        if cfg.mode is Mode.SINGLE:
             summary = {
                 Outcome.ESCAPED: f"The chameleon was not caught and escapes; the secret was {last.secret}.",
                 Outcome.GUESSED: f"The chameleon was caught but named the secret, {last.secret}, and escapes.",
@@ -746,9 +836,9 @@ class ChameleonGame:
         ]
         outcomes = [r.outcome for r in s.history]
         details: dict[str, Any] = {
-            "variant": cfg.variant,
-            "mode": cfg.mode,
-            "tie_rule": cfg.tie_rule,
+            "variant": cfg.variant.value,
+            "mode": cfg.mode.value,
+            "tie_rule": cfg.tie_rule.value,
             "card_size": cfg.card_size,
             "rounds_played": len(s.history),
             "rounds": rounds,
@@ -761,15 +851,27 @@ class ChameleonGame:
                 "guessed": outcomes.count(Outcome.GUESSED),
                 "caught": outcomes.count(Outcome.CAUGHT),
                 "chameleon_win_rate": (len(outcomes) - outcomes.count(Outcome.CAUGHT)) / len(outcomes),
-                "runoffs": sum(1 for r in s.history for b in r.ballots if b.kind is BallotKind.RUNOFF),
+                "runoffs": sum(1 for r in s.history for b in r.ballots if b.runoff),
             },
         }
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(
             winners=winners,
             summary=summary,
             scores={i: float(v) for i, v in enumerate(s.scores)},
             details=details,
         )
+
+    def deal_of(self, s: ChameleonState) -> dict[str, Any] | list[dict[str, Any]]:
+        """The complete deal so far: each round's card, secret, chameleon and first speaker
+        (one mapping for a single game, a list for a match)."""
+        rounds = [
+            {"card": [r.category, list(r.card)], "secret": r.secret, "chameleon": r.chameleon, "first": r.order[0]}
+            for r in s.history
+        ]
+        if s.phase is not Phase.OVER:
+            rounds.append({"card": [s.category, list(s.card)], "secret": s.secret, "chameleon": s.chameleon, "first": s.order[0]})
+        return rounds[0] if s.config.mode is Mode.SINGLE else rounds
 
     def secrets(self, s: ChameleonState) -> tuple[Secret, ...]:
         """The current secret word, known by all but the chameleon. The chameleon's identity is
@@ -791,10 +893,14 @@ class ChameleonGame:
     # ------------------------------------------------------------------ words for people
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
 
         def who(seat: object) -> str:
-            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "nobody"
+            return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else "nobody"
 
         kind = e.kind
         if kind == "round_start":
@@ -853,7 +959,7 @@ class ChameleonGame:
         words = f"{cfg.card_size} words"
         mode = (
             "This is a single round: the chameleon wins if it escapes, the others win if it is caught and guesses wrong."
-            if cfg.mode == Mode.SINGLE.value
+            if cfg.mode is Mode.SINGLE
             else (
                 f"This is a match: rounds continue until one player alone has {cfg.target_points} points "
                 f"(at most {cfg.max_rounds} rounds; then the highest score wins)."
@@ -862,7 +968,7 @@ class ChameleonGame:
         tie = (
             "A tie at the top of the vote leads to one run-off vote among the tied players; "
             "if that ties too, the chameleon escapes."
-            if cfg.tie_rule == TieRule.RUNOFF.value
+            if cfg.tie_rule is TieRule.RUNOFF
             else "A tie at the top of the vote lets the chameleon escape."
         )
         discussion = " After the clues you may discuss; mark yourself ready when you want to vote." if cfg.discussion else ""

@@ -4,8 +4,11 @@ Both variants share the same turn shape. A team holds four secret keywords
 numbered 1-4. Each turn its encoder receives a secret code of three distinct
 digits from 1-4 (24 possible codes; a team never gets the same code twice in a
 game) and writes three hints, one per digit, in code order. Each hint is one or
-two words (at most 30 characters) and may not contain any of the team's own
-keywords as a word. The team's decoder then guesses the code while an opponent
+two words (at most 30 characters; a hyphen separates words) and may not contain
+any of the team's own keywords, nor a form of one (plural, -ed, -ing, -er), as a
+word after normalisation (``games.text``), nor a number (``3-4-1``, ``341``):
+a hint is words. The options ``hint_max_words``/``hint_max_chars`` raise the
+limits (to replay recorded games). The team's decoder then guesses the code while an opponent
 tries to intercept it; both pick one of the 24 codes ``"d-d-d"`` at the same
 time, and the code, both guesses and the hints are revealed to everyone. A
 wrong decoder guess gives the team a miscommunication token; a right opponent
@@ -53,12 +56,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from itertools import permutations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
-from games import decks
+from games import deals, decks
 from games.base import (
+    ABSTAIN,
+    MAX_TEXT_CHARS,
     Action,
     Audience,
     Choice,
@@ -73,19 +78,25 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
     contains_word,
+    flag,
+    is_abstain,
     normalize,
+    one_of,
     rng,
+    text_values,
     visible,
+    whole_number,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import has_number, mentions_secret
 
-VARIANTS: tuple[str, ...] = ("benchmark", "teams")
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
-ALL_CODES: tuple[tuple[int, int, int], ...] = tuple(permutations(DIGITS, 3))  # type: ignore[assignment]
+ALL_CODES: tuple[tuple[int, ...], ...] = tuple(permutations(DIGITS, 3))
 ALL_CODE_IDS: tuple[str, ...] = tuple("-".join(map(str, c)) for c in ALL_CODES)
-ABSTAIN = "abstain"
 HINT_MAX_WORDS = 2
 HINT_MAX_CHARS = 30
 KEYWORD_GUESS_MAX_WORDS = 3
@@ -96,9 +107,12 @@ TEAMS_MIN_SEATS, TEAMS_MAX_SEATS = 4, 8
 BENCH_ENCODER, BENCH_DECODER, BENCH_INTERCEPTOR = 0, 1, 2
 
 
-class Variant(Enum):
-    BENCHMARK = "benchmark"
-    TEAMS = "teams"
+class Variant(StrEnum):
+    BENCHMARK = "benchmark"  # the Decrypto benchmark paper's three-player game
+    TEAMS = "teams"  # the board game: two teams of 2-4
+
+
+VARIANTS: tuple[str, ...] = tuple(Variant)
 
 
 class Phase(Enum):
@@ -127,47 +141,126 @@ def code_id(code: Sequence[int]) -> str:
 class DecryptoConfig:
     """Options for one game. ``max_turns`` is the benchmark's limit, ``max_rounds`` the teams' one."""
 
-    variant: str = "benchmark"
+    variant: Variant = Variant.BENCHMARK
     max_turns: int = 8
     max_rounds: int = 8
     max_interceptions: int = 2
     max_miscommunications: int = 2
     exclude_used_codes: bool = False
+    hint_max_words: int = HINT_MAX_WORDS
+    hint_max_chars: int = HINT_MAX_CHARS
+    """Hint limits: the rules' 2 words and 30 characters unless raised (e.g. to import
+    recorded games whose hints broke them, marked as such by the importer)."""
     deck: tuple[str, ...] | None = None
+    deal: DecryptoDeal | None = None
+    """Keywords and codes fixed in advance (the rest drawn from the seed); see ``DecryptoDeal``."""
 
-    @property
-    def kind(self) -> Variant:
-        return Variant(self.variant)
+
+@dataclass(frozen=True)
+class DecryptoDeal:
+    """A Decrypto deal as data: ``{"keywords": [[4 words] per team], "codes": {"A:3": [d, d, d]}}``.
+
+    ``keywords`` (all teams, in keyword order) may be left out to draw them; ``codes`` fixes the
+    code of any team and turn ("A:1", or by team index "0:1"; the benchmark's one team is "A"),
+    the others are drawn
+    and never repeat a fixed one. A team never gets the same code twice: such a deal is refused.
+    """
+
+    keywords: tuple[tuple[str, ...], ...] | None = None
+    codes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+
+    def code(self, team: int, round_no: int) -> tuple[int, ...] | None:
+        return self.codes.get(f"{TEAM_LABELS[team]}:{round_no}")
+
+    def reserved(self, team: int) -> frozenset[tuple[int, ...]]:
+        """Codes fixed for this team on any turn: the seed never draws them."""
+        return frozenset(c for k, c in self.codes.items() if k.startswith(f"{TEAM_LABELS[team]}:"))
+
+
+def _parse_code(where: str, raw: object) -> tuple[int, ...]:
+    """``[3, 4, 1]``, ``"3-4-1"`` or ``"341"``: three different digits from 1 to 4."""
+    if isinstance(raw, str):
+        digits = [ch for ch in raw if not ch.isspace() and ch != "-"]
+        raw = [int(ch) if ch.isdigit() else ch for ch in digits]
+    if (
+        not isinstance(raw, (list, tuple))
+        or len(raw) != 3
+        or any(isinstance(d, bool) or d not in DIGITS for d in raw)
+        or len(set(raw)) != 3
+    ):
+        raise deals.error(f"{where} must be three different digits from 1 to 4, not {raw!r}")
+    return tuple(int(d) for d in raw)
+
+
+def _parse_deal(raw: object, cfg: DecryptoConfig) -> DecryptoDeal:
+    if isinstance(raw, DecryptoDeal):
+        raw = dataclasses.asdict(raw)
+    given = deals.mapping(raw, ("keywords", "codes"))
+    n_teams = _team_count(cfg)
+    labels = TEAM_LABELS[:n_teams]
+    keywords = None
+    if given.get("keywords") is not None:
+        kw = given["keywords"]
+        if not isinstance(kw, (list, tuple)) or len(kw) != n_teams:
+            raise deals.error(f"keywords must be {n_teams} list(s) of 4 words, one per team ({', '.join(labels)})")
+        teams = []
+        for label, words in zip(labels, kw, strict=True):
+            if not isinstance(words, (list, tuple)) or len(words) != 4:
+                raise deals.error(f"team {label} needs exactly 4 keywords, in keyword order, not {words!r}")
+            teams.append(tuple(deals.word(f"team {label} keyword {i}", w) for i, w in enumerate(words, start=1)))
+        flat = [w for team in teams for w in team]
+        for i, w in enumerate(flat):
+            if any(deals.same(w, other) for other in flat[:i]):
+                raise deals.error(f"keyword {w!r} is dealt twice; every keyword of a game is different")
+        keywords = tuple(teams)
+    codes_raw = given.get("codes") or {}
+    if not isinstance(codes_raw, Mapping):
+        raise deals.error('codes must map "<team>:<turn>" to a code, e.g. {"A:1": [3, 4, 1]}')
+    limit = cfg.max_turns if cfg.variant is Variant.BENCHMARK else cfg.max_rounds
+    codes: dict[str, tuple[int, ...]] = {}
+    for key, value in codes_raw.items():
+        label, _, turn = str(key).partition(":")
+        label = labels[int(label)] if label.isdigit() and int(label) < n_teams else label  # "0:1" is "A:1"
+        if label not in labels or not turn.isdigit() or not 1 <= int(turn) <= limit:
+            raise deals.error(
+                f"code key {key!r} must be '<team>:<turn>' with team {' or '.join(labels)} (or its index) and turn 1 to {limit}"
+            )
+        code = _parse_code(f"code {key}", value)
+        earlier = next((k for k, c in codes.items() if c == code and k.split(":")[0] == label), None)
+        if earlier is not None:
+            raise deals.error(
+                f"team {label} gets code {code_id(code)} on {earlier} and {label}:{int(turn)}; a team never gets the same code twice"
+            )
+        codes[f"{label}:{int(turn)}"] = code
+    return DecryptoDeal(keywords, dict(sorted(codes.items(), key=lambda kv: (kv[0][0], int(kv[0][2:])))))
 
 
 _DEFAULTS = DecryptoConfig()
 
 
-def _int_option(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be a whole number, not {value!r}")
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
-
-
 def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
-    if cfg.variant not in VARIANTS:
-        raise ConfigError(f"unknown Decrypto variant {cfg.variant!r}; choose one of {', '.join(VARIANTS)}")
     # A team never repeats a code, so a game cannot outlast the 24 codes.
-    _int_option("max_turns", cfg.max_turns, 1, len(ALL_CODES))
-    _int_option("max_rounds", cfg.max_rounds, 1, len(ALL_CODES))
-    _int_option("max_interceptions", cfg.max_interceptions, 1, len(ALL_CODES))
-    _int_option("max_miscommunications", cfg.max_miscommunications, 1, len(ALL_CODES))
-    if not isinstance(cfg.exclude_used_codes, bool):
-        raise ConfigError(f"exclude_used_codes must be true or false, not {cfg.exclude_used_codes!r}")
-    if cfg.variant == "benchmark" and cfg.max_rounds != _DEFAULTS.max_rounds:
+    most = len(ALL_CODES)
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        max_turns=whole_number("max_turns", cfg.max_turns, 1, most),
+        max_rounds=whole_number("max_rounds", cfg.max_rounds, 1, most),
+        max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
+        max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
+        exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+        hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, 20),
+        hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, MAX_TEXT_CHARS),
+    )
+    if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
-    if cfg.variant == "teams" and cfg.max_turns != _DEFAULTS.max_turns:
+    if cfg.variant is Variant.TEAMS and cfg.max_turns != _DEFAULTS.max_turns:
         raise ConfigError("max_turns belongs to the benchmark variant; the teams variant counts rounds with max_rounds")
-    if cfg.deck is None:
-        return cfg
-    return dataclasses.replace(cfg, deck=_validate_deck(cfg.deck, 4 * _team_count(cfg)))
+    if cfg.deck is not None:
+        cfg = dataclasses.replace(cfg, deck=_validate_deck(cfg.deck, 4 * _team_count(cfg)))
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
+    return cfg
 
 
 def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
@@ -175,7 +268,51 @@ def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
 
 
 def _team_count(cfg: DecryptoConfig) -> int:
-    return 1 if cfg.variant == "benchmark" else 2
+    return 1 if cfg.variant is Variant.BENCHMARK else 2
+
+
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class CurrentHints(TypedDict):
+    team: str
+    encoder: Seat
+    hints: list[str]
+
+
+class _VariantKeys(TypedDict, total=False):
+    # total=False rather than NotRequired: with postponed annotations Python 3.11 cannot see
+    # NotRequired inside a string, and would count these keys as required.
+    interceptor: Seat
+    """Benchmark only: the interceptor's seat."""
+    scores: dict[str, int]
+    """Teams only: interceptions minus miscommunications per team."""
+
+
+class DecryptoView(_VariantKeys):
+    """``Observation.view`` of Decrypto: what one seat may know (see ``Decrypto.observe``)."""
+
+    variant: str
+    seat: Seat
+    role: str
+    team: str | None
+    teams: dict[str, list[Seat]]
+    keywords: dict[str, str] | None
+    round: int
+    max_rounds: int
+    code: str | None
+    your_hints: list[str] | None
+    current_hints: CurrentHints | None
+    task: str | None
+    your_guess: str | list[str] | None
+    encoders: dict[str, Seat]
+    decoders: dict[str, Seat]
+    tokens: dict[str, Any]
+    hint_history: dict[str, Any]
+    code_history: list[str] | dict[str, list[str]]
+    turns: list[dict[str, Any]]
+    to_act: list[Seat]
+    result: str | None
 
 
 # --------------------------------------------------------------------------- state
@@ -255,26 +392,26 @@ class DecryptoState:
 
 
 def _members(s: DecryptoState, team: int) -> tuple[Seat, ...]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return (BENCH_ENCODER, BENCH_DECODER)
     return tuple(seat for seat in range(s.seats) if seat % 2 == team)
 
 
 def _team_of(s: DecryptoState, seat: Seat) -> int | None:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return 0 if seat in (BENCH_ENCODER, BENCH_DECODER) else None
     return seat % 2
 
 
 def _encoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_ENCODER
     m = _members(s, team)
     return m[(s.round - 1) % len(m)]
 
 
 def _decoder(s: DecryptoState, team: int) -> Seat:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_DECODER
     m = _members(s, team)
     return m[s.round % len(m)]
@@ -282,7 +419,7 @@ def _decoder(s: DecryptoState, team: int) -> Seat:
 
 def _interceptor(s: DecryptoState, team: int) -> Seat | None:
     """Who tries to intercept ``team``'s code this round (None in the teams' first round)."""
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return BENCH_INTERCEPTOR
     return _decoder(s, 1 - team) if s.round >= 2 else None
 
@@ -314,7 +451,7 @@ def _miscommunications(s: DecryptoState, team: int) -> int:
 
 
 def _tokens(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return {"interceptions": _interceptions(s, None), "miscommunications": _miscommunications(s, 0)}
     return {
         TEAM_LABELS[t]: {"interceptions": _interceptions(s, t), "miscommunications": _miscommunications(s, t)}
@@ -341,7 +478,7 @@ def _hint_history(s: DecryptoState, team: int) -> dict[str, list[str]]:
 
 def _when(s: DecryptoState) -> dict[str, int]:
     """Event key for the current round, in the variant's own word (the paper says "turn")."""
-    return {"turn": s.round} if s.config.variant == "benchmark" else {"round": s.round}
+    return {"turn": s.round} if s.config.variant is Variant.BENCHMARK else {"round": s.round}
 
 
 def _keyword_map(words: Sequence[str]) -> dict[str, str]:
@@ -354,8 +491,14 @@ def _keyword_map(words: Sequence[str]) -> dict[str, str]:
 def _start_round(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     teams = range(_team_count(s.config))
     codes = []
+    deal = s.config.deal
     for t in teams:
-        used = set(_used_codes(s, t))
+        fixed = deal.code(t, s.round) if deal else None
+        if fixed is not None:
+            codes.append(fixed)
+            continue
+        # Codes a deal fixes for later turns are never drawn: the team would get them twice.
+        used = set(_used_codes(s, t)) | (deal.reserved(t) if deal else frozenset())
         fresh = [c for c in ALL_CODES if c not in used]
         codes.append(rng(s.seed, "code", t, s.round).choice(fresh))
     s = dataclasses.replace(
@@ -420,7 +563,7 @@ def _resolve(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     )
     s = dataclasses.replace(s, history=(*s.history, record), pending=())
     events = [Event("reveal", {**record.to_json(), "tokens": _tokens(s)})]
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         s, more = _after_benchmark_turn(s)
     elif team == 0:
         s, more = _start_decode(s, 1)
@@ -526,7 +669,7 @@ def _finish(s: DecryptoState, outcome: Outcome) -> tuple[DecryptoState, list[Eve
 
 
 def _all_keywords(s: DecryptoState) -> dict[str, Any]:
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         return _keyword_map(s.keywords[0])
     return {TEAM_LABELS[t]: _keyword_map(s.keywords[t]) for t in range(2)}
 
@@ -544,12 +687,12 @@ def _result(s: DecryptoState) -> Result | None:
         winners = frozenset(_members(s, o.winning_team))
     scores = {seat: (0.5 if o.draw else 1.0 if seat in winners else 0.0) for seat in range(s.seats)}
     details: dict[str, Any] = {
-        "variant": s.config.variant,
+        "variant": s.config.variant.value,
         "reason": o.reason,
         "keywords": _all_keywords(s),
         "history": [r.to_json() for r in s.history],
     }
-    if s.config.variant == "benchmark":
+    if s.config.variant is Variant.BENCHMARK:
         details.update(
             turns=s.round,
             miscommunications=_miscommunications(s, 0),
@@ -580,7 +723,15 @@ def _result(s: DecryptoState) -> Result | None:
                 else None
             ),
         )
+    details["deal"] = _deal_of(s)  # exports carry the result: with the deal they replay without a seed
     return Result(winners=winners, summary=o.summary, scores=scores, details=details)
+
+
+def _deal_of(s: DecryptoState) -> dict[str, Any]:
+    codes = {f"{TEAM_LABELS[r.team]}:{r.round}": list(r.code) for r in s.history}
+    for t, c in enumerate(s.codes):
+        codes.setdefault(f"{TEAM_LABELS[t]}:{s.round}", list(c))
+    return {"keywords": [list(k) for k in s.keywords], "codes": codes}
 
 
 # --------------------------------------------------------------------------- the game
@@ -595,16 +746,13 @@ class Decrypto:
     # ----------------------------------------------------------------- config
 
     def make_config(self, variant: str | None = None, **options: Any) -> DecryptoConfig:
-        raw: dict[str, Any] = {"variant": variant or VARIANTS[0], **options}
-        if isinstance(raw.get("deck"), list):
-            raw["deck"] = tuple(raw["deck"])
-        return _validate(config_from_dict(DecryptoConfig, raw))
+        return self.config_from_dict({"variant": variant or Variant.BENCHMARK.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> DecryptoConfig:
         return _validate(config_from_dict(DecryptoConfig, raw))
 
     def seat_range(self, cfg: DecryptoConfig) -> tuple[int, int]:
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (BENCHMARK_SEATS, BENCHMARK_SEATS)
         return (TEAMS_MIN_SEATS, TEAMS_MAX_SEATS)
 
@@ -620,7 +768,10 @@ class Decrypto:
         n_teams = _team_count(cfg)
         if len(deck) < 4 * n_teams:
             raise ConfigError(f"the deck needs at least {4 * n_teams} keywords")
-        drawn = rng(seed, "keywords").sample(list(deck), 4 * n_teams)
+        if cfg.deal is not None and cfg.deal.keywords is not None:
+            drawn = [w for team in cfg.deal.keywords for w in team]
+        else:
+            drawn = rng(seed, "keywords").sample(list(deck), 4 * n_teams)
         s = DecryptoState(
             config=cfg,
             seats=seats,
@@ -637,16 +788,16 @@ class Decrypto:
             outcome=None,
             log=(),
         )
-        if cfg.variant == "benchmark":
-            setup = {"variant": cfg.variant, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
+        if cfg.variant is Variant.BENCHMARK:
+            setup = {"variant": cfg.variant.value, "encoder": BENCH_ENCODER, "decoder": BENCH_DECODER, "interceptor": BENCH_INTERCEPTOR}
         else:
-            setup = {"variant": cfg.variant, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
+            setup = {"variant": cfg.variant.value, "teams": {TEAM_LABELS[t]: list(_members(s, t)) for t in range(2)}}
         events: list[Event] = [Event("setup", setup)]
         for t in range(n_teams):
             events.append(
                 Event(
                     "keywords",
-                    {"variant": cfg.variant, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
+                    {"variant": cfg.variant.value, "team": TEAM_LABELS[t], "keywords": _keyword_map(s.keywords[t])},
                     Audience.of(_members(s, t)),
                 )
             )
@@ -675,16 +826,15 @@ class Decrypto:
             team = _team_of(s, seat)
             assert team is not None
             code = s.codes[team]
-            return Text(
+            spec = Text(
                 kind="hints",
-                prompt=(
-                    f"Your code is {code_id(code)}. Write one hint for each digit, in code order: "
-                    f"one or two words about the meaning of that keyword, never the keyword itself."
-                ),
+                prompt=f"Your code is {code_id(code)}. Write one hint for each digit, in code order, about the meaning of that digit's keyword: ",
                 fields=tuple(f"Hint for {d}" for d in code),
-                max_words=HINT_MAX_WORDS,
-                max_chars=HINT_MAX_CHARS,
+                max_words=s.config.hint_max_words,
+                max_chars=s.config.hint_max_chars,
             )
+            # The prompt states the spec's own limits, so it can never disagree with them.
+            return dataclasses.replace(spec, prompt=f"{spec.prompt}{spec.limits()} each, never the keyword itself, never a number.")
         if s.phase is Phase.DECODE:
             team = s.decoding
             hints = s.hints[team]
@@ -692,7 +842,7 @@ class Decrypto:
             used = set(_used_codes(s, team)) if s.config.exclude_used_codes else set()
             options = tuple(Option(code_id(c), code_id(c)) for c in ALL_CODES if c not in used)
             own = _team_of(s, seat) == team
-            whose = "your team's" if own else ("the team's" if s.config.variant == "benchmark" else f"Team {TEAM_LABELS[team]}'s")
+            whose = "your team's" if own else ("the team's" if s.config.variant is Variant.BENCHMARK else f"Team {TEAM_LABELS[team]}'s")
             verb = "Guess" if own else "Intercept"
             return Choice(kind="guess", prompt=f"{verb} {whose} code from the hints: {', '.join(hints)}.", options=options)
         if s.phase is Phase.TIEBREAK:
@@ -716,16 +866,12 @@ class Decrypto:
         return None  # hints: the table seats an AI for the turn
 
     def apply(self, s: DecryptoState, seat: Seat, a: Action) -> tuple[DecryptoState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            raise IllegalAction("It is not your turn to act.")
+        check_turn(over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s), not_yours="It is not your turn to act.")
         spec = self.legal(s, seat)
         assert spec is not None
         if s.phase is Phase.ENCODE:
             assert isinstance(spec, Text)
+            self._check_hints(s, seat, text_values(spec, a))
             s, events = self._apply_hints(s, seat, check_text(spec, a))
         elif s.phase is Phase.DECODE:
             assert isinstance(spec, Choice)
@@ -739,19 +885,27 @@ class Decrypto:
     @staticmethod
     def _check_abstainable(kind: str, a: Action) -> str | None:
         """The timeout action ``(kind, ("abstain",))`` is accepted though ``legal`` does not list it."""
-        return ABSTAIN if a.kind == kind and a.value == (ABSTAIN,) else None
+        return ABSTAIN if is_abstain(kind, a) else None
+
+    def _check_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> None:
+        """The rules a hint obeys beyond its limits; checked first, as the more useful reason."""
+        team = _team_of(s, seat)
+        assert team is not None
+        for i, hint in enumerate(hints, start=1):
+            # A number could only carry the code itself ("3-4-1", "341") or a keyword's number.
+            if has_number(hint):
+                raise IllegalAction(f"Hint {i} contains a number; hints are words, never numbers or codes.")
+            for number, keyword in enumerate(s.keywords[team], start=1):
+                # The message names the keyword's number, never the word: refusals reach logs.
+                if mentions_secret(hint, keyword):
+                    raise IllegalAction(f"Hint {i} contains keyword {number} (or a form of it); hint at its meaning without naming it.")
 
     def _apply_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> tuple[DecryptoState, list[Event]]:
         team = _team_of(s, seat)
         assert team is not None
-        for i, hint in enumerate(hints, start=1):
-            for number, keyword in enumerate(s.keywords[team], start=1):
-                # Only the encoder reads this message, and the encoder knows the keywords.
-                if contains_word(hint, keyword):
-                    raise IllegalAction(f"Hint {i} contains keyword {number} ({keyword}); hint at its meaning without naming it.")
         s = dataclasses.replace(s, hints=tuple(hints if t == team else h for t, h in enumerate(s.hints)))
         events: list[Event] = []
-        if s.config.variant == "teams":
+        if s.config.variant is Variant.TEAMS:
             # Team B's hints stay hidden until team A's have been resolved.
             events.append(Event("hints_written", {**_when(s), "team": TEAM_LABELS[team], "hints": list(hints)}, Audience.of(seat)))
             events.append(Event("hints_ready", {**_when(s), "team": TEAM_LABELS[team], "encoder": seat}))
@@ -815,7 +969,7 @@ class Decrypto:
         - ``to_act``: seats that still owe a move; ``scores`` (teams): interceptions minus miscommunications.
         - ``result``: the result summary once the game is over, else None.
         """
-        bench = s.config.variant == "benchmark"
+        bench = s.config.variant is Variant.BENCHMARK
         n_teams = _team_count(s.config)
         team = _team_of(s, seat)
         playing = s.phase is not Phase.OVER
@@ -830,7 +984,7 @@ class Decrypto:
             unread = s.phase is Phase.ENCODE or (s.decoding < team)
             if seat == _encoder(s, team) and mine is not None and unread:
                 your_hints = list(mine)
-        current = None
+        current: CurrentHints | None = None
         if s.phase is Phase.DECODE:
             hints = s.hints[s.decoding]
             assert hints is not None
@@ -838,8 +992,8 @@ class Decrypto:
         pending = dict(s.pending) if s.phase is Phase.DECODE else {}
         tb = dict(s.tiebreak) if s.phase is Phase.TIEBREAK else {}
         res = _result(s)
-        view: dict[str, Any] = {
-            "variant": s.config.variant,
+        view: DecryptoView = {
+            "variant": s.config.variant.value,
             "seat": seat,
             "role": _role(s, seat).value,
             "team": None if team is None else TEAM_LABELS[team],
@@ -879,13 +1033,17 @@ class Decrypto:
         if s.phase is Phase.DECODE:
             if _team_of(s, seat) == s.decoding:
                 return "guess your team's code"
-            return "intercept the team's code" if s.config.variant == "benchmark" else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
+            return "intercept the team's code" if s.config.variant is Variant.BENCHMARK else f"intercept Team {TEAM_LABELS[s.decoding]}'s code"
         if s.phase is Phase.TIEBREAK:
             return "guess the other team's keywords"
         return None
 
     def result(self, s: DecryptoState) -> Result | None:
         return _result(s)
+
+    def deal_of(self, s: DecryptoState) -> dict[str, Any]:
+        """The complete deal this game was played with: every keyword and every code drawn so far."""
+        return _deal_of(s)
 
     def secrets(self, s: DecryptoState) -> tuple[Secret, ...]:
         if s.phase is Phase.OVER:
@@ -920,12 +1078,16 @@ class Decrypto:
     # ----------------------------------------------------------------- text
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
         # Benchmark events say "turn" (the paper's word) and have a single team.
-        bench = "turn" in d or d.get("variant") == "benchmark"
+        bench = "turn" in d or d.get("variant") == Variant.BENCHMARK
 
         def who(seat: object) -> str:
-            return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+            return seat_ref(seat) if isinstance(seat, int) and seat >= 0 else f"seat {seat}"
 
         def team(label: object = d.get("team")) -> str:
             return "the team" if bench else f"Team {label}"
@@ -1021,7 +1183,7 @@ class Decrypto:
             "the code, the guesses and the hints are then shown to all. A wrong decoder guess is a miscommunication; "
             "a right opponent guess is an interception. " + codes
         )
-        if cfg.variant == "benchmark":
+        if cfg.variant is Variant.BENCHMARK:
             return (
                 "Decrypto, benchmark rules: three players. The encoder and the decoder share four secret keywords "
                 "numbered 1 to 4; the interceptor does not know them.\n\n"

@@ -208,6 +208,8 @@ def decrypto_metrics(games: Sequence[Measured]) -> dict[str, Any]:
             "games": n,
             "miscommunications": sum(int(x["miscommunications"]) for x in details),
             "interceptions": sum(int(x["interceptions"]) for x in details),
+            "miscommunications_per_game": _rate(sum(int(x["miscommunications"]) for x in details), n),
+            "interceptions_per_game": _rate(sum(int(x["interceptions"]) for x in details), n),
             "team_win_rate": _rate(sum(1 for x in details if x["team_won"]), n),
             "mean_turns": _rate(sum(int(x["turns"]) for x in details), n),
             "ended_by": {k: ended.get(k, 0) for k in ("interceptions", "miscommunications", "both", "survived")},

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.base import Action, Choice, Event, Game, IllegalAction, Result, Seat, Text, rng
+from games.labels import default_names
 
 # Neutral filler for random text: common words unlikely to be anyone's secret.
 FILLER: tuple[str, ...] = (
@@ -92,7 +93,7 @@ def play_random(
 
 
 def seat_names(n: int) -> list[str]:
-    return [f"Player {i + 1}" for i in range(n)]
+    return default_names(n)
 
 
 def transcript(game: Game, events: Sequence[Event], names: Sequence[str], result: Result | None) -> str:

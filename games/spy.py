@@ -12,8 +12,9 @@ word. How many spies there are, and whether there is a Mr. White, is public.
 Round. Each living player describes their word once, in a speaking order
 shuffled anew every round (SpyGame's mitigation of speaking-order bias). A
 description must not be empty, must stay within ``max_words``, must not
-contain the speaker's own word (nor its plural), and must not repeat any
-earlier description of the game. Optionally (``discussion=True``) a discussion
+contain the speaker's own word nor a form of it (plural, -ed, -ing, -er) after
+normalisation (``games.text``: accents, look-alike letters, invisible characters
+do not hide it), and must not repeat any earlier description of the game. Optionally (``discussion=True``) a discussion
 phase follows, which ends when every living player says "ready". Then every
 living player votes, simultaneously and secretly, for another living player
 (an absent player abstains). The vote options are listed in a seeded random
@@ -54,11 +55,13 @@ import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, ClassVar
+from enum import Enum, StrEnum
+from typing import Any, ClassVar, TypedDict
 
-from games import decks
+from games import deals, decks, vote
 from games.base import (
+    MAX_TEXT_CHARS,
+    READY,
     Action,
     ActionSpec,
     Audience,
@@ -74,18 +77,32 @@ from games.base import (
     Text,
     check_choice,
     check_text,
+    check_turn,
     config_from_dict,
-    contains_word,
+    flag,
     normalize,
+    one_of,
+    ready_choice,
     rng,
     visible,
+    whole_number,
 )
+from games.labels import fill_labels, seat_ref
+from games.text import mentions_secret, same_words
+from games.vote import ABSTAIN, Ballot
 
 MIN_SEATS = 3
 MAX_SEATS = 12
-TIE_RULES = ("runoff", "none")
-ABSTAIN = "abstain"
-READY = "ready"
+
+
+class Variant(StrEnum):
+    CLASSIC = "classic"
+    SPYGAME = "spygame"  # the SpyGame paper's setting, fixed
+
+
+class TieRule(StrEnum):
+    RUNOFF = "runoff"  # the tied players face a run-off vote; still tied: nobody is out
+    NONE = "none"  # a tie eliminates nobody
 
 
 class Role(Enum):
@@ -119,14 +136,90 @@ class Team(Enum):
 class SpyConfig:
     """Options of a Who-is-Spy game. ``spies``/``max_rounds`` of None mean "from the seat count"."""
 
-    variant: str = "classic"
+    variant: Variant = Variant.CLASSIC
     spies: int | None = None
     blank: bool = False
     max_words: int = 12
-    tie_rule: str = "runoff"
+    tie_rule: TieRule = TieRule.RUNOFF
     discussion: bool = False
     max_rounds: int | None = None
     deck: tuple[tuple[str, str], ...] | None = None
+    deal: SpyDeal | None = None
+    """Word pair, roles and speaking orders fixed in advance (the rest drawn); see ``SpyDeal``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpyDeal:
+    """A Who-is-Spy deal as data: ``{"pair": [villager word, spy word], "spies": [seats],
+    "blank": [Mr. White's seat] or [], "order": [[round 1 speaking order], ...]}``.
+
+    Every key may be left out to draw it from the seed. Each speaking order lists every seat
+    of the table once; players already voted out are skipped when the round begins. Rounds
+    beyond the listed orders are shuffled from the seed.
+    """
+
+    pair: tuple[str, str] | None = None
+    spies: tuple[Seat, ...] | None = None
+    blank: tuple[Seat, ...] | None = None
+    order: tuple[tuple[Seat, ...], ...] = ()
+
+
+def _parse_deal(raw: object, cfg: SpyConfig) -> SpyDeal:
+    if isinstance(raw, SpyDeal):
+        raw = dataclasses.asdict(raw)
+    given = deals.mapping(raw, ("pair", "spies", "blank", "order"))
+    pair = None
+    if given.get("pair") is not None:
+        p = given["pair"]
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise deals.error(f"pair must be [villager word, spy word], not {p!r}")
+        pair = (deals.word("the villager word", p[0]), deals.word("the spy word", p[1]))
+        if deals.same(*pair):
+            raise deals.error("the two words of the pair must differ")
+    spies = None if given.get("spies") is None else deals.seats("spies", given["spies"])
+    blank = None if given.get("blank") is None else deals.seats("blank", given["blank"])
+    if spies is not None:
+        if not spies:
+            raise deals.error("a game needs at least one spy")
+        if cfg.spies is not None and len(spies) != cfg.spies:
+            raise deals.error(f"the config asks for {cfg.spies} spies but the deal names {len(spies)}")
+        if cfg.variant is Variant.SPYGAME and len(spies) != 1:
+            raise deals.error("the spygame variant is played with exactly 1 spy")
+    if blank is not None:
+        if len(blank) != int(cfg.blank):
+            want = "one seat (blank=true)" if cfg.blank else "no seat (blank=false)"
+            raise deals.error(f"blank must name {want}, not {list(blank)}")
+        if spies is not None and set(blank) & set(spies):
+            raise deals.error("Mr. White cannot also be a spy")
+    orders = given.get("order") or ()
+    if not isinstance(orders, (list, tuple)):
+        raise deals.error("order must be a list of speaking orders, one per round")
+    order = tuple(deals.seats(f"order of round {r}", o) for r, o in enumerate(orders, start=1))
+    if cfg.max_rounds is not None and len(order) > cfg.max_rounds:
+        raise deals.error(f"{len(order)} speaking orders for a game of at most {cfg.max_rounds} rounds")
+    return SpyDeal(pair, spies, blank, order)
+
+
+def _check_deal_seats(deal: SpyDeal, cfg: SpyConfig, seats: int) -> None:
+    """What a deal can only be checked against once the table's size is known."""
+    n_spies = spies_for(cfg, seats)
+    if deal.spies is not None:
+        deals.in_range("spies", deal.spies, seats)
+        if len(deal.spies) != n_spies:
+            raise deals.error(f"a table of {seats} plays with {n_spies} spies, but the deal names {len(deal.spies)}")
+    if deal.blank is not None:
+        deals.in_range("blank", deal.blank, seats)
+    if len(deal.order) > (cfg.max_rounds if cfg.max_rounds is not None else seats):
+        raise deals.error(f"{len(deal.order)} speaking orders for a game of at most {seats} rounds")
+    for r, o in enumerate(deal.order, start=1):
+        if sorted(o) != list(range(seats)):
+            raise deals.error(f"the order of round {r} must list every seat 0 to {seats - 1} once, not {list(o)}")
+
+
+def description_chars(max_words: int) -> int:
+    """The character limit of a description: 20 a word (240 for the default 12 words), at most
+    ``MAX_TEXT_CHARS``. The spec carries it; forms take it from there, never from a constant."""
+    return min(MAX_TEXT_CHARS, 20 * max_words)
 
 
 def default_spies(seats: int) -> int:
@@ -141,7 +234,7 @@ def spies_for(cfg: SpyConfig, seats: int) -> int:
 def _seats_ok(cfg: SpyConfig, seats: int) -> bool:
     if not MIN_SEATS <= seats <= MAX_SEATS:
         return False
-    if cfg.variant == "spygame":
+    if cfg.variant is Variant.SPYGAME:
         return seats == 4
     # The infiltrators (spies and Mr. White) must start as a minority, or the
     # game would be decided before anyone speaks.
@@ -153,23 +246,17 @@ def _check_deck(raw: object) -> tuple[tuple[str, str], ...]:
 
 
 def _validate(cfg: SpyConfig) -> SpyConfig:
-    if cfg.variant not in SpyGame.variants:
-        raise ConfigError(f"unknown variant {cfg.variant!r}; choose one of {', '.join(SpyGame.variants)}")
-    if cfg.spies is not None and (not isinstance(cfg.spies, int) or isinstance(cfg.spies, bool) or cfg.spies < 1):
-        raise ConfigError("spies must be a whole number of at least 1")
-    if not isinstance(cfg.blank, bool):
-        raise ConfigError("blank must be true or false")
-    if not isinstance(cfg.discussion, bool):
-        raise ConfigError("discussion must be true or false")
-    if not isinstance(cfg.max_words, int) or isinstance(cfg.max_words, bool) or not 1 <= cfg.max_words <= 50:
-        raise ConfigError("max_words must be between 1 and 50")
-    if cfg.tie_rule not in TIE_RULES:
-        raise ConfigError(f"tie_rule must be one of {', '.join(TIE_RULES)}, not {cfg.tie_rule!r}")
-    if cfg.max_rounds is not None and (
-        not isinstance(cfg.max_rounds, int) or isinstance(cfg.max_rounds, bool) or cfg.max_rounds < 1
-    ):
-        raise ConfigError("max_rounds must be a whole number of at least 1")
-    if cfg.variant == "spygame":
+    cfg = dataclasses.replace(
+        cfg,
+        variant=one_of(Variant, "variant", cfg.variant),
+        spies=None if cfg.spies is None else whole_number("spies", cfg.spies, 1, MAX_SEATS),
+        blank=flag("blank", cfg.blank),
+        discussion=flag("discussion", cfg.discussion),
+        max_words=whole_number("max_words", cfg.max_words, 1, 50),
+        tie_rule=one_of(TieRule, "tie_rule", cfg.tie_rule),
+        max_rounds=None if cfg.max_rounds is None else whole_number("max_rounds", cfg.max_rounds, 1, 50),
+    )
+    if cfg.variant is Variant.SPYGAME:
         # The benchmark variant is the paper's setting exactly; refuse changes to it.
         if cfg.spies not in (None, 1):
             raise ConfigError("the spygame variant is played with exactly 1 spy")
@@ -178,6 +265,8 @@ def _validate(cfg: SpyConfig) -> SpyConfig:
         if cfg.discussion:
             raise ConfigError("the spygame variant has no discussion phase; use the classic variant")
     cfg = dataclasses.replace(cfg, deck=None if cfg.deck is None else _check_deck(cfg.deck))
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
     if not any(_seats_ok(cfg, n) for n in range(MIN_SEATS, MAX_SEATS + 1)):
         raise ConfigError(
             f"with {cfg.spies} spies{' and a Mr. White' if cfg.blank else ''} no table of "
@@ -186,11 +275,61 @@ def _validate(cfg: SpyConfig) -> SpyConfig:
     return cfg
 
 
+# --------------------------------------------------------------------------- the view a seat reads
+
+
+class SpyView(TypedDict):
+    """``Observation.view`` of Who-is-Spy: what one seat may know (see ``SpyGame.observe``)."""
+
+    variant: str
+    phase: str
+    round: int
+    max_rounds: int
+    tie_rule: str
+    seats: int
+    my_seat: Seat
+    my_word: str | None
+    is_blank: bool
+    spies: int
+    has_mr_white: bool
+    living: list[Seat]
+    eliminated: list[dict[str, Any]]
+    speaking_order: list[Seat]
+    current_speaker: Seat | None
+    descriptions: list[dict[str, Any]]
+    votes: list[dict[str, Any]]
+    runoff_candidates: list[Seat]
+    waiting_for: list[Seat]
+    my_vote: Seat | None
+    ready: list[Seat]
+    outcome: dict[str, Any] | None
+
+
+def _roles(cfg: SpyConfig, deal: SpyDeal, seats: int, seed: int) -> list[Role]:
+    """Spies and Mr. White: as dealt, or drawn from the seed among the seats the deal leaves."""
+    n_spies = spies_for(cfg, seats)
+    if deal.spies is None and deal.blank is None:
+        picked = rng(seed, "roles").sample(range(seats), n_spies + int(cfg.blank))
+        spies, whites = picked[:n_spies], picked[n_spies:]
+    else:
+        taken = set(deal.spies or ()) | set(deal.blank or ())
+        rest = [x for x in range(seats) if x not in taken]
+        spies = list(deal.spies) if deal.spies is not None else rng(seed, "roles").sample(rest, n_spies)
+        rest = [x for x in rest if x not in spies]
+        whites = list(deal.blank) if deal.blank is not None else rng(seed, "blank").sample(rest, int(cfg.blank))
+    roles = [Role.VILLAGER] * seats
+    for x in spies:
+        roles[x] = Role.SPY
+    for x in whites:
+        roles[x] = Role.MR_WHITE
+    return roles
+
+
 # --------------------------------------------------------------------------- state
 
 
 @dataclass(frozen=True, slots=True)
-class Ballots:
+class VoteRecord:
     """One resolved vote: who voted for whom (None = abstained) and who went out."""
 
     round: int
@@ -219,11 +358,9 @@ class SpyState:
     descriptions: tuple[tuple[int, Seat, str], ...]
     """(round, seat, text) of every description so far."""
     ready: frozenset[Seat]
-    ballots: tuple[tuple[Seat, Seat | None], ...]
-    """Ballots of the vote in progress, in arrival order (hidden until the vote resolves)."""
-    candidates: tuple[Seat, ...]
-    """Who may be voted for in the run-off (empty in a normal vote)."""
-    votes: tuple[Ballots, ...]
+    ballot: Ballot | None
+    """The vote in progress; its votes stay hidden until the last one is in."""
+    votes: tuple[VoteRecord, ...]
     eliminated: tuple[tuple[int, Seat], ...]
     """(round, seat) in elimination order."""
     white_guess: str | None
@@ -231,6 +368,11 @@ class SpyState:
     team: Team | None
     end_reason: str | None
     log: tuple[Event, ...]
+
+    @property
+    def candidates(self) -> tuple[Seat, ...]:
+        """Who may be voted for in a run-off (empty in a normal vote)."""
+        return self.ballot.candidates if self.ballot is not None and self.ballot.runoff else ()
 
     @property
     def living(self) -> tuple[Seat, ...]:
@@ -252,18 +394,9 @@ class SpyState:
 # --------------------------------------------------------------------------- helpers
 
 
-def _label(seat: Seat) -> str:
-    return f"Player {seat + 1}"
-
-
-def _forms(word: str) -> tuple[str, ...]:
-    """The word and the plural forms a description may not use either."""
-    return (word, word + "s", word + "es")
-
-
 def _guess_right(guess: str, word: str) -> bool:
-    g, w = normalize(guess), normalize(word)
-    return g in {w, w + "s", w + "es"} or w in {g + "s", g + "es"}
+    """Mr. White's guess names the villagers' word: the same words, a plural or other form allowed."""
+    return same_words(guess, word)
 
 
 def _lead(team: str, roles: Sequence[str], winners: Sequence[Seat] | frozenset[Seat]) -> str:
@@ -282,19 +415,23 @@ def _emit(s: SpyState, events: list[Event]) -> SpyState:
 
 
 def _start_round(s: SpyState, rnd: int, events: list[Event]) -> SpyState:
-    order = list(s.living)
-    rng(s.seed, "order", rnd).shuffle(order)
+    deal = s.config.deal
+    if deal is not None and rnd <= len(deal.order):
+        living = set(s.living)
+        order = [x for x in deal.order[rnd - 1] if x in living]
+    else:
+        order = list(s.living)
+        rng(s.seed, "order", rnd).shuffle(order)
     events.append(Event("round_started", {"round": rnd, "order": order}))
     return dataclasses.replace(
-        s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballots=(), candidates=()
+        s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballot=None
     )
 
 
-def _start_vote(s: SpyState, stage: Phase, candidates: tuple[Seat, ...], events: list[Event]) -> SpyState:
-    events.append(
-        Event("vote_started", {"round": s.round, "stage": stage.value, "candidates": list(candidates)})
-    )
-    return dataclasses.replace(s, phase=stage, ballots=(), candidates=candidates, ready=frozenset())
+def _start_vote(s: SpyState, ballot: Ballot, events: list[Event]) -> SpyState:
+    stage = Phase.RUNOFF if ballot.runoff else Phase.VOTE
+    events.append(Event("vote_started", {"round": s.round, "stage": stage.value, "candidates": list(ballot.candidates) if ballot.runoff else []}))
+    return dataclasses.replace(s, phase=stage, ballot=ballot, ready=frozenset())
 
 
 def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
@@ -309,7 +446,7 @@ def _outcome(s: SpyState) -> tuple[Team, frozenset[Seat], str] | None:
         if s.seats_with(Role.MR_WHITE):
             who = "the spy and Mr. White were" if len(all_spies) == 1 else "every spy and Mr. White were"
         return Team.VILLAGERS, frozenset(s.seats_with(Role.VILLAGER)), f"{who} voted out"
-    if spies and s.config.variant == "spygame" and len(living) <= 2:
+    if spies and s.config.variant is Variant.SPYGAME and len(living) <= 2:
         return (*_infiltrators(s), "the spy was not voted out before only two players remained")
     if spies and len(spies) >= len(villagers):
         who = "the spy is" if len(all_spies) == 1 else "the spies are"
@@ -357,8 +494,10 @@ def _after_elimination(s: SpyState, events: list[Event]) -> SpyState:
 
 def _resolve_vote(s: SpyState, events: list[Event]) -> SpyState:
     stage = s.phase
-    ordered = tuple(sorted(s.ballots))
-    counts = Counter(t for _, t in ordered if t is not None)
+    assert s.ballot is not None
+    ballot = s.ballot
+    ordered = tuple(sorted(ballot.votes))
+    counts = {k: n for k, n in sorted(ballot.tally().items()) if n}
     events.append(
         Event(
             "votes_revealed",
@@ -366,27 +505,26 @@ def _resolve_vote(s: SpyState, events: list[Event]) -> SpyState:
                 "round": s.round,
                 "stage": stage.value,
                 "ballots": {str(v): t for v, t in ordered},
-                "counts": {str(k): counts[k] for k in sorted(counts)},
+                "counts": {str(k): n for k, n in counts.items()},
             },
         )
     )
-    top = max(counts.values(), default=0)
-    tied = tuple(sorted(k for k, c in counts.items() if c == top)) if top else ()
-    out: Seat | None = tied[0] if len(tied) == 1 else None
-    s = dataclasses.replace(s, votes=s.votes + (Ballots(s.round, stage.value, ordered, out),), ballots=())
+    verdict = ballot.verdict()
+    out = verdict.chosen
+    s = dataclasses.replace(s, votes=(*s.votes, VoteRecord(s.round, stage.value, ordered, out)), ballot=None)
     if out is None:
-        if not tied:
+        if verdict.no_votes:
             events.append(Event("no_elimination", {"round": s.round, "reason": "no votes"}))
             return _after_elimination(s, events)
-        runoff = stage is Phase.VOTE and s.config.tie_rule == "runoff"
-        events.append(Event("tie", {"round": s.round, "stage": stage.value, "tied": list(tied), "runoff": runoff}))
+        runoff = ballot.needs_runoff(verdict, s.config.tie_rule is TieRule.RUNOFF)
+        events.append(Event("tie", {"round": s.round, "stage": stage.value, "tied": list(verdict.tied), "runoff": runoff}))
         if runoff:
-            return _start_vote(s, Phase.RUNOFF, tied, events)
+            return _start_vote(s, vote.runoff(verdict.tied, s.living), events)
         events.append(Event("no_elimination", {"round": s.round, "reason": "tie"}))
         return _after_elimination(s, events)
     role = s.roles[out]
     events.append(Event("eliminated", {"round": s.round, "seat": out, "role": role.value}))
-    s = dataclasses.replace(s, eliminated=s.eliminated + ((s.round, out),), candidates=())
+    s = dataclasses.replace(s, eliminated=(*s.eliminated, (s.round, out)))
     if role is Role.MR_WHITE:
         events.append(Event("white_guess_started", {"round": s.round, "seat": out}))
         return dataclasses.replace(s, phase=Phase.WHITE_GUESS)
@@ -400,16 +538,12 @@ class SpyGame:
     """Who-is-Spy / Undercover. Stateless: every method is a function of its arguments."""
 
     id: ClassVar[str] = "spy"
-    variants: ClassVar[tuple[str, ...]] = ("classic", "spygame")
+    variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
     # ---- config
 
     def make_config(self, variant: str | None = None, **options: Any) -> SpyConfig:
-        names = {f.name for f in dataclasses.fields(SpyConfig)} - {"variant"}
-        unknown = sorted(set(options) - names)
-        if unknown:
-            raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        return _validate(SpyConfig(variant=variant or self.variants[0], **options))
+        return self.config_from_dict({"variant": variant or Variant.CLASSIC.value, **options})
 
     def config_from_dict(self, raw: Mapping[str, Any]) -> SpyConfig:
         return _validate(config_from_dict(SpyConfig, raw))
@@ -424,20 +558,19 @@ class SpyGame:
         if not _seats_ok(cfg, seats):
             lo, hi = self.seat_range(cfg)
             raise ConfigError(f"this Who-is-Spy setup needs {lo}-{hi} players, not {seats}")
-        deck = cfg.deck if cfg.deck is not None else decks.pairs()
-        first, second = rng(seed, "pair").choice(deck)
-        villager_word, spy_word = (first, second) if rng(seed, "sides").random() < 0.5 else (second, first)
-        n_spies = spies_for(cfg, seats)
-        picked = rng(seed, "roles").sample(range(seats), n_spies + int(cfg.blank))
-        roles = [Role.VILLAGER] * seats
-        for x in picked[:n_spies]:
-            roles[x] = Role.SPY
-        if cfg.blank:
-            roles[picked[-1]] = Role.MR_WHITE
+        deal = cfg.deal or SpyDeal()
+        _check_deal_seats(deal, cfg, seats)
+        if deal.pair is not None:
+            villager_word, spy_word = deal.pair
+        else:
+            deck = cfg.deck if cfg.deck is not None else decks.pairs()
+            first, second = rng(seed, "pair").choice(deck)
+            villager_word, spy_word = (first, second) if rng(seed, "sides").random() < 0.5 else (second, first)
+        roles = _roles(cfg, deal, seats, seed)
         s = SpyState(
             config=cfg, seats=seats, seed=seed, villager_word=villager_word, spy_word=spy_word,
             roles=tuple(roles), phase=Phase.DESCRIBE, round=0, order=(), turn=0, descriptions=(),
-            ready=frozenset(), ballots=(), candidates=(), votes=(), eliminated=(), white_guess=None,
+            ready=frozenset(), ballot=None, votes=(), eliminated=(), white_guess=None,
             winners=None, team=None, end_reason=None, log=(),
         )  # fmt: skip
         events: list[Event] = []
@@ -450,8 +583,8 @@ class SpyGame:
             Event(
                 "game_started",
                 {
-                    "variant": cfg.variant, "seats": seats, "spies": n_spies, "blank": cfg.blank,
-                    "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule,
+                    "variant": cfg.variant.value, "seats": seats, "spies": spies_for(cfg, seats), "blank": cfg.blank,
+                    "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule.value,
                 },
             )  # fmt: skip
         )
@@ -467,17 +600,15 @@ class SpyGame:
         if s.phase is Phase.DISCUSS:
             return frozenset(s.living) - s.ready
         if s.phase in (Phase.VOTE, Phase.RUNOFF):
-            done = {v for v, _ in s.ballots}
-            return frozenset(x for x in s.living if x not in done)
+            assert s.ballot is not None
+            return s.ballot.waiting()
         if s.phase is Phase.WHITE_GUESS:
             return frozenset({s.eliminated[-1][1]})
         return frozenset()
 
     def _vote_options(self, s: SpyState, seat: Seat) -> tuple[Option, ...]:
-        pool = [x for x in (s.candidates or s.living) if x != seat]
-        # A seeded order per voter, round and stage: LLM voters favour early options.
-        rng(s.seed, "vote-options", s.round, s.phase.value, seat).shuffle(pool)
-        return tuple(Option(str(x), _label(x)) for x in pool)
+        assert s.ballot is not None
+        return s.ballot.options(seat, s.seed, "vote-options", s.round, s.phase.value, seat)
 
     def legal(self, s: SpyState, seat: Seat) -> ActionSpec | None:
         if seat not in self.to_act(s):
@@ -490,10 +621,10 @@ class SpyGame:
                 "and without repeating an earlier description.",
                 ("Your description",),
                 max_words=cfg.max_words,
-                max_chars=min(300, 20 * cfg.max_words),
+                max_chars=description_chars(cfg.max_words),
             )
         if s.phase is Phase.DISCUSS:
-            return Choice("ready", "Discuss, then say when you are ready to vote.", (Option(READY, "Ready to vote"),))
+            return ready_choice("Discuss, then say when you are ready to vote.")
         if s.phase is Phase.VOTE:
             return Choice("vote", f"Round {s.round}: who do you think is the spy?", self._vote_options(s, seat))
         if s.phase is Phase.RUNOFF:
@@ -511,14 +642,11 @@ class SpyGame:
         return None
 
     def apply(self, s: SpyState, seat: Seat, a: Action) -> tuple[SpyState, tuple[Event, ...]]:
-        if s.phase is Phase.OVER:
-            raise IllegalAction("The game is over.")
-        if not isinstance(seat, int) or not 0 <= seat < s.seats:
-            raise IllegalAction("There is no such seat at this table.")
-        if seat not in self.to_act(s):
-            if seat not in s.living:
-                raise IllegalAction("You have been voted out; you can watch but not play.")
-            raise IllegalAction("It is not your turn.")
+        gone = isinstance(seat, int) and seat not in s.living
+        check_turn(
+            over=s.phase is Phase.OVER, seats=s.seats, seat=seat, acting=self.to_act(s),
+            not_yours="You have been voted out; you can watch but not play." if gone else "It is not your turn.",
+        )  # fmt: skip
         spec = self.legal(s, seat)
         assert spec is not None
         events: list[Event] = []
@@ -526,7 +654,7 @@ class SpyGame:
             assert isinstance(spec, Text)
             (text,) = check_text(spec, a)
             word = s.word_of(seat)
-            if word is not None and any(contains_word(text, f) for f in _forms(word)):
+            if word is not None and mentions_secret(text, word):
                 raise IllegalAction("Your description must not contain your word.")
             key = normalize(text)
             if any(normalize(t) == key for _, _, t in s.descriptions):
@@ -538,26 +666,24 @@ class SpyGame:
                     events.append(Event("discussion_started", {"round": s.round}))
                     s = dataclasses.replace(s, phase=Phase.DISCUSS, ready=frozenset())
                 else:
-                    s = _start_vote(s, Phase.VOTE, (), events)
+                    s = _start_vote(s, vote.first(s.living, s.living), events)
         elif s.phase is Phase.DISCUSS:
             assert isinstance(spec, Choice)
             check_choice(spec, a)
             events.append(Event("ready", {"round": s.round, "seat": seat}))
             s = dataclasses.replace(s, ready=s.ready | {seat})
             if not self.to_act(s):
-                s = _start_vote(s, Phase.VOTE, (), events)
+                s = _start_vote(s, vote.first(s.living, s.living), events)
         elif s.phase in (Phase.VOTE, Phase.RUNOFF):
             assert isinstance(spec, Choice)
-            if a.kind == "vote" and a.value == (ABSTAIN,):
-                target: Seat | None = None
-            else:
-                target = int(check_choice(spec, a))
+            assert s.ballot is not None
+            target = vote.target(spec, a)
             stage = s.phase.value
             events.append(
                 Event("vote_cast", {"round": s.round, "stage": stage, "voter": seat, "target": target}, Audience.of(seat))
             )
             events.append(Event("voted", {"round": s.round, "stage": stage, "voter": seat}))
-            s = dataclasses.replace(s, ballots=s.ballots + ((seat, target),))
+            s = dataclasses.replace(s, ballot=s.ballot.cast(seat, target))
             if not self.to_act(s):
                 s = _resolve_vote(s, events)
         elif s.phase is Phase.WHITE_GUESS:
@@ -605,13 +731,13 @@ class SpyGame:
         """
         over = s.phase is Phase.OVER
         blank = s.roles[seat] is Role.MR_WHITE
-        mine = [t for v, t in s.ballots if v == seat]
-        view: dict[str, Any] = {
-            "variant": s.config.variant,
+        _, mine = s.ballot.vote_of(seat) if s.ballot is not None else (False, None)
+        view: SpyView = {
+            "variant": s.config.variant.value,
             "phase": s.phase.value,
             "round": s.round,
             "max_rounds": s.max_rounds,
-            "tie_rule": s.config.tie_rule,
+            "tie_rule": s.config.tie_rule.value,
             "seats": s.seats,
             "my_seat": seat,
             "my_word": s.word_of(seat),
@@ -634,7 +760,7 @@ class SpyGame:
             ],
             "runoff_candidates": list(s.candidates),
             "waiting_for": sorted(self.to_act(s)),
-            "my_vote": mine[0] if mine else None,
+            "my_vote": mine,
             "ready": sorted(s.ready),
             "outcome": None,
         }
@@ -656,6 +782,21 @@ class SpyGame:
             Secret(s.villager_word, frozenset(s.seats_with(Role.VILLAGER))),
             Secret(s.spy_word, frozenset(s.seats_with(Role.SPY))),
         )
+
+    def deal_of(self, s: SpyState) -> dict[str, Any]:
+        """The complete deal so far: the pair, the roles and every round's speaking order (players
+        already out, whom the round skipped, listed last)."""
+        orders = []
+        for e in s.log:
+            if e.kind == "round_started":
+                spoke = list(e.data["order"])
+                orders.append(spoke + [x for x in range(s.seats) if x not in spoke])
+        return {
+            "pair": [s.villager_word, s.spy_word],
+            "spies": list(s.seats_with(Role.SPY)),
+            "blank": list(s.seats_with(Role.MR_WHITE)),
+            "order": orders,
+        }
 
     def result(self, s: SpyState) -> Result | None:
         """The end of the game. ``details`` keys: team, reason, villager_word, spy_word,
@@ -682,7 +823,7 @@ class SpyGame:
         whites = s.seats_with(Role.MR_WHITE)
         lead = _lead(s.team.value, [r.value for r in s.roles], s.winners)
         summary = f"{lead}: {s.end_reason}. Villagers had {s.villager_word!r}, spies had {s.spy_word!r}."
-        details = {
+        details: dict[str, Any] = {
             "team": s.team.value,
             "reason": s.end_reason,
             "villager_word": s.villager_word,
@@ -699,15 +840,20 @@ class SpyGame:
             "descriptions": [{"round": r, "seat": x, "text": t} for r, x, t in s.descriptions],
         }
         scores = {x: (1.0 if x in s.winners else 0.0) for x in range(s.seats)}
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(winners=s.winners, summary=summary, scores=scores, details=details)
 
     # ---- words for people
 
     def text(self, e: Event, names: Sequence[str]) -> str:
+        return fill_labels(self._sentence(e), names)
+
+    def _sentence(self, e: Event) -> str:
+        """The event in words, seats as ``seat_ref`` tokens."""
         d = e.data
 
         def n(x: object) -> str:
-            return names[x] if isinstance(x, int) and 0 <= x < len(names) else str(x)
+            return seat_ref(x) if isinstance(x, int) and x >= 0 else str(x)
 
         k = e.kind
         if k == "word":
@@ -764,8 +910,8 @@ class SpyGame:
         if k == "game_over":
             lead = _lead(d["team"], d["roles"], d["winners"])
             roles = [Role(r) for r in d["roles"]]
-            spies = ", ".join(names[i] for i, r in enumerate(roles) if r is Role.SPY and i < len(names))
-            white = [names[i] for i, r in enumerate(roles) if r is Role.MR_WHITE and i < len(names)]
+            spies = ", ".join(seat_ref(i) for i, r in enumerate(roles) if r is Role.SPY)
+            white = [seat_ref(i) for i, r in enumerate(roles) if r is Role.MR_WHITE]
             tail = f"; Mr. White was {white[0]}" if white else ""
             return (
                 f"{lead}: {d['reason']}. The villagers' word was {d['villager_word']}, the spies' word was "
@@ -774,7 +920,7 @@ class SpyGame:
         return f"{k}: {dict(d)}"
 
     def rules(self, cfg: SpyConfig) -> str:
-        spies = "1 spy" if cfg.variant == "spygame" else (
+        spies = "1 spy" if cfg.variant is Variant.SPYGAME else (
             f"{cfg.spies} spies" if cfg.spies is not None else "1 spy (2 from 7 players, 3 from 11)"
         )
         white = (
@@ -786,13 +932,13 @@ class SpyGame:
         rounds = f"{cfg.max_rounds} rounds" if cfg.max_rounds is not None else "as many rounds as players"
         tie = (
             "A tie leads to a run-off vote among the tied players; if that ties too, nobody is out this round."
-            if cfg.tie_rule == "runoff"
+            if cfg.tie_rule is TieRule.RUNOFF
             else "A tie eliminates nobody."
         )
         discussion = " After the descriptions you discuss freely, then vote." if cfg.discussion else ""
         end = (
             "The spy wins by not being voted out before only two players remain; the villagers win by voting the spy out."
-            if cfg.variant == "spygame"
+            if cfg.variant is Variant.SPYGAME
             else "The villagers win when every spy"
             + (" and Mr. White" if cfg.blank else "")
             + f" is out. The spies win when they are no longer outnumbered by living villagers, or when {rounds} "

@@ -10,8 +10,11 @@ Model specs (the ``llm:`` prefix is optional):
 - ``llm:openai:http://host:8000/v1#model``: an OpenAI-compatible server (vLLM...).
 - ``llm:fake`` / ``llm:fake:NAME``: the deterministic fake backend (tests, demos).
 
-``ClientPool`` keeps one client per spec, so every game that names the same
-model shares one batcher (and one copy of the weights). Settings arrive as
+These specs are model *locations* from configuration (models/agents/registry.py
+resolves a player's agent name to one); no string a user typed reaches here.
+``ClientPool`` keeps one client per location and API key, so every game that names
+the same configured endpoint shares one batcher (and one copy of the weights), and
+a key travels only with the location it was configured for. Settings arrive as
 arguments from the app's settings object; nothing here reads the environment.
 
 Every client raises ``InferenceError`` when it cannot answer (model failed to
@@ -267,6 +270,8 @@ class ClientOptions:
     token_budget: int = 8192
     http_timeout_s: float = 30.0
     http_retries: int = 2
+    # Kept for the startup point's call only: never sent anywhere from here. Keys are given per
+    # endpoint (``ClientPool.get(location, api_key)``) by the agent registry.
     openai_api_key: str | None = None
     openai_timeout_s: float = 60.0
 
@@ -291,8 +296,8 @@ def canonical_spec(spec: str) -> str:
     return os.path.abspath(os.path.expanduser(s))
 
 
-def make_client(spec: str, options: ClientOptions = ClientOptions()) -> Inference:
-    """Build (but do not start) the client for one model spec."""
+def make_client(spec: str, options: ClientOptions = ClientOptions(), *, api_key: str | None = None) -> Inference:
+    """Build (but do not start) the client for one model spec; ``api_key`` goes to an openai: server only."""
     s = canonical_spec(spec)
     if s == "fake" or s.startswith("fake:"):
         from models.worker.fake_backend import FakeBackend
@@ -302,7 +307,9 @@ def make_client(spec: str, options: ClientOptions = ClientOptions()) -> Inferenc
     if s.startswith("openai:"):
         from models.worker.openai_backend import OpenAIInference
 
-        return OpenAIInference.from_spec(s, api_key=options.openai_api_key, timeout_s=options.openai_timeout_s)
+        return OpenAIInference.from_spec(s, api_key=api_key, timeout_s=options.openai_timeout_s)
+    if api_key:
+        raise ValueError("an API key is only sent to an openai: model location")
     if s.startswith(("http://", "https://")):
         return HttpClient(s, timeout_s=options.http_timeout_s, retries=options.http_retries)
     if s == "default" and options.worker_url:
@@ -317,9 +324,9 @@ def make_client(spec: str, options: ClientOptions = ClientOptions()) -> Inferenc
     )
 
 
-async def connect(spec: str, options: ClientOptions = ClientOptions()) -> Inference:
+async def connect(spec: str, options: ClientOptions = ClientOptions(), *, api_key: str | None = None) -> Inference:
     """Build the client for ``spec`` and start it (in-process models begin loading in the background)."""
-    client = make_client(spec, options)
+    client = make_client(spec, options, api_key=api_key)
     start = getattr(client, "start", None)
     if start is not None:
         await start()
@@ -327,30 +334,32 @@ async def connect(spec: str, options: ClientOptions = ClientOptions()) -> Infere
 
 
 class ClientPool:
-    """One client per canonical spec, shared by every game that names it; closes them all at shutdown."""
+    """One client per configured endpoint (canonical location and API key), shared by every game
+    that names it; closes them all at shutdown. The registry's ``connect``."""
 
     def __init__(self, options: ClientOptions = ClientOptions()) -> None:
         self.options = options
-        self._clients: dict[str, Inference] = {}
+        self._clients: dict[tuple[str, str | None], Inference] = {}
 
-    async def get(self, spec: str) -> Inference:
-        key = canonical_spec(spec)
+    async def get(self, spec: str, api_key: str | None = None) -> Inference:
+        key = (canonical_spec(spec), api_key or None)
         client = self._clients.get(key)
         if client is None:
             # Registered before the first await, so concurrent callers share it.
-            client = self._clients[key] = make_client(key, self.options)
+            client = self._clients[key] = make_client(key[0], self.options, api_key=key[1])
             start = getattr(client, "start", None)
             if start is not None:
                 await start()
         return client
 
     def specs(self) -> list[str]:
-        return list(self._clients)
+        """Locations with a client (keys left out: this is for status pages and logs)."""
+        return list(dict.fromkeys(loc for loc, _ in self._clients))
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}
-        for key, c in clients.items():
+        for (location, _), c in clients.items():
             try:
                 await c.aclose()
             except Exception:  # one stuck client must not keep the others open
-                log.exception("closing model client %s failed", key)
+                log.exception("closing model client %s failed", location)

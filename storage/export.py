@@ -23,7 +23,8 @@ JSONL: one object per game, schema ``hushtable.game/1``::
 ``hushtable replay`` needs only game, variant, config, seed, the number of
 seats and each action's seat, kind and value.
 
-Pseudonyms: ``"u_" + hex(HMAC-SHA256(secret, user_key))[:16]`` for players
+Pseudonyms: ``"u_" + hex(HMAC-SHA256(secret, user_key))[:16]`` (the secret: see
+``storage.export_secret``) for players
 (and the host), ``"c_" + ...`` of ``"platform:place"`` for the channel. They
 are stable for one secret (the same person links across games and exports)
 and unrelated under another. When pseudonymising, ``place_name`` and seat
@@ -48,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
+from storage.export_secret import export_secret
 from storage.evaluations import evaluations_json
 from storage.store import GameLog, Store
 from storage.tables import ENDED, AgentCallRow
@@ -237,14 +239,21 @@ async def export_games(
     game: str | None = None,
     since: datetime | None = None,
     pseudonymise: bool = True,
-    secret: str,
+    secret: str | None,
+    tenant: str | None = None,  # only this tenant's games (the bot's per-guild export); None: all (the CLI)
 ) -> int:
-    """Write ended games (finished or aborted, ended at or after ``since``) to ``out``; returns how many."""
+    """Write ended games (finished or aborted, ended at or after ``since``) to ``out``; returns how many.
+
+    ``secret=None`` takes the log's own key (``storage.export_secret``: made on first use beside
+    a SQLite file; refused for a server database until HUSHTABLE_EXPORT_SECRET is set).
+    """
     if fmt not in ("jsonl", "csv"):
         raise ValueError(f"export format is jsonl or csv, not {fmt!r}")
+    if pseudonymise and secret is None:
+        secret = export_secret(store.plan)
     if pseudonymise and not secret:
         raise ValueError("pseudonymising needs a non-empty secret (HMAC key)")
-    rows = await store.games(status=[s.value for s in ENDED], game=game, finished_since=since)
+    rows = await store.games(status=[s.value for s in ENDED], game=game, finished_since=since, tenant=tenant)
     writer = None
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
@@ -254,7 +263,7 @@ async def export_games(
         assert row.id is not None
         log = await store.load_game(row.id)
         calls = await store.agent_calls(row.id)
-        rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret)
+        rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret or "")
         rec["evaluations"] = await evaluations_json(store, row.id)  # SNEAK scores (storage/evaluations.py)
         if writer is None:
             out.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")

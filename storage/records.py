@@ -21,6 +21,10 @@ class GameNotFound(KeyError):
     """No game has this id."""
 
 
+class DatabaseReadOnly(RuntimeError):
+    """The database accepts no writes (a read-only file or role)."""
+
+
 class SchemaOutOfDate(RuntimeError):
     """``Store.open(..., create=False)`` found a database not at the newest migration."""
 

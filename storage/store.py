@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -70,6 +71,7 @@ from storage.engine import (
 from storage.records import (
     ActionRecord,
     AgentCallRecord,
+    DatabaseReadOnly,
     EventRecord,
     GameLog,
     GameNotFound,
@@ -98,6 +100,7 @@ __all__ = [
     "SQLITE_PRAGMAS",
     "ActionRecord",
     "AgentCallRecord",
+    "DatabaseReadOnly",
     "EnginePlan",
     "EventRecord",
     "GameLog",
@@ -120,6 +123,15 @@ _agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]
 _inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]
 _deadlines: sa.Table = DeadlineRow.__table__  # type: ignore[attr-defined]
 _evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]
+
+# Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
+# and no log line may carry a secret (issue 9.7), so they never log below WARNING.
+_CHATTY_DRIVER_LOGGERS = ("aiosqlite", "asyncpg")
+
+
+def quiet_driver_logs() -> None:
+    for name in _CHATTY_DRIVER_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 # --------------------------------------------------------------------------- the store
@@ -147,6 +159,7 @@ class Store:
     async def open(cls, url: str | URL, *, create: bool = True) -> Store:
         """Connect and bring the schema to the newest migration (``create=False``: only check it is)."""
         plan = plan_engine(url)
+        quiet_driver_logs()
         if plan.is_sqlite and not plan.in_memory and plan.url.database:
             Path(plan.url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         store = cls(make_engine(plan), plan)
@@ -255,8 +268,11 @@ class Store:
         config: Mapping[str, Any] | None = None,
         variant: str | None = None,
         inbound_key: str | None = None,
+        host: str | None = None,
+        running: bool = False,
     ) -> bool:
-        """Replace the lobby (and optionally config and variant) of a game still in the lobby.
+        """Replace the lobby (and optionally config, variant and host) of a game still in the lobby;
+        with ``running`` of a running game instead (its deadline lives in the lobby).
 
         With ``inbound_key`` the edit and the key are written in one transaction: False,
         and nothing written, when the key was seen before (a redelivered command).
@@ -266,17 +282,54 @@ class Store:
             values["config"] = dict(config)
         if variant is not None:
             values["variant"] = variant
+        if host is not None:
+            values["host"] = host
+        status = GameStatus.RUNNING if running else GameStatus.LOBBY
         async with self._write() as conn:
             if inbound_key is not None and not await self._claim(conn, inbound_key, game_id):
                 return False
             res = await conn.execute(
                 sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY.value)
+                .where(_games.c.id == game_id, _games.c.status == status.value)
                 .values(values)
             )
             if res.rowcount != 1:
                 await self._raise_status(conn, game_id, "edit the lobby of")
         return True
+
+    async def mark_broken(self, game_id: int, reason: str) -> None:
+        """A running (or lobby) game whose log no longer replays: status broken, with the reason."""
+        async with self._write() as conn:
+            await conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id,
+                       _games.c.status.in_([GameStatus.LOBBY.value, GameStatus.RUNNING.value]))
+                .values(status=GameStatus.BROKEN.value, status_reason=reason, finished_at=utcnow())
+            )
+            await conn.execute(
+                sa.update(_deadlines)
+                .where(_deadlines.c.game_id == game_id, _deadlines.c.state == DeadlineState.PENDING.value)
+                .values(state=DeadlineState.CANCELLED.value)
+            )
+
+    async def count_open_lobbies(self, tenant: str, host: str) -> int:
+        """How many lobbies this member hosts in this tenant (the per-user cap)."""
+        async with self._read() as s:
+            q = select(sa.func.count()).select_from(GameRow).where(
+                GameRow.tenant == tenant, GameRow.host == host, GameRow.status == GameStatus.LOBBY.value)
+            return int((await s.exec(q)).one())
+
+    async def check_writable(self) -> None:
+        """Raise DatabaseReadOnly with a clear sentence when the database refuses writes."""
+        try:
+            async with self._write() as conn:
+                await conn.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
+        except sa.exc.OperationalError as exc:
+            if "readonly" in str(exc).lower() or "read-only" in str(exc).lower() or "read only" in str(exc).lower():
+                raise DatabaseReadOnly(
+                    f"the database {self.plan.url.render_as_string(hide_password=True)} is read-only: "
+                    "Hushtable must write every move; fix the file's permissions or the database role") from None
+            raise
 
     async def start_game(
         self,
@@ -435,11 +488,13 @@ class Store:
             rows = list((await s.exec(q)).all())
             return await self._logs(s, rows)
 
-    async def open_lobbies(self, platform: str | None = None) -> list[GameRow]:
+    async def open_lobbies(self, platform: str | None = None, *, tenant: str | None = None) -> list[GameRow]:
         async with self._read() as s:
             q = select(GameRow).where(GameRow.status == GameStatus.LOBBY.value)
             if platform is not None:
                 q = q.where(GameRow.platform == platform)
+            if tenant is not None:
+                q = q.where(GameRow.tenant == tenant)
             return list((await s.exec(q.order_by(col(GameRow.id)))).all())
 
     async def lobby_at(self, platform: str, place: str) -> GameRow | None:
@@ -465,11 +520,14 @@ class Store:
         *,
         finished_since: datetime | None = None,
         limit: int | None = None,
+        tenant: str | None = None,
     ) -> list[GameRow]:
         """Games by status (one or several), game name, created at or after ``since``, finished at
-        or after ``finished_since``; oldest first."""
+        or after ``finished_since``, tenant; oldest first."""
         async with self._read() as s:
             q = select(GameRow)
+            if tenant is not None:
+                q = q.where(GameRow.tenant == tenant)
             if status is not None:
                 q = q.where(col(GameRow.status).in_(_status_list(status)))
             if game is not None:

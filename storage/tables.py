@@ -150,9 +150,6 @@ class GameRow(SQLModel, table=True):
     # "discord:<guild id>", "slack:<team id>", "console"; "" for games from before tenants.
     tenant: str = Field(default="", sa_column_kwargs={"server_default": ""})
     status_reason: str | None = Field(default=None, sa_type=sa.Text, nullable=True)  # why it is broken
-    # Seats whose private deal the platform confirmed; the rest get it again on resume.
-    delivered: list[int] = Field(default_factory=list, sa_type=sa.JSON, nullable=False,
-                                 sa_column_kwargs={"server_default": sa.text("'[]'")})
 
 
 class SeatRow(SQLModel, table=True):
@@ -290,6 +287,104 @@ class EvaluationRow(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+# --------------------------------------------------------------------------- tournaments (issue 13)
+
+
+class TournamentStatus(StrEnum):
+    PLANNED = "planned"  # created, not run yet (or waiting for its schedule)
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MatchStatus(StrEnum):
+    PLANNED = "planned"
+    RUNNING = "running"  # a game was opened for it (game_id set)
+    FINISHED = "finished"
+    FAILED = "failed"  # every attempt broke or stalled; recorded, never blocks the tournament
+
+
+class TournamentRow(SQLModel, table=True):
+    """A tournament: which game, who plays (configured agent names only), in which format, when."""
+
+    __tablename__ = "tournaments"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant: str = Field(index=True)
+    name: str = ""
+    game: str
+    variant: str = ""
+    options: dict[str, Any] = _json()
+    entrants: list[str] = _json(default_factory=list)
+    format: str
+    seats: int
+    games_per_pairing: int = 1
+    duplicate: bool = False
+    spectate: bool = False  # post each game to the place as a spectated table
+    seed: int = Field(sa_type=sa.BigInteger)
+    schedule: str | None = None  # a crontab expression; None = run on demand
+    concurrency: int | None = None  # None = sized to the machine when it runs
+    status: str = Field(default=TournamentStatus.PLANNED.value, index=True)
+    # Where the live status message and the leaderboard go ("platform", "place" key) and the status message.
+    platform: str = ""
+    place: str = ""
+    status_message: dict[str, Any] | None = _json(nullable=True)
+    created_by: str = ""
+    created_at: datetime = _ts()
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class TournamentMatchRow(SQLModel, table=True):
+    """One planned game of a tournament: who sits in each seat, with which seed; the game once played."""
+
+    __tablename__ = "tournament_matches"
+    __table_args__ = (sa.UniqueConstraint("tournament_id", "idx", name="uq_tournament_matches_idx"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", nullable=False, index=True)
+    idx: int
+    seats: list[str] = _json(default_factory=list)  # entrant name per seat, seat order kept
+    seed: int = Field(sa_type=sa.BigInteger)
+    deal_group: int  # matches sharing a deal (duplicates) share a group; the bootstrap resamples groups
+    status: str = MatchStatus.PLANNED.value
+    game_id: int | None = _game_fk(nullable=True)
+    attempts: int = 0
+    roles: list[str] | None = _json(nullable=True)  # role per seat once finished
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    started_at: datetime | None = _ts(nullable=True)
+    finished_at: datetime | None = _ts(nullable=True)
+
+
+class TournamentRatingRow(SQLModel, table=True):
+    """An entrant's standing after a tournament: rating, bootstrap interval, games, metrics per role."""
+
+    __tablename__ = "tournament_ratings"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    entrant: str = Field(primary_key=True)
+    game: str
+    variant: str = ""
+    rank: int
+    mu: float
+    sigma: float
+    lo: float
+    hi: float
+    games: int
+    metrics: dict[str, Any] = _json()
+    updated_at: datetime = _ts()
+
+
+class SchedulerLeaseRow(SQLModel, table=True):
+    """Who runs the scheduler of this database, until when: one scheduler per database."""
+
+    __tablename__ = "scheduler_leases"
+
+    name: str = Field(primary_key=True)
+    owner: str
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+
+
 metadata = SQLModel.metadata
 """The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
 
@@ -302,4 +397,8 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     InboundRow,
     DeadlineRow,
     EvaluationRow,
+    TournamentRow,
+    TournamentMatchRow,
+    TournamentRatingRow,
+    SchedulerLeaseRow,
 )

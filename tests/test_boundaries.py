@@ -56,3 +56,98 @@ def test_no_module_reads_the_environment_but_settings() -> None:
             text = path.read_text(encoding="utf-8")
             if "os.environ" in text or "getenv(" in text:
                 assert path.name in ("settings.py",), f"{path} reads the environment"
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Modules imported at run time anywhere in the file: at the top, and inside functions and
+    classes (a function-local import hides a cycle from a top-level scan, not from this one).
+    Imports under ``if TYPE_CHECKING:`` never run, so they cannot form a cycle."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:  # noqa: C901 - one walk, four node kinds
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub)
+
+    visit(tree)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_of(p): p for folder in OURS for p in (ROOT / folder).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        names = _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), module, path.name == "__init__.py")
+        graph[module] = {n for n in names if n in files and n != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_function_local_imports_are_seen() -> None:
+    tree = ast.parse("def f():\n    from bot.discord.adapter import x\n"
+                     "if TYPE_CHECKING:\n    from bot.discord.router import Router\n")
+    found = _runtime_imports(tree, "bot.discord.commands", False)
+    assert "bot.discord.adapter" in found and "bot.discord.router" not in found
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_adapters_have_no_import_cycles() -> None:
+    graph = import_graph()
+    found = [c for c in cycles(graph) if any(m.startswith(("bot.discord", "bot.slack", "bot.console")) for m in c)]
+    assert not found, f"import cycles (function-local imports included): {found}"

@@ -64,7 +64,7 @@ def test_replay_names_the_first_bad_line(tmp_path: Path) -> None:
 
 def test_export_then_replay(tmp_path: Path) -> None:
     from bot.core.messages import CommandKind
-    from tests.bot.conftest import ALICE, BOB, HERE, make_harness
+    from tests.bot.core.conftest import ALICE, BOB, HERE, make_harness
 
     url = f"sqlite+aiosqlite:///{tmp_path}/x.db"
 

@@ -4,26 +4,37 @@
 other seats with AI players and starts; the player's own secrets are shown to them
 only. In hot-seat mode several humans share the keyboard: private messages wait
 until their owner takes the keyboard, and the screen is cleared between seats.
+
+A terminal is a game screen: logs go to a file (`keep_logs_off_screen`), lines typed
+while no prompt is open are dropped, Ctrl-C leaves at once ("Bye.", exit code 0), and
+inbound ids carry a random run id so a restarted console never repeats an old one (the
+service would take a resumed move for a duplicate).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import shlex
+import logging
+import secrets
+import signal
 import sys
+import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TextIO
+from pathlib import Path
+from typing import Any, Protocol, TextIO
 
-from bot.core import codec
+from bot.core import codec, intake
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
-from bot.core.service import TableService
+from bot.core.ports import ServicePort
 from bot.settings import Settings
 
 PLATFORM = "console"
+TENANT = "console"
 TABLE = Place(PLATFORM, "table")
+LOG_FILE = "console.log"
 CLEAR = "\033[2J\033[H"
 
 GAMES = [
@@ -34,11 +45,58 @@ GAMES = [
 
 HELP = """Commands:
   play GAME [VARIANT] [key=value ...]   open a table (decrypto, spy, chameleon)
-  ai [SPEC] [COUNT]                     add AI seats (random, llm:default, embed:minilm)
+  ai [AGENT] [COUNT]                    add AI seats (agents: {agents})
   join NAME                             (hot-seat) another human joins at this keyboard
   start | abort | status | rules [GAME] | help | quit
-When it is your turn, answer with the option's number, or type your text
-(several answers separated by ';')."""
+When it is your turn, answer with the option's number (or the option itself, e.g. 3-4-2),
+or type your text (several answers separated by ';')."""
+
+
+class _TableView(Protocol):
+    platform: str
+    over: bool
+
+
+class ConsoleService(ServicePort, Protocol):
+    """The service port, plus the running tables (the console shows the menu only when none runs)."""
+
+    @property
+    def tables(self) -> Mapping[int, _TableView]: ...
+
+
+class LineReader:
+    """Lines from a text stream, read by a daemon thread so that Ctrl-C never waits for Enter
+    (a thread in asyncio's executor would hold the exit until the blocking read returns)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        self._thread: threading.Thread | None = None
+
+    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            line = self.stream.readline()
+            try:
+                loop.call_soon_threadsafe(self.queue.put_nowait, line)
+            except RuntimeError:
+                return  # the loop is closed: we are exiting
+            if line == "":
+                return
+
+    def drop_typed_ahead(self) -> None:
+        """Forget lines typed while no prompt was open (they answered nothing on screen)."""
+        while not self.queue.empty():
+            line = self.queue.get_nowait()
+            if line == "":
+                self.queue.put_nowait(line)  # end of input stays the end
+                return
+
+    async def readline(self) -> str:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._pump, args=(asyncio.get_running_loop(),),
+                                            name="console-stdin", daemon=True)
+            self._thread.start()
+        return await self.queue.get()
 
 
 @dataclass
@@ -51,7 +109,8 @@ class ConsolePlatform:
     private: dict[str, list[Outgoing]] = field(default_factory=lambda: defaultdict(list))
     pending: dict[str, Outgoing] = field(default_factory=dict)  # the latest prompt with controls, per user
     quiet_waiting: bool = True
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    text_replies: bool = False  # the console answers prompts in place: no "reply here"
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     current: str | None = None  # the user at the keyboard
 
     def write(self, text: str) -> None:
@@ -93,53 +152,113 @@ def render_prompt(m: Outgoing) -> str:
     return "\n".join(lines)
 
 
-def answer_command(user: UserRef, m: Outgoing, text: str) -> Command | str:
-    """Turn what was typed at a prompt into an ACT command, or a sentence saying what is wrong."""
+def answer_command(origin: intake.Origin, m: Outgoing, text: str) -> Command | str:
+    """Turn what was typed at a prompt into an ACT command, or a sentence saying what is wrong.
+
+    A choice is answered by its number or by the option itself (its label or id, e.g. ``3-4-2``);
+    a number out of range is refused, never taken for a default."""
     text = text.strip()
     if m.buttons:
-        if not text.isdigit() or not 1 <= int(text) <= len(m.buttons):
-            return f"Type a number from 1 to {len(m.buttons)}."
-        d = codec.decode(m.buttons[int(text) - 1].id)
-        return Command(CommandKind.ACT, user, TABLE, {"game_id": d.game_id, "seat": d.seat, "kind": d.kind,
-                                                      "value": [d.option]})
+        chosen = None
+        if text.isdigit():
+            if not 1 <= int(text) <= len(m.buttons):
+                return f"Type a number from 1 to {len(m.buttons)}, or the option itself."
+            chosen = m.buttons[int(text) - 1]
+        else:
+            wanted = text.casefold()
+            matches = [b for b in m.buttons
+                       if b.label.strip().casefold() == wanted or b.id.rsplit(":", 1)[-1].casefold() == wanted]
+            if len(matches) != 1:
+                return f"Type a number from 1 to {len(m.buttons)}, or the option itself."
+            chosen = matches[0]
+        cmd = intake.command_for(codec.decode(chosen.id), origin, agent="")
+        assert cmd is not None
+        return cmd
     assert m.form is not None
     parts = [p.strip() for p in text.split(";")] if len(m.form.fields) > 1 else [text]
     if len(parts) != len(m.form.fields):
         return f"Give {len(m.form.fields)} answers separated by ';'."
-    d = codec.decode(m.form.id)
-    return Command(CommandKind.ACT, user, TABLE, {"game_id": d.game_id, "seat": d.seat, "kind": d.kind,
-                                                  "value": parts})
+    cmd = intake.command_for(codec.decode(m.form.id), origin, agent="", values=parts)
+    assert cmd is not None
+    return cmd
+
+
+def log_dir_for(settings: Settings) -> Path:
+    """``.hushtable/logs`` beside the SQLite database (the working directory otherwise)."""
+    url = settings.database_url
+    if url.startswith("sqlite") and ":///" in url:
+        db = url.split(":///", 1)[1]
+        if db and db != ":memory:":
+            return Path(db).expanduser().parent / ".hushtable" / "logs"
+    return Path(".hushtable") / "logs"
+
+
+def _is_terminal_handler(h: logging.Handler) -> bool:
+    stream = getattr(h, "stream", None)
+    if not isinstance(h, logging.StreamHandler) or isinstance(h, logging.FileHandler):
+        return False
+    return stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) or bool(getattr(stream, "isatty", lambda: False)())
+
+
+def keep_logs_off_screen(log_dir: Path) -> Path:
+    """Send every log record to ``log_dir/console.log`` and none to the terminal: a warning
+    printed between game lines has told players things they must not see."""
+    loggers = [logging.getLogger(), *(lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger))]
+    for lg in loggers:
+        for h in list(lg.handlers):
+            if _is_terminal_handler(h):
+                lg.removeHandler(h)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / LOG_FILE
+    root = logging.getLogger()
+    if not any(isinstance(h, logging.FileHandler) for h in root.handlers):
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)  # also keeps logging.lastResort (stderr) from ever firing
+    return path
 
 
 class ConsoleUI:
-    def __init__(self, service: TableService, platform: ConsolePlatform, settings: Settings, *,
-                 read: Callable[[], asyncio.Future[str] | asyncio.Task[str]] | None = None,
-                 hotseat: bool = False) -> None:
+    def __init__(self, service: ConsoleService, platform: ConsolePlatform, settings: Settings, *,
+                 reader: LineReader | None = None, hotseat: bool = False) -> None:
         self.service = service
         self.p = platform
         self.settings = settings
         self.hotseat = hotseat
         self.users: list[UserRef] = [UserRef(PLATFORM, "you", "You")]
-        self._read = read
+        self.reader = reader or LineReader(sys.stdin)
+        # Unique across processes: a resumed console must not repeat the ids of the last run.
+        self.run_id = secrets.token_hex(4)
         self._ids = itertools.count(1)
 
+    def origin(self, user: UserRef | None = None) -> intake.Origin:
+        # The console is the operator's own terminal: whoever sits there administers it.
+        return intake.Origin(user or self.users[0], TABLE, TENANT, is_admin=True,
+                             inbound_id=f"console-{self.run_id}-{next(self._ids)}")
+
     async def readline(self, prompt: str = "> ") -> str:
+        self.reader.drop_typed_ahead()
         self.p.out.write(prompt)
         self.p.out.flush()
-        line = await (self._read() if self._read else asyncio.to_thread(sys.stdin.readline))
+        line = await self.reader.readline()
         if line == "":
             raise EOFError
         return line.rstrip("\n")
 
     async def send(self, kind: CommandKind, user: UserRef | None = None, **args: object) -> Reply:
-        cmd = Command(kind, user or self.users[0], TABLE, args, inbound_id=f"console-{next(self._ids)}")
-        reply = await self.service.handle(cmd)
-        if reply.text and not (kind is CommandKind.ACT and reply.ok):
-            self.p.write(("" if reply.ok else "! ") + reply.text)
+        reply = await self.service.handle(self.origin(user).command(kind, dict(args)))
+        if reply.text and not (kind is CommandKind.ACT and reply.ok and not reply.duplicate):
+            self.p.write(("! " if not reply.ok or reply.duplicate else "") + reply.text)
         return reply
 
     def game_running(self) -> bool:
         return any(t.platform == PLATFORM and not t.over for t in self.service.tables.values())
+
+    def default_agent(self) -> str:
+        return intake.default_agent(self.service.agent_choices(), self.settings.default_agent)
+
+    def help(self) -> str:
+        return HELP.format(agents=", ".join(self.service.agent_choices()) or self.settings.default_agent)
 
     async def run(self) -> None:
         self.p.write("Welcome to Hushtable: word games of hidden information, against AI players.")
@@ -149,7 +268,10 @@ class ConsoleUI:
             else:
                 name = (await self.readline("Your name (Enter for Player): ")).strip()[:32] or "Player"
                 self.users = [UserRef(PLATFORM, "you", name)]
-            await self.quick_start()
+            if self.game_running():
+                await self.resume()
+            else:
+                await self.quick_start()
             while True:
                 await self.play_until_quiet()
                 if not self.game_running():
@@ -164,7 +286,18 @@ class ConsoleUI:
                 if not await self.command(line):
                     break
         except (EOFError, KeyboardInterrupt):
-            self.p.write("Bye.")
+            pass
+        self.p.write("Bye.")
+
+    async def resume(self) -> None:
+        """A game from the last run is still on: show each player their secrets, then carry on."""
+        for gid, t in self.service.tables.items():
+            if t.platform == PLATFORM and not t.over:
+                self.p.write(f"Game #{gid} resumes where it stopped.")
+                for user in self.users:
+                    reply = await self.service.handle(self.origin(user).command(CommandKind.SHOW, {"game_id": gid}))
+                    if reply.ok and reply.text:
+                        self.p.private[user.key].append(Outgoing(reply.text))
 
     async def gather_players(self) -> None:
         raw = await self.readline("Hot-seat: names of the human players, separated by commas: ")
@@ -178,24 +311,32 @@ class ConsoleUI:
         self.p.write("  or press Enter for the command line (type help).")
         choice = (await self.readline("game> ")).strip()
         if not choice:
-            self.p.write(HELP)
+            self.p.write(self.help())
             return
         if not choice.isdigit() or not 1 <= int(choice) <= len(GAMES):
             self.p.write("No such game; type help for the commands.")
             return
         game = GAMES[int(choice) - 1][0]
-        variants = self.service.game_choices()[game]
+        variants = list(self.service.game_choices()[game])
         variant = variants[0]
         if len(variants) > 1:
             listing = ", ".join(f"{i}) {v}" for i, v in enumerate(variants, start=1))
-            pick = (await self.readline(f"variant ({listing}; Enter for {variant})> ")).strip()
-            if pick.isdigit() and 1 <= int(pick) <= len(variants):
-                variant = variants[int(pick) - 1]
+            while True:
+                pick = (await self.readline(f"variant ({listing}; Enter for {variant})> ")).strip()
+                if not pick:
+                    break
+                if pick.isdigit() and 1 <= int(pick) <= len(variants):
+                    variant = variants[int(pick) - 1]
+                    break
+                if pick in variants:
+                    variant = pick
+                    break
+                self.p.write(f"! Type a number from 1 to {len(variants)}, or press Enter for {variant}.")
         await self.open_table(game, variant, {})
 
-    async def open_table(self, game: str, variant: str | None, options: dict) -> None:
+    async def open_table(self, game: str, variant: str | None, options: dict[str, Any]) -> None:
         reply = await self.send(CommandKind.CREATE, game=game, variant=variant, options=options)
-        if not reply.ok:
+        if not reply.ok or reply.duplicate:
             return
         for u in self.users[1:]:
             await self.send(CommandKind.JOIN, u)
@@ -204,15 +345,18 @@ class ConsoleUI:
         if game == "spy":
             need = max(need, 4 - len(self.users))  # a spy game reads best with four or more
         if need:
-            await self.send(CommandKind.ADD_AI, agent=self.settings.default_agent, count=need)
+            await self.send(CommandKind.ADD_AI, agent=self.default_agent(), count=need)
         self.p.write("AI players may take a moment to warm up the first time.")
         await self.send(CommandKind.START)
 
-    def _seat_min(self, game: str, variant: str | None, options: dict) -> int:
+    def _seat_min(self, game: str, variant: str | None, options: dict[str, Any]) -> int:
         import games
 
-        engine = games.get(game)
-        return engine.seat_range(engine.make_config(variant, **options))[0]
+        try:
+            engine = games.get(game)
+            return int(engine.seat_range(engine.make_config(variant, **options))[0])
+        except Exception:  # noqa: BLE001 - the service already accepted the table; fill to its error later
+            return 1
 
     async def play_until_quiet(self) -> None:
         """Let AI seats play; whenever a human at this keyboard owes a move, ask them."""
@@ -237,21 +381,22 @@ class ConsoleUI:
             self.p.write(render_prompt(m))
             line = await self.readline(f"{user.name}> ")
             if line.strip().lower() in ("quit", "exit", "abort", "status", "rules", "help") or line.startswith("/"):
-                await self.command(line.lstrip("/"))
+                if not await self.command(line.lstrip("/")):
+                    raise EOFError  # quit at a prompt leaves like end of input
                 if not self.game_running():
                     self.p.pending.pop(user.key, None)
                 continue
-            cmd = answer_command(user, m, line)
+            cmd = answer_command(self.origin(user), m, line)
             if isinstance(cmd, str):
                 self.p.write("! " + cmd)
                 continue
-            cmd = Command(cmd.kind, cmd.user, cmd.place, cmd.args, inbound_id=f"console-{next(self._ids)}")
             if self.p.pending.get(user.key) is m:
                 del self.p.pending[user.key]
             reply = await self.service.handle(cmd)
-            if not reply.ok:
+            if not reply.ok or reply.duplicate:
+                # A refused duplicate is never silent: the prompt stays open.
                 self.p.pending.setdefault(user.key, m)
-                self.p.write("! " + reply.text)
+                self.p.write("! " + (reply.text or "That answer was not taken."))
         if self.hotseat:
             await self.readline("Done. Press Enter and pass the keyboard on. ")
             self.p.out.write(CLEAR)
@@ -259,9 +404,9 @@ class ConsoleUI:
 
     async def command(self, line: str) -> bool:
         try:
-            words = shlex.split(line)
-        except ValueError:
-            self.p.write("! Unbalanced quotes.")
+            words = [intake.unquote(w) if "=" not in w else w for w in intake.tokens(line)]
+        except intake.IntakeError as e:
+            self.p.write(f"! {e}")
             return True
         if not words:
             return True
@@ -269,15 +414,22 @@ class ConsoleUI:
         if verb in ("quit", "exit"):
             return False
         if verb == "help":
-            self.p.write(HELP)
+            self.p.write(self.help())
         elif verb == "play" and args:
             variant = args[1] if len(args) > 1 and "=" not in args[1] else None
-            opts = dict(a.split("=", 1) for a in args[1:] if "=" in a)
-            await self.open_table(args[0], variant, {k: _value(v) for k, v in opts.items()})
+            try:
+                options = intake.parse_options(a for a in args[1:] if a != variant)
+            except intake.IntakeError as e:
+                self.p.write(f"! {e}")
+                return True
+            await self.open_table(args[0].lower(), variant, options)
         elif verb == "ai":
-            spec = args[0] if args and not args[0].isdigit() else self.settings.default_agent
+            agent = next((a for a in args if not a.isdigit()), self.default_agent())
+            if agent not in self.service.agent_choices():
+                self.p.write(f"! Pick an AI player among: {', '.join(self.service.agent_choices())}.")
+                return True
             count = int(next((a for a in args if a.isdigit()), "1"))
-            await self.send(CommandKind.ADD_AI, agent=spec, count=count)
+            await self.send(CommandKind.ADD_AI, agent=agent, count=count)
         elif verb == "join" and args:
             user = UserRef(PLATFORM, f"p{len(self.users) + 1}", " ".join(args))
             self.users.append(user)
@@ -285,25 +437,41 @@ class ConsoleUI:
         elif verb in ("start", "abort", "status"):
             await self.send(CommandKind(verb))
         elif verb == "rules":
-            await self.send(CommandKind.RULES, **({"game": args[0]} if args else {}))
+            await (self.send(CommandKind.RULES, game=args[0]) if args else self.send(CommandKind.RULES))
         else:
             self.p.write("! Unknown command; type help.")
         return True
 
 
-def _value(raw: str) -> object:
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(raw)
-    except ValueError:
-        return raw
-
-
-async def run_console(service: TableService, settings: Settings, *, hotseat: bool = False,
-                      out: TextIO | None = None) -> None:
+async def run_console(service: ConsoleService, settings: Settings, *, hotseat: bool = False,
+                      out: TextIO | None = None, log_dir: Path | None = None) -> None:
+    """Play at this terminal until quit, end of input or Ctrl-C (which leaves at once, exit code 0)."""
+    keep_logs_off_screen(log_dir or log_dir_for(settings))
     platform = ConsolePlatform(out or sys.stdout, hotseat=hotseat)
     service.attach(platform)
     await service.start()
-    await ConsoleUI(service, platform, settings, hotseat=hotseat).run()
+    ui = ConsoleUI(service, platform, settings, hotseat=hotseat)
+    task = asyncio.ensure_future(ui.run())
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def on_interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    except (NotImplementedError, RuntimeError):
+        pass  # no signal handlers here (Windows, a non-main thread): Ctrl-C raises as usual
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        platform.write("\nBye.")
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass

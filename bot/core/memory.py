@@ -27,7 +27,8 @@ class MemoryPlatform:
     closed_dms: set[str] = field(default_factory=set)  # user keys
     sent: list[Sent] = field(default_factory=list)
     quiet_waiting: bool = False
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    text_replies: bool = True
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def _ref(self, channel: str) -> MessageRef:
         return MessageRef(self.name, channel, str(next(self._ids)))

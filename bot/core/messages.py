@@ -46,7 +46,7 @@ class UserRef:
         return f"{self.platform}:{self.user_id}"
 
 
-class Style(str, enum.Enum):
+class Style(enum.StrEnum):
     PRIMARY = "primary"
     SECONDARY = "secondary"
     DANGER = "danger"
@@ -103,19 +103,21 @@ class DeliveryFailed(Exception):
     """A platform could not deliver a message (e.g. a member's DMs are closed)."""
 
 
-class CommandKind(str, enum.Enum):
-    CREATE = "create"  # args: game, variant, options (dict), deadline_s
-    JOIN = "join"
+class CommandKind(enum.StrEnum):
+    """What a command asks for; its raw args become the typed dataclass in bot.core.commands."""
+
+    CREATE = "create"  # args: game, variant, options (dict), deadline_s, spectate
+    JOIN = "join"  # args: game_id (optional: the table here)
     LEAVE = "leave"
-    ADD_AI = "add_ai"  # args: agent (spec string), count
-    REMOVE_AI = "remove_ai"  # args: seat (lobby position) or agent
+    ADD_AI = "add_ai"  # args: agent (one of the configured agent names), count
+    REMOVE_AI = "remove_ai"  # args: agent (optional)
     SET_DEADLINE = "set_deadline"  # args: seconds (0 = none)
-    START = "start"
+    START = "start"  # args: seed (optional)
     ABORT = "abort"
-    LIST = "list"  # open lobbies on this platform
+    LIST = "list"  # open lobbies of this tenant on this platform
     STATUS = "status"
     RULES = "rules"  # args: game, variant (optional: the table's game)
-    ACT = "act"  # args: game_id, seat, kind, value (list[str])
+    ACT = "act"  # args: game_id, seat, kind, value (list[str]); or text (a reply in direct messages)
     SHOW = "show"  # args: game_id: the caller's private view, ephemerally
     EXPORT = "export"  # the author of an export; the file comes from TableService.export, not handle
 

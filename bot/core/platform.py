@@ -17,6 +17,8 @@ class Platform(Protocol):
     """
 
     name: str
+    quiet_waiting: bool  # True: "Waiting for X." notes are not posted (the console shows whose turn it is)
+    text_replies: bool  # True: a free-text direct message answers an open form ("Or reply here" is offered)
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef: ...
 

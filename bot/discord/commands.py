@@ -1,48 +1,23 @@
 """Hushtable's slash commands (app_commands): each one builds a `Command` for the TableService.
 
 /play opens a lobby; /join, /leave, /ai, /start, /abort, /deadline act on the lobby in this
-channel (or the one named by ``game_id``); /rules, /status, /tables and /show answer the caller
-only; /export (Manage Server by default, or the configured admin role) attaches the export file
+channel (or the one named by ``game_id``); /ai offers only the operator's agent choices
+(autocomplete, and typed text is checked); /rules, /status, /tables and /show answer the caller
+only; /export (Manage Server, or a configured admin role id) attaches the export file
 to an ephemeral reply. Choices for games, variants and agents come from the service.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
 
+from bot.core import intake
 from bot.core.messages import CommandKind
-
-if TYPE_CHECKING:
-    from bot.discord.adapter import Router
-
-_OPTION = re.compile(r"([A-Za-z_][\w-]*)\s*=\s*(\"[^\"]*\"|[^\s,;]+)")
-
-
-def parse_options(text: str | None) -> dict[str, Any]:
-    """``"rounds=3 tie=runoff blank=true"`` → ``{"rounds": 3, "tie": "runoff", "blank": True}``."""
-    out: dict[str, Any] = {}
-    for key, raw in _OPTION.findall(text or ""):
-        value: Any = raw.strip('"')
-        low = value.lower()
-        if low in ("true", "yes", "on"):
-            value = True
-        elif low in ("false", "no", "off"):
-            value = False
-        else:
-            try:
-                value = int(value)
-            except ValueError:
-                try:
-                    value = float(value)
-                except ValueError:
-                    pass
-        out[key.replace("-", "_")] = value
-    return out
+from bot.discord.router import Router
 
 
 def _game_arg(game_id: int | None) -> dict[str, Any]:
@@ -71,7 +46,12 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
     @app_commands.guild_only()
     async def play(interaction: discord.Interaction, game: app_commands.Choice[str], variant: str | None = None,
                    options: str | None = None, deadline: app_commands.Range[int, 0, 86400] | None = None) -> None:
-        args: dict[str, Any] = {"game": game.value, "variant": variant, "options": parse_options(options)}
+        try:
+            parsed = intake.parse_options(options)
+        except intake.IntakeError as e:
+            await router.say(interaction, str(e))
+            return
+        args: dict[str, Any] = {"game": game.value, "variant": variant, "options": parsed}
         if deadline is not None:
             args["deadline_s"] = deadline
         await router.run(interaction, router.command(interaction, CommandKind.CREATE, args))
@@ -99,13 +79,12 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
         await router.run(interaction, router.command(interaction, CommandKind.LIST))
 
     @tree.command(name="ai", description="Add AI seats to the lobby")
-    @app_commands.describe(agent="Which AI player", count="How many seats")
+    @app_commands.describe(agent="Which AI player (one of the operator's choices)", count="How many seats")
     @app_commands.autocomplete(agent=agent_complete)
     @app_commands.guild_only()
     async def ai(interaction: discord.Interaction, agent: str | None = None,
                  count: app_commands.Range[int, 1, 8] = 1, game_id: int | None = None) -> None:
-        args = {"agent": agent or router.default_agent(), "count": count, **_game_arg(game_id)}
-        await router.run(interaction, router.command(interaction, CommandKind.ADD_AI, args))
+        await router.add_ai(interaction, agent, count, game_id)
 
     @tree.command(name="removeai", description="Remove an AI seat from the lobby")
     @app_commands.describe(agent="Which AI player (default: the last one added)")
@@ -138,14 +117,12 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
     @app_commands.guild_only()
     async def export(interaction: discord.Interaction, format: app_commands.Choice[str],
                      game: app_commands.Choice[str] | None = None, since: str | None = None) -> None:
-        from bot.discord.adapter import export_reply
-
-        await export_reply(router, interaction, format.value, game.value if game else None, since)
+        await router.export(interaction, format.value, game.value if game else None, since)
 
     @tree.error
     async def on_error(interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         if isinstance(error, (app_commands.CheckFailure, app_commands.TransformerError)):
-            await router.send(interaction, content=str(error) or "You cannot do that here.", ephemeral=True)
+            await router.say(interaction, str(error) or "You cannot do that here.")
             return
         logging.getLogger("hushtable.discord").error("slash command failed", exc_info=error)
-        await router.send(interaction, content="Something went wrong on our side.", ephemeral=True)
+        await router.say(interaction, "Something went wrong on our side.")

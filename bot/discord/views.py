@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import discord
 
 from bot.core.messages import Button, Form, Outgoing, Style
+from bot.discord.text import INPUT_LABEL_MAX, MODAL_TITLE_MAX, OPTION_LABEL_MAX, label
 
 if TYPE_CHECKING:
     from discord import Interaction
 
-DISCORD_TEXT_LIMIT = 2000
 MAX_BUTTONS = 25  # 5 rows of 5
 MAX_SELECT_OPTIONS = 25
 CHUNK_SEP = "#"  # select ids beyond the first 25 options get "#n"; the codec never uses '#'
@@ -49,15 +49,16 @@ def _router(interaction: Interaction) -> ComponentRouter:
 
 def _component_type(interaction: Interaction) -> int | None:
     data: Any = interaction.data or {}
-    return data.get("component_type")
+    kind = data.get("component_type")
+    return int(kind) if kind is not None else None
 
 
-class CodecButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?P<cid>(?:g|l|s):.+)"):
+class CodecButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?P<cid>(?:g|l|s):.+)"):
     """Any Hushtable button: choice (g:..:option), form opener (g:..), lobby (l:..), show secret (s:..)."""
 
-    def __init__(self, custom_id: str, label: str = "", style: discord.ButtonStyle = discord.ButtonStyle.secondary,
+    def __init__(self, custom_id: str, text: str = "", style: discord.ButtonStyle = discord.ButtonStyle.secondary,
                  row: int | None = None) -> None:
-        super().__init__(discord.ui.Button(custom_id=custom_id, label=label[:80] or "…", style=style), row=row)
+        super().__init__(discord.ui.Button(custom_id=custom_id, label=label(text), style=style), row=row)
         self.cid = custom_id
 
     @classmethod
@@ -72,7 +73,7 @@ class CodecButton(discord.ui.DynamicItem[discord.ui.Button], template=r"(?P<cid>
         await _router(interaction).on_button(interaction, self.cid)
 
 
-class CodecSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"(?P<cid>g:.+?)(?:#\d+)?"):
+class CodecSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=r"(?P<cid>g:.+?)(?:#\d+)?"):
     """A select menu over a choice's options; each option value is the option's own button id."""
 
     def __init__(self, custom_id: str, options: list[discord.SelectOption], placeholder: str = "Choose…",
@@ -96,13 +97,6 @@ class CodecSelect(discord.ui.DynamicItem[discord.ui.Select], template=r"(?P<cid>
 PERSISTENT_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (CodecButton, CodecSelect)
 
 
-def content_of(m: Outgoing) -> str:
-    text = f"**{m.title}**\n{m.text}" if m.title else m.text
-    if len(text) > DISCORD_TEXT_LIMIT:
-        text = text[: DISCORD_TEXT_LIMIT - 1] + "…"
-    return text or "\u200b"  # Discord refuses an empty message
-
-
 def view_of(m: Outgoing) -> discord.ui.View | None:
     """The components for ``m``: buttons when few, select menus when many or when asked for."""
     if not m.buttons and m.form is None:
@@ -116,7 +110,7 @@ def view_of(m: Outgoing) -> discord.ui.View | None:
                 break  # Discord allows five rows; more than 100 options cannot be shown at once
             chunk = m.buttons[start : start + MAX_SELECT_OPTIONS]
             cid = select_id if n == 0 else f"{select_id}{CHUNK_SEP}{n}"
-            options = [discord.SelectOption(label=b.label[:100] or b.id[-100:], value=b.id) for b in chunk]
+            options = [discord.SelectOption(label=label(b.label or b.id, OPTION_LABEL_MAX), value=b.id) for b in chunk]
             view.add_item(CodecSelect(cid, options, placeholder=m.title or "Choose…", row=row))
             row += 1
     else:
@@ -136,16 +130,20 @@ def _select_id_for(buttons: tuple[Button, ...]) -> str:
 class FormModal(discord.ui.Modal):
     """The modal for a `Form`: one short text input per field, ``custom_id`` = the form's codec id.
 
-    Submissions are handled by the adapter's interaction listener from the raw payload (so a
-    modal opened before a restart still counts); this object only describes the dialog.
+    Each input sits in a Label component (discord.py 2.6+, the layout Discord documents now;
+    text inputs in action rows with their own label are deprecated). Submissions are handled
+    by the adapter's interaction listener from the raw payload (so a modal opened before a
+    restart still counts); this object only describes the dialog.
     """
 
     def __init__(self, form: Form) -> None:
-        super().__init__(title=(form.title or "Your answer")[:45], custom_id=form.id, timeout=None)
+        super().__init__(title=label(form.title or "Your answer", MODAL_TITLE_MAX), custom_id=form.id, timeout=None)
         for i, name in enumerate(form.fields[:5]):
-            self.add_item(discord.ui.TextInput(
-                label=(name or f"Answer {i + 1}")[:45], custom_id=f"f{i}", style=discord.TextStyle.short,
-                placeholder=form.hint[:100] or None, max_length=max(1, min(form.max_chars, 4000)), required=True,
+            self.add_item(discord.ui.Label(
+                text=label(name or f"Answer {i + 1}", INPUT_LABEL_MAX),
+                description=label(form.hint, 100) if form.hint else None,
+                component=discord.ui.TextInput(custom_id=f"f{i}", style=discord.TextStyle.short,
+                                               max_length=max(1, min(form.max_chars, 4000)), required=True),
             ))
 
     async def on_submit(self, interaction: Interaction, /) -> None:

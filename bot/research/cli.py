@@ -54,7 +54,8 @@ def stats(
         try:
             game = games.get(game).id
         except KeyError as exc:
-            raise typer.BadParameter(str(exc.args[0]), param_hint="--game") from None
+            typer.echo(f"error: --game: {exc.args[0]}", err=True)
+            raise typer.Exit(2) from None
     url = _database(database)
 
     async def go() -> list[LoggedGame]:

@@ -25,8 +25,8 @@ it, the policy applies and every application is marked with the game:
 
 Never accepted, in either mode: a malformed file or turn, a code that is not
 three different digits 1-4 or repeats an earlier code of the game on a turn that
-is played (the rules never deal it), a hint that names one of the keywords, or
-an empty hint.
+is played (the rules never deal it), a hint that names one of the keywords (or a
+plural or other form of it), a hint holding a number, or an empty hint.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from enum import StrEnum
 from typing import Any
 
 import games
-from games.base import Action, ConfigError, IllegalAction, Text, check_text, contains_word, words_of
-from games.decrypto import ABSTAIN, BENCH_DECODER, BENCH_ENCODER, BENCH_INTERCEPTOR, HINT_MAX_CHARS, HINT_MAX_WORDS, code_id
+from games.base import ABSTAIN, Action, ConfigError, IllegalAction, Text, check_text, words_of
+from games.decrypto import BENCH_DECODER, BENCH_ENCODER, BENCH_INTERCEPTOR, HINT_MAX_CHARS, HINT_MAX_WORDS, code_id
 from games.record import Record
+from games.text import has_number, mentions_secret
 
 FORMAT = "decrypto-fair"
 SEATS = 3
@@ -51,6 +52,7 @@ class IssueKind(StrEnum):
     MALFORMED = "malformed"
     BAD_CODE = "bad_code"
     HINT_NAMES_KEYWORD = "hint_names_keyword"
+    HINT_NUMBER = "hint_number"
     HINT_TOO_LONG = "hint_too_long"
     INVALID_GUESS = "invalid_guess"
     PAST_END = "past_end"
@@ -207,10 +209,13 @@ def _hint_issues(ep: Episode, turn: Turn) -> tuple[list[Issue], int, int]:
     except IllegalAction as exc:
         return [Issue(ep.index, turn.number, IssueKind.MALFORMED, f"hints {list(turn.hints)}: {exc}")], 0, 0
     for pos, hint in enumerate(cleaned, start=1):
+        if has_number(hint):
+            issues.append(Issue(ep.index, turn.number, IssueKind.HINT_NUMBER,
+                                f"hint {pos} {hint!r} contains a number; our hints are words, never numbers or codes"))
         for number, keyword in enumerate(ep.keywords, start=1):
-            if contains_word(hint, keyword):
+            if mentions_secret(hint, keyword):
                 issues.append(Issue(ep.index, turn.number, IssueKind.HINT_NAMES_KEYWORD,
-                                    f"hint {pos} {hint!r} names keyword {number}"))
+                                    f"hint {pos} {hint!r} names keyword {number} (or a form of it)"))
         try:
             check_text(Text("hints", "", (f"hint {pos}",), HINT_MAX_WORDS, HINT_MAX_CHARS), Action("hints", (hint,)))
         except IllegalAction as exc:
@@ -224,7 +229,7 @@ def _hint_issues(ep: Episode, turn: Turn) -> tuple[list[Issue], int, int]:
 def deal_of(keywords: Sequence[str], codes: Mapping[int, tuple[int, int, int]]) -> dict[str, Any]:
     """The engine's explicit deal (contract 7) for a benchmark game: the keywords and the
     code of each turn (engine turns count from 1; the file's from 0)."""
-    return {"keywords": [list(keywords)], "codes": {f"0:{n + 1}": list(c) for n, c in codes.items()}}
+    return {"keywords": [list(keywords)], "codes": {f"A:{n + 1}": list(c) for n, c in codes.items()}}
 
 
 def play(ep: Episode) -> Played:
@@ -279,7 +284,7 @@ def _play(ep: Episode, limits: tuple[int, int] | None) -> Played:
         result = engine.result(state)
         if result is not None:
             issues.append(Issue(ep.index, t.number, IssueKind.PAST_END,
-                                f"recorded after the game ended on turn {played - 1} ({result.summary})"))
+                                f"recorded after the game ended at turn {played - 1} (our turn {played}): {result.summary}"))
             continue
         if t.number in bad_code:
             issues.append(Issue(ep.index, t.number, IssueKind.BAD_CODE, bad_code[t.number]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from games.record import Record, RecordError, parse
 
@@ -23,34 +24,40 @@ class FileGame:
     line: int
     record: Record | None
     error: str | None = None
+    status: str | None = None  # an exported game's status ("finished", "aborted"); None for sim records
 
 
-def _starts_game(text: str) -> bool:
+def _game_line(text: str) -> dict[str, Any] | None:
+    """The JSON object of a line that starts a game, else None."""
     try:
         raw = json.loads(text)
     except json.JSONDecodeError:
-        return False
+        return None
     if not isinstance(raw, dict):
-        return False
-    return raw.get("type") == "game" or str(raw.get("schema", "")).startswith("hushtable.game/")
+        return None
+    if raw.get("type") == "game" or str(raw.get("schema", "")).startswith("hushtable.game/"):
+        return raw
+    return None
 
 
 def split_games(lines: Iterable[str]) -> list[FileGame]:
     """Every game in a file, in order (none for an empty file). Lines before the first game
     line make a game of their own, which fails to parse and says why."""
-    chunks: list[tuple[int, list[str]]] = []
+    chunks: list[tuple[int, str | None, list[str]]] = []
     for no, line in enumerate(lines, start=1):
         if not chunks and not line.strip():
             continue
-        if _starts_game(line) or not chunks:
-            chunks.append((no, []))
-        chunks[-1][1].append(line)
+        head = _game_line(line)
+        if head is not None or not chunks:
+            status = head.get("status") if head is not None else None
+            chunks.append((no, status if isinstance(status, str) else None, []))
+        chunks[-1][2].append(line)
     out = []
-    for index, (start, chunk) in enumerate(chunks, start=1):
+    for index, (start, status, chunk) in enumerate(chunks, start=1):
         try:
             # Blank lines before the chunk keep parse's line numbers those of the file.
             rec = parse([""] * (start - 1) + chunk)
-            out.append(FileGame(index, start, rec))
+            out.append(FileGame(index, start, rec, status=status))
         except RecordError as exc:
-            out.append(FileGame(index, start, None, str(exc)))
+            out.append(FileGame(index, start, None, str(exc), status))
     return out

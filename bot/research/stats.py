@@ -20,6 +20,8 @@ LABELS: Mapping[str, str] = {
     "games": "games",
     "miscommunications": "miscommunications (total)",
     "interceptions": "interceptions (total)",
+    "miscommunications_per_game": "miscommunications per game",
+    "interceptions_per_game": "interceptions per game",
     "team_win_rate": "encoder-decoder win rate",
     "mean_turns": "mean turns per game",
     "ended_by": "games ended by",

@@ -15,20 +15,18 @@ from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core import intake
 from bot.core.codec import BadId, Decoded, decode
-from bot.core.messages import Command, CommandKind, Outgoing, Place, Reply, UserRef
-from bot.slack.blocks import decode_form, form_modal, render
+from bot.core.messages import Command, CommandKind, DeliveryFailed, Outgoing, Place, Reply, UserRef
+from bot.slack.blocks import decode_form, form_modal, mrkdwn, render
 from bot.slack.commands import reply_to
-from bot.slack.context import PLATFORM, Ack, SlackContext
+from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
 
 log = logging.getLogger("hushtable.slack")
 
 ID_PATTERN = re.compile(r"^[gls]:\d+")
-
-_LOBBY = {"join": CommandKind.JOIN, "leave": CommandKind.LEAVE, "start": CommandKind.START, "abort": CommandKind.ABORT}
 
 
 def inbound_id(body: dict[str, Any], action: dict[str, Any]) -> str:
@@ -44,25 +42,15 @@ def place_of(body: dict[str, Any]) -> Place:
     return Place(PLATFORM, str(channel), str(thread) if thread else None)
 
 
-def to_command(ctx: SlackContext, d: Decoded, action: dict[str, Any], user: UserRef, place: Place, inbound: str) -> Command | None:
+def to_command(ctx: SlackContext, d: Decoded, action: dict[str, Any], origin: intake.Origin) -> Command | None:
     """The core command for a click; None for a form opener (handled by the adapter)."""
-    if d.scope == "l":
-        assert d.verb is not None
-        if d.verb == "ai":
-            return Command(CommandKind.ADD_AI, user, place, {"game_id": d.game_id, "agent": ctx.settings.default_agent, "count": 1}, inbound)
-        return Command(_LOBBY[d.verb], user, place, {"game_id": d.game_id}, inbound)
-    if d.scope == "s":
-        return Command(CommandKind.SHOW, user, place, {"game_id": d.game_id}, inbound)
-    option = d.option
-    if action.get("type") == "static_select":
+    if d.scope == "g" and action.get("type") == "static_select":
         # A select's value is a full choice-button id; decode it for the option.
         chosen = decode(str((action.get("selected_option") or {}).get("value") or ""))
-        if (chosen.game_id, chosen.seat, chosen.kind) != (d.game_id, d.seat, d.kind):
+        if (chosen.scope, chosen.game_id, chosen.seat, chosen.kind) != ("g", d.game_id, d.seat, d.kind) or chosen.option is None:
             raise BadId("select option does not belong to its menu")
-        option = chosen.option
-    elif option is None:
-        return None
-    return Command(CommandKind.ACT, user, place, {"game_id": d.game_id, "seat": d.seat, "kind": d.kind, "value": [option]}, inbound)
+        d = chosen
+    return intake.command_for(d, origin, agent=ctx.default_agent())
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
@@ -78,15 +66,18 @@ async def run_action(ctx: SlackContext, body: dict[str, Any], action: dict[str, 
     place = place_of(body)
     try:
         d = decode(str(action["action_id"]))
-        cmd = to_command(ctx, d, action, user, place, inbound_id(body, action))
+    except BadId as e:
+        log.warning("ignoring a foreign action id: %s", e)
+        return
+    origin = await ctx.origin(client, body, user, place, inbound_id(body, action))
+    try:
+        cmd = to_command(ctx, d, action, origin)
     except BadId as e:
         log.warning("ignoring a foreign action id: %s", e)
         return
     if cmd is None:
         await open_form(client, body, action, place)
         return
-    if d.scope == "l" and d.verb == "abort":
-        cmd = Command(cmd.kind, cmd.user, cmd.place, cmd.args, cmd.inbound_id, is_admin=await ctx.is_admin(client, user.user_id))
     reply = await ctx.service.handle(cmd)
     await answer_click(respond, body, cmd, reply)
 
@@ -100,9 +91,14 @@ async def answer_click(respond: AsyncRespond, body: dict[str, Any], cmd: Command
         prompt = "\n".join(
             b["text"]["text"] for b in (body.get("message") or {}).get("blocks", []) if b.get("type") == "section" and "text" in b
         )
-        done = f"{prompt}\n\n✅ {reply.text}" if prompt else f"✅ {reply.text}"
-        # The prompt text is already escaped Slack text: send it as is, not re-rendered.
-        await respond(replace_original=True, text=done[:3900], blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": done[:3000], "verbatim": True}}])
+        # The prompt text is already escaped Slack text: kept as is; the reply is escaped once here.
+        done = f"{prompt}\n\n✅ {mrkdwn(reply.text)}" if prompt else f"✅ {mrkdwn(reply.text)}"
+        try:
+            with delivery("replacing an answered prompt"):
+                section = {"type": "section", "text": {"type": "mrkdwn", "text": done[:3000], "verbatim": True}}
+                await respond(replace_original=True, text=done[:3900], blocks=[section])
+        except DeliveryFailed:
+            pass
         return
     await reply_to(respond, reply)
 
@@ -118,10 +114,13 @@ async def open_form(client: AsyncWebClient, body: dict[str, Any], action: dict[s
         return
     meta = {"c": place.channel, "t": place.thread}
     try:
-        await client.views_open(trigger_id=trigger, view=form_modal(form, meta))
-    except SlackApiError as e:
+        with delivery("views.open"):
+            await client.views_open(trigger_id=trigger, view=form_modal(form, meta))
+    except DeliveryFailed:
         # trigger_ids expire after 3 s; the DM reply path still works.
-        log.warning("views.open failed: %s", e.response.get("error"))
-        await client.chat_postEphemeral(
-            channel=place.channel, user=body["user"]["id"], **render(Outgoing("The form could not open in time; click again, or reply here by DM.")).kwargs()
-        )
+        try:
+            with delivery("form fallback notice"):
+                notice = Outgoing("The form could not open in time; click again, or reply here by DM.")
+                await client.chat_postEphemeral(channel=place.channel, user=body["user"]["id"], **render(notice).kwargs())
+        except DeliveryFailed:
+            pass

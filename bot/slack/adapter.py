@@ -3,26 +3,28 @@
 
 The adapter holds no game state. The only thing it remembers is which DM
 channel belongs to which member (conversations.open is idempotent, the cache
-only saves a call).
+only saves a call). Every failure of a send becomes `DeliveryFailed` through
+`context.delivery`, whatever raised it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from aiohttp import web
 from slack_bolt.app.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
 from bot.core.platform import Platform
+from bot.core.ports import ServicePort
 from bot.settings import Settings
-from bot.slack import actions, commands, events, views
+from bot.slack import actions, commands, events, tournaments, views
 from bot.slack.blocks import render
-from bot.slack.context import PLATFORM, Service, SlackContext
+from bot.slack.context import PLATFORM, SlackContext, delivery
 
 log = logging.getLogger("hushtable.slack")
 
@@ -31,47 +33,43 @@ class SlackPlatform(Platform):
     """`Platform` over the Slack Web API. Any send failure becomes `DeliveryFailed`."""
 
     name = PLATFORM
+    quiet_waiting, text_replies = False, True  # bot.core.platform.Platform
 
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
         self._dm_channels: dict[str, str] = {}
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
-        try:
-            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread, unfurl_links=False, **render(m).kwargs())
-        except SlackApiError as e:
-            log.warning("chat.postMessage to %s failed: %s", place.key, e.response.get("error"))
-            raise DeliveryFailed(str(e.response.get("error"))) from e
-        return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+        with delivery(f"chat.postMessage to {place.key}"):
+            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
+                                                      unfurl_links=False, **render(m).kwargs())
+            return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
 
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
-        try:
+        # Closed DMs, deactivated members, missing scopes: the service falls back to
+        # the "show my secret" button in the thread.
+        with delivery(f"DM to {user.user_id}"):
             channel = self._dm_channels.get(user.user_id)
             if channel is None:
                 opened = await self.client.conversations_open(users=user.user_id)
                 channel = str(opened["channel"]["id"])
                 self._dm_channels[user.user_id] = channel
             resp = await self.client.chat_postMessage(channel=channel, unfurl_links=False, **render(m).kwargs())
-        except SlackApiError as e:
-            # Closed DMs, deactivated members, missing scopes: the service falls back to
-            # the "show my secret" button in the thread.
-            log.info("DM to %s failed: %s", user.user_id, e.response.get("error"))
-            raise DeliveryFailed(str(e.response.get("error"))) from e
-        return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+            return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
 
     async def edit(self, ref: MessageRef, m: Outgoing) -> None:
-        try:
+        with delivery(f"chat.update of {ref.channel}/{ref.message_id}"):
             await self.client.chat_update(channel=ref.channel, ts=ref.message_id, **render(m).kwargs())
-        except SlackApiError as e:
-            log.warning("chat.update of %s/%s failed: %s", ref.channel, ref.message_id, e.response.get("error"))
-            raise DeliveryFailed(str(e.response.get("error"))) from e
 
     async def open_thread(self, place: Place, title: str, anchor: MessageRef | None) -> Place:
         # A Slack thread is any message's ts used as thread_ts: the lobby card is the anchor.
         if place.thread:
             return place
         if anchor is None:
-            anchor = await self.post(place, Outgoing(title, title=None))
+            try:
+                anchor = await self.post(place, Outgoing(title, title=None))
+            except DeliveryFailed:
+                return place  # no anchor to thread under: the game runs in the channel itself
         return Place(PLATFORM, anchor.channel, anchor.message_id)
 
 
@@ -88,9 +86,7 @@ class SlackBot:
         offers it, until its background work has settled). Used by tests and shutdown."""
         for _ in range(100):
             await self.context.inflight.wait()
-            waiter = getattr(self.context.service, "wait_idle", None)
-            if waiter is not None:
-                await waiter()
+            await self.context.service.wait_idle()
             await asyncio.sleep(0)
             if self.context.inflight.running == 0:
                 return
@@ -100,9 +96,11 @@ def make_client(settings: Settings) -> AsyncWebClient:
     return AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
 
 
-def build_app(service: Service, settings: Settings, *, client: AsyncWebClient | None = None, http: bool | None = None) -> SlackBot:
+def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClient | None = None,
+              http: bool | None = None, admin_users: Collection[str] = ()) -> SlackBot:
     """The Bolt app with every listener registered. ``http`` (default: settings.slack_mode)
-    turns on request signature checks, which Socket Mode does not use."""
+    turns on request signature checks, which Socket Mode does not use. ``admin_users``: Slack
+    user ids the operator names as admins besides the workspace's admins and owners."""
     http = settings.slack_mode == "http" if http is None else http
     if http and not settings.slack_signing_secret:
         raise ValueError("Slack HTTP mode needs SLACK_SIGNING_SECRET")
@@ -117,8 +115,8 @@ def build_app(service: Service, settings: Settings, *, client: AsyncWebClient | 
         ssl_check_enabled=http,
         url_verification_enabled=http,
     )
-    ctx = SlackContext(service=service, settings=settings)
-    for module in (commands, actions, views, events):
+    ctx = SlackContext(service=service, settings=settings, admin_users=frozenset(admin_users))
+    for module in (tournaments, commands, actions, views, events):  # tournaments first: it matches a subcommand
         module.register(app, ctx)
     return SlackBot(app=app, platform=SlackPlatform(client), context=ctx)
 
@@ -131,20 +129,17 @@ async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppR
     return runner
 
 
-async def run_slack(service: Service, settings: Settings, *, start_service: bool = True) -> None:
+async def run_slack(service: ServicePort, settings: Settings, *, start_service: bool = True,
+                    admin_users: Collection[str] = ()) -> None:
     """Connect to Slack and serve until cancelled. The caller owns `service` (built from
     the same settings); this attaches the platform and, unless ``start_service`` is False
     (another adapter starts it once all platforms are attached), starts and stops the service."""
     if not settings.slack_bot_token:
         raise ValueError("SLACK_BOT_TOKEN is not set")
-    bot = build_app(service, settings)
-    attach = getattr(service, "attach", None)
-    if attach is not None:
-        attach(bot.platform)
-    start = getattr(service, "start", None) if start_service else None
-    stop = getattr(service, "stop", None) if start_service else None
-    if start is not None:
-        await start()
+    bot = build_app(service, settings, admin_users=admin_users)
+    service.attach(bot.platform)
+    if start_service:
+        await service.start()
     try:
         if settings.slack_mode == "http":
             runner = await serve_http(bot, "0.0.0.0", settings.slack_port, settings.slack_path)
@@ -160,11 +155,12 @@ async def run_slack(service: Service, settings: Settings, *, start_service: bool
 
             handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
             log.info("Slack Socket Mode connecting")
+            # slack_bolt's socket-mode handler carries no annotations: these two calls are untyped.
             try:
-                await handler.start_async()
+                await handler.start_async()  # type: ignore[no-untyped-call]
             finally:
-                await handler.close_async()
+                await handler.close_async()  # type: ignore[no-untyped-call]
     finally:
         await bot.idle()
-        if stop is not None:
-            await stop()
+        if start_service:
+            await service.stop()

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.fit import fit_label, split_text
 from bot.core.messages import Button, Form, Outgoing, Style
 
 SECTION_MAX = 3000
@@ -42,6 +43,12 @@ def escape(text: str) -> str:
 _DOUBLE_STAR = re.compile(r"\*\*(.+?)\*\*", re.S)
 
 
+def mrkdwn(text: str) -> str:
+    """Any text for a mrkdwn field: escaped once, the core's **bold** made Slack's *bold*.
+    The one place Slack text is escaped (`render` and the adapter's own lines use it)."""
+    return to_mrkdwn(escape(text))
+
+
 def to_mrkdwn(text: str) -> str:
     """The core writes **bold** (common markdown); Slack's mrkdwn bold is *bold*."""
     return _DOUBLE_STAR.sub(r"*\1*", text)
@@ -52,21 +59,10 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _plain(text: str, limit: int) -> dict[str, Any]:
-    return {"type": "plain_text", "text": _clip(text, limit) or " ", "emoji": True}
+    # Labels are shortened from the middle: " (2)" at the end tells same-named players apart.
+    return {"type": "plain_text", "text": fit_label(text, limit) or " ", "emoji": True}
 
 
-def _chunks(text: str, limit: int) -> list[str]:
-    """Split on line breaks where possible so long rules texts stay readable."""
-    out: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = rest.rfind("\n", 0, limit)
-        cut = cut if cut > 0 else limit
-        out.append(rest[:cut])
-        rest = rest[cut:].lstrip("\n")
-    if rest:
-        out.append(rest)
-    return out
 
 
 def button_element(b: Button) -> dict[str, Any]:
@@ -118,8 +114,8 @@ def render(m: Outgoing) -> Rendered:
     blocks: list[dict[str, Any]] = []
     if m.title:
         blocks.append({"type": "header", "text": _plain(m.title, HEADER_MAX)})
-    body = to_mrkdwn(escape(m.text))
-    for part in _chunks(body, SECTION_MAX):
+    body = mrkdwn(m.text)
+    for part in split_text(body, SECTION_MAX) if body else []:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": part, "verbatim": True}})
     elements: list[dict[str, Any]] = []
     if m.buttons and m.select_id:
@@ -131,7 +127,7 @@ def render(m: Outgoing) -> Rendered:
     for i in range(0, len(elements), BUTTONS_PER_BLOCK):
         blocks.append({"type": "actions", "elements": elements[i : i + BUTTONS_PER_BLOCK]})
     head = f"{m.title}: " if m.title else ""
-    return Rendered(_clip(to_mrkdwn(escape(head + m.text)), FALLBACK_TEXT_MAX) or " ", blocks)
+    return Rendered(_clip(mrkdwn(head + m.text), FALLBACK_TEXT_MAX) or " ", blocks)
 
 
 def form_modal(form: Form, private_metadata: Mapping[str, Any]) -> dict[str, Any]:

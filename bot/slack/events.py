@@ -14,9 +14,9 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Command, CommandKind, Outgoing, Place, UserRef
+from bot.core.messages import CommandKind, DeliveryFailed, Outgoing, Place, UserRef
 from bot.slack.blocks import render
-from bot.slack.context import PLATFORM, SlackContext
+from bot.slack.context import PLATFORM, SlackContext, delivery
 
 log = logging.getLogger("hushtable.slack")
 
@@ -34,15 +34,14 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             return
         async with ctx.inflight.track():
             channel = str(event["channel"])
-            cmd = Command(
-                CommandKind.ACT,
-                UserRef(PLATFORM, str(event["user"])),
-                Place(PLATFORM, channel),
-                {"text": text},
-                inbound_id=f"ev:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}",
-            )
-            reply = await ctx.service.handle(cmd)
+            inbound = f"ev:{body.get('event_id') or event.get('client_msg_id') or event.get('ts')}"
+            origin = await ctx.origin(client, body, UserRef(PLATFORM, str(event["user"])), Place(PLATFORM, channel), inbound)
+            reply = await ctx.service.handle(origin.command(CommandKind.ACT, {"text": text}))
             if reply.duplicate:
                 return
             m = reply.outgoing or Outgoing(("✅ " if reply.ok else "⚠️ ") + reply.text)
-            await client.chat_postMessage(channel=channel, **render(m).kwargs())
+            try:
+                with delivery(f"answer to a DM in {channel}"):
+                    await client.chat_postMessage(channel=channel, **render(m).kwargs())
+            except DeliveryFailed:
+                pass  # the move itself is saved; only its acknowledgement was lost

@@ -16,10 +16,11 @@ from typing import Any
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.core import intake
 from bot.core.codec import BadId, decode
-from bot.core.messages import Command, CommandKind, Outgoing, Place, UserRef
+from bot.core.messages import DeliveryFailed, Outgoing, Place, UserRef
 from bot.slack.blocks import form_values, render
-from bot.slack.context import PLATFORM, Ack, SlackContext
+from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
 
 log = logging.getLogger("hushtable.slack")
 
@@ -52,13 +53,22 @@ async def run_submission(ctx: SlackContext, body: dict[str, Any], view: dict[str
     channel = str(meta.get("c") or "")
     place = Place(PLATFORM, channel, meta.get("t") or None)
     inbound = f"view:{view.get('id', '')}:{view.get('hash', '')}"
-    cmd = Command(CommandKind.ACT, user, place, {"game_id": d.game_id, "seat": d.seat, "kind": d.kind, "value": values}, inbound)
+    if d.scope != "g" or d.option is not None:
+        log.warning("view with a callback id that is not a form: %r", view.get("callback_id"))
+        return
+    origin = await ctx.origin(client, body, user, place, inbound)
+    cmd = intake.command_for(d, origin, agent=ctx.default_agent(), values=values)
+    assert cmd is not None
     reply = await ctx.service.handle(cmd)
     if reply.duplicate:
         return
     m = render(reply.outgoing or Outgoing(("✅ " if reply.ok else "⚠️ ") + reply.text))
-    if channel.startswith("D") or not channel:
-        opened = await client.conversations_open(users=user.user_id)
-        await client.chat_postMessage(channel=str(opened["channel"]["id"]), **m.kwargs())
-    else:
-        await client.chat_postEphemeral(channel=channel, user=user.user_id, thread_ts=place.thread, **m.kwargs())
+    try:
+        with delivery(f"answer to a form of {user.user_id}"):
+            if channel.startswith("D") or not channel:
+                opened = await client.conversations_open(users=user.user_id)
+                await client.chat_postMessage(channel=str(opened["channel"]["id"]), **m.kwargs())
+            else:
+                await client.chat_postEphemeral(channel=channel, user=user.user_id, thread_ts=place.thread, **m.kwargs())
+    except DeliveryFailed:
+        pass  # the move itself is saved; only its acknowledgement was lost

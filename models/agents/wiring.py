@@ -1,11 +1,11 @@
-"""Registers the model-backed agent kinds with the startup point's AgentRegistry.
+"""Registers the model-backed agent kinds with an AgentRegistry (models/agents/registry.py).
 
-``llm:<model>?params`` builds an LLMAgent that resolves its inference client
-on its first turn through ``inference_for`` (the app's ``ClientPool.get``), so
-a game whose seats never act never loads a model. ``embed:<name>?k=16`` builds
-an EmbeddingAgent over one shared vocabulary index per embedding model, whose
-embedder comes from ``embedder_for`` (models.worker.embedding_backend) and
-loads on first use.
+An ``llm:`` entry builds an LLMAgent that reaches its entry's endpoint through
+``connect(location, api_key)`` (the app's ``ClientPool.get``) on its first turn, so
+a game whose seats never act never loads a model. Only the entry's configured
+location and key are ever passed: nothing a player typed reaches ``connect``.
+An ``embed:`` entry builds an EmbeddingAgent over one shared vocabulary index per
+embedding model, whose embedder comes from ``embedder_for`` and loads on first use.
 """
 
 from __future__ import annotations
@@ -13,21 +13,37 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 
-from models.agents import AgentRegistry
 from models.agents.base import Player
 from models.agents.embed import DEFAULT_K, Embedder, EmbeddingAgent, VocabIndex
 from models.agents.llm import agent_from_params
+from models.agents.registry import BUILTIN, AgentEntry, AgentKind, AgentRegistry, Connect
 from models.types import Inference
 
 
 def register_agents(
     registry: AgentRegistry,
     *,
-    inference_for: Callable[[str], Awaitable[Inference]],
+    connect: Connect | None = None,
+    inference_for: Callable[[str], Awaitable[Inference]] | None = None,
     embedder_for: Callable[[str], Embedder],
 ) -> None:
+    """Add the llm and embed builders, and the built-in entries the registry does not have yet.
+
+    ``inference_for(location)`` is the older, key-less form of ``connect`` (a pool's ``get``)."""
+    if connect is None:
+        if inference_for is None:
+            raise TypeError("register_agents needs connect= (or inference_for=)")
+        keyless = inference_for
+
+        async def connect_keyless(location: str, api_key: str | None) -> Inference:
+            if api_key:
+                raise ValueError("this registry was wired without keys; configure the pool with connect=")
+            return await keyless(location)
+
+        connect = connect_keyless
     indexes: dict[str, VocabIndex] = {}
     lock = threading.Lock()
+    reach = connect
 
     def index_for(name: str) -> VocabIndex:
         with lock:
@@ -35,19 +51,25 @@ def register_agents(
                 indexes[name] = VocabIndex(embedder_for(name))
             return indexes[name]
 
-    def build_llm(arg: str, params: dict[str, str], seed: int) -> Player:
-        return agent_from_params(inference_for, arg, params, seed, spec=f"llm:{arg or 'default'}")
+    def build_llm(entry: AgentEntry, seed: int) -> Player:
+        async def endpoint(_: str) -> Inference:
+            return await reach(entry.model, entry.api_key)
 
-    def build_embed(arg: str, params: dict[str, str], seed: int) -> Player:
-        unknown = sorted(set(params) - {"k"})
+        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=index_for)
+
+    def build_embed(entry: AgentEntry, seed: int) -> Player:
+        unknown = sorted(set(entry.params) - {"k"})
         if unknown:
             raise ValueError(f"unknown embed agent parameter(s) {', '.join(unknown)}; known: k")
         try:
-            k = int(params.get("k", DEFAULT_K))
+            k = int(entry.params.get("k", DEFAULT_K))
         except ValueError as exc:
-            raise ValueError(f"embed agent: k must be a whole number, not {params.get('k')!r}") from exc
-        name = arg or "minilm"
-        return EmbeddingAgent(index_for(name), seed=seed, k=k, spec=f"embed:{name}?k={k}")
+            raise ValueError(f"embed agent: k must be a whole number, not {entry.params.get('k')!r}") from exc
+        return EmbeddingAgent(index_for(entry.model or "minilm"), seed=seed, k=k, spec=entry.name)
 
-    registry.register("llm", build_llm)
-    registry.register("embed", build_embed)
+    registry.register(AgentKind.LLM, build_llm)
+    registry.register(AgentKind.EMBED, build_embed)
+    known = set(registry.names())
+    for entry in BUILTIN:
+        if entry.name not in known:
+            registry.define(entry)

@@ -42,12 +42,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from games.base import normalize, rng
-from models.agents import parse_spec
 from models.agents.embed import Embedder
 from models.eval.instances import Instance
 from models.eval.prompts import PROMPT_VERSION, prompt
+from models.eval.spec import parse_spec
 from models.scoring import Debias, Render, score_choices
-from models.types import Inference, InferenceError, Message
+from models.types import Inference, InferenceError, Message, ScoreRequest
 
 LETTERS = string.ascii_uppercase
 MAX_OPTIONS = len(LETTERS)

@@ -32,10 +32,10 @@ from enum import StrEnum
 import numpy as np
 
 from games.base import normalize, rng
-from models.agents import parse_spec
 from models.agents.embed import DEFAULT_K, VocabIndex, overlaps, sample_top_k
 from models.eval.instances import Instance
 from models.eval.prompts import prompt
+from models.eval.spec import parse_spec
 from models.types import GenerateRequest, Inference, InferenceError
 
 RANDOM_EXCLUDE_NEAREST = 200

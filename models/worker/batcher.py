@@ -275,7 +275,8 @@ class Batcher:
                         continue
                     try:
                         single = await asyncio.to_thread(call, [p.req])
-                        outs.append(single[0] if isinstance(single, list) and len(single) == 1 else InferenceError("backend returned a wrong number of results"))
+                        ok = isinstance(single, list) and len(single) == 1
+                        outs.append(single[0] if ok else InferenceError("backend returned a wrong number of results"))
                     except Exception as one_exc:
                         outs.append(one_exc)
         finally:

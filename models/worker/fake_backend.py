@@ -23,6 +23,7 @@ from models.types import (
     ScoreRequest,
     ScoreResult,
 )
+from models.worker.per_request import Slots
 
 # Plain words with no game meaning, so fake hints never collide with real rules.
 WORDS: tuple[str, ...] = (
@@ -96,46 +97,34 @@ class FakeBackend:
 
     def generate_batch(self, reqs: Sequence[GenerateRequest]) -> list[GenerateResult | Exception]:
         self._begin_batch(len(reqs))
-        out: list[GenerateResult | Exception] = []
-        for req in reqs:
-            t0 = time.perf_counter()
-            try:
-                self._check(req)
-                text = self._text_for(req)
-            except Exception as exc:  # delivered to this request only
-                out.append(exc)
-                continue
-            out.append(
-                GenerateResult(
-                    text=text,
-                    model=self.model_id,
-                    prompt_tokens=self.count_tokens(req.messages),
-                    completion_tokens=len(text.split()),
-                    latency_s=time.perf_counter() - t0,
-                )
-            )
-        return out
+        slots: Slots[GenerateResult] = Slots(len(reqs))
+        slots.each(range(len(reqs)), lambda i: self._generate_one(reqs[i]))
+        return slots.results()
 
     def score_batch(self, reqs: Sequence[ScoreRequest]) -> list[ScoreResult | Exception]:
         self._begin_batch(len(reqs))
-        out: list[ScoreResult | Exception] = []
-        for req in reqs:
-            t0 = time.perf_counter()
-            try:
-                self._check(req)
-                probs = fake_probs(req.messages, req.labels, req.mode)
-            except Exception as exc:
-                out.append(exc)
-                continue
-            out.append(
-                ScoreResult(
-                    probs=probs,
-                    model=self.model_id,
-                    prompt_tokens=self.count_tokens(req.messages),
-                    latency_s=time.perf_counter() - t0,
-                )
-            )
-        return out
+        slots: Slots[ScoreResult] = Slots(len(reqs))
+        slots.each(range(len(reqs)), lambda i: self._score_one(reqs[i]))
+        return slots.results()
+
+    def _generate_one(self, req: GenerateRequest) -> GenerateResult:
+        t0 = time.perf_counter()
+        self._check(req)
+        text = self._text_for(req)
+        return GenerateResult(
+            text=text,
+            model=self.model_id,
+            prompt_tokens=self.count_tokens(req.messages),
+            completion_tokens=len(text.split()),
+            latency_s=time.perf_counter() - t0,
+        )
+
+    def _score_one(self, req: ScoreRequest) -> ScoreResult:
+        t0 = time.perf_counter()
+        self._check(req)
+        probs = fake_probs(req.messages, req.labels, req.mode)
+        return ScoreResult(probs=probs, model=self.model_id, prompt_tokens=self.count_tokens(req.messages),
+                           latency_s=time.perf_counter() - t0)
 
     def close(self) -> None:
         self.closed = True

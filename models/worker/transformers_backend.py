@@ -49,6 +49,7 @@ from transformers.utils import logging as hf_logging
 
 from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
 from models.worker import default_model
+from models.worker.per_request import Slots
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -421,59 +422,43 @@ class TransformersBackend:
     @torch.inference_mode()
     def score_batch(self, reqs: Sequence[ScoreRequest]) -> list[ScoreResult | Exception]:
         t0 = time.perf_counter()
-        results: list[ScoreResult | Exception | None] = [None] * len(reqs)
-        first: list[int] = []
+        slots: Slots[ScoreResult] = Slots(len(reqs))
         prompts: dict[int, _Prompt] = {}
-        for i, r in enumerate(reqs):
-            try:
-                if r.mode not in ("first_token", "loglik"):
-                    raise ValueError(f"unknown scoring mode {r.mode!r}; use 'first_token' or 'loglik'")
-                prompts[i] = self._prompt(r.messages)
-                if r.mode == "first_token":
-                    self.label_token_ids(r.labels)
-                    first.append(i)
-            except Exception as exc:  # a bad request fails alone
-                results[i] = exc
-        if first:
-            try:
-                prefills = self._prepare_prefixes([prompts[i] for i in first])
-            except Exception as exc:
-                for i in first:
-                    results[i] = exc
-                prefills = []
-            for group in self._groups(prefills):
-                idx = [first[g] for g in group]
-                try:
-                    key = prefills[group[0]].key
-                    rows = [list(prompts[i].ids[len(key) :]) for i in idx]
-                    logits, _, _ = self._forward(rows, self._base_cache(key, len(rows)), len(key), left_pad=True, keep_last=True)
-                    last = logits[:, -1, :].float()
-                    for row, (i, g) in enumerate(zip(idx, group, strict=False)):
-                        label_ids = list(self.label_token_ids(reqs[i].labels))
-                        full = torch.softmax(last[row], dim=-1)
-                        sel = last[row, label_ids]
-                        probs = torch.softmax(sel, dim=-1)
-                        results[i] = ScoreResult(
-                            probs=tuple(float(x) for x in probs),
-                            model=self.model_id,
-                            prompt_tokens=len(prompts[i].ids),
-                            cached_tokens=prefills[g].cached_tokens,
-                            extra={"label_mass": float(full[label_ids].sum())},
-                        )
-                except Exception as exc:
-                    for i in idx:
-                        results[i] = exc
-        for i, r in enumerate(reqs):
-            if results[i] is None and r.mode == "loglik":
-                try:
-                    results[i] = self._score_loglik(r, prompts[i])
-                except Exception as exc:
-                    results[i] = exc
-        dt = time.perf_counter() - t0
-        return [
-            _with_latency(r, dt) if isinstance(r, ScoreResult) else (r if r is not None else RuntimeError("not scored"))
-            for r in results
-        ]
+
+        def check(i: int) -> None:
+            r = reqs[i]
+            if r.mode not in ("first_token", "loglik"):
+                raise ValueError(f"unknown scoring mode {r.mode!r}; use 'first_token' or 'loglik'")
+            prompts[i] = self._prompt(r.messages)
+            if r.mode == "first_token":
+                self.label_token_ids(r.labels)
+
+        valid = slots.each(range(len(reqs)), check)
+        first = [i for i in valid if reqs[i].mode == "first_token"]
+        prefills: list[_Prefill] = []
+        with slots.together(first):
+            prefills = self._prepare_prefixes([prompts[i] for i in first]) if first else []
+        for group in self._groups(prefills):
+            idx = [first[g] for g in group]
+            with slots.together(idx):
+                key = prefills[group[0]].key
+                rows = [list(prompts[i].ids[len(key) :]) for i in idx]
+                logits, _, _ = self._forward(rows, self._base_cache(key, len(rows)), len(key), left_pad=True, keep_last=True)
+                last = logits[:, -1, :].float()
+                for row, (i, g) in enumerate(zip(idx, group, strict=False)):
+                    label_ids = list(self.label_token_ids(reqs[i].labels))
+                    full = torch.softmax(last[row], dim=-1)
+                    probs = torch.softmax(last[row, label_ids], dim=-1)
+                    slots[i] = ScoreResult(
+                        probs=tuple(float(x) for x in probs),
+                        model=self.model_id,
+                        prompt_tokens=len(prompts[i].ids),
+                        cached_tokens=prefills[g].cached_tokens,
+                        extra={"label_mass": float(full[label_ids].sum())},
+                    )
+        loglik = [i for i in valid if reqs[i].mode == "loglik" and slots.empty(i)]
+        slots.each(loglik, lambda i: self._score_loglik(reqs[i], prompts[i]))
+        return slots.results(latency_s=time.perf_counter() - t0, missing="not scored")
 
     def _option_ids(self, prompt: _Prompt, option: str) -> list[int]:
         if not option.strip():
@@ -520,48 +505,36 @@ class TransformersBackend:
     @torch.inference_mode()
     def generate_batch(self, reqs: Sequence[GenerateRequest]) -> list[GenerateResult | Exception]:
         t0 = time.perf_counter()
-        results: list[GenerateResult | Exception | None] = [None] * len(reqs)
-        ok: list[int] = []
+        slots: Slots[GenerateResult] = Slots(len(reqs))
         prompts: dict[int, _Prompt] = {}
-        for i, r in enumerate(reqs):
-            try:
-                if r.max_tokens < 1:
-                    raise ValueError("max_tokens must be at least 1")
-                if r.temperature < 0 or not math.isfinite(r.temperature):
-                    raise ValueError("temperature must be a finite number >= 0")
-                prompts[i] = self._prompt(r.messages, r.prefill)
-                ok.append(i)
-            except Exception as exc:
-                results[i] = exc
+
+        def check(i: int) -> None:
+            r = reqs[i]
+            if r.max_tokens < 1:
+                raise ValueError("max_tokens must be at least 1")
+            if r.temperature < 0 or not math.isfinite(r.temperature):
+                raise ValueError("temperature must be a finite number >= 0")
+            prompts[i] = self._prompt(r.messages, r.prefill)
+
+        ok = slots.each(range(len(reqs)), check)
         prefills: list[_Prefill] = []
-        if ok:
-            try:
-                prefills = self._prepare_prefixes([prompts[i] for i in ok])
-            except Exception as exc:
-                for i in ok:
-                    results[i] = exc
+        with slots.together(ok):
+            prefills = self._prepare_prefixes([prompts[i] for i in ok]) if ok else []
         for group in self._groups(prefills):
             idx = [ok[g] for g in group]
-            try:
+            with slots.together(idx):
                 key = prefills[group[0]].key
                 rows = [list(prompts[i].ids[len(key) :]) for i in idx]
                 texts = self._decode([reqs[i] for i in idx], rows, key)
                 for (text, n), i, g in zip(texts, idx, group, strict=False):
-                    results[i] = GenerateResult(
+                    slots[i] = GenerateResult(
                         text=reqs[i].prefill + text,
                         model=self.model_id,
                         prompt_tokens=len(prompts[i].ids),
                         completion_tokens=n,
                         cached_tokens=prefills[g].cached_tokens,
                     )
-            except Exception as exc:
-                for i in idx:
-                    results[i] = exc
-        dt = time.perf_counter() - t0
-        return [
-            _with_latency(r, dt) if isinstance(r, GenerateResult) else (r if r is not None else RuntimeError("not generated"))
-            for r in results
-        ]
+        return slots.results(latency_s=time.perf_counter() - t0, missing="not generated")
 
     def _decode(self, reqs: Sequence[GenerateRequest], rows: list[list[int]], key: tuple[int, ...]) -> list[tuple[str, int]]:
         b = len(reqs)
@@ -578,7 +551,7 @@ class TransformersBackend:
         out: list[list[int]] = [[] for _ in range(b)]
         texts: list[str | None] = [None] * b
         done = [False] * b
-        for step in range(max(r.max_tokens for r in reqs)):
+        for _ in range(max(r.max_tokens for r in reqs)):
             last = logits[:, -1, :].float()
             greedy = last.argmax(dim=-1).tolist()  # one device sync for the whole batch
             nxt = torch.full((b, 1), self.pad_id, dtype=torch.long)
@@ -638,9 +611,3 @@ def _first_stop(text: str, stops: Sequence[str]) -> int | None:
     found = [text.find(s) for s in stops if s]
     found = [f for f in found if f >= 0]
     return min(found) if found else None
-
-
-def _with_latency(r: Any, dt: float) -> Any:
-    from dataclasses import replace
-
-    return replace(r, latency_s=dt)

@@ -48,6 +48,8 @@ class FakeOpenAI:
     supports_echo: bool = True
     fail_next: int = 0  # answer this many requests with 500 first
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # The Authorization header of every request that reached the server (None when absent).
+    auth: list[str | None] = field(default_factory=list)
     _server: TestServer | None = None
 
     @property
@@ -56,9 +58,10 @@ class FakeOpenAI:
         return str(self._server.make_url("/v1"))
 
     async def start(self) -> FakeOpenAI:
-        app = web.Application()
+        app = web.Application(middlewares=[self._record_auth])
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/completions", self._completions)
+        app.router.add_route("*", "/{tail:.*}", self._other)
         self._server = TestServer(app, host="127.0.0.1", port=0)
         await self._server.start_server()
         return self
@@ -66,6 +69,15 @@ class FakeOpenAI:
     async def close(self) -> None:
         if self._server is not None:
             await self._server.close()
+
+    @web.middleware
+    async def _record_auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.auth.append(request.headers.get("Authorization"))
+        return await handler(request)
+
+    async def _other(self, request: web.Request) -> web.Response:
+        self.requests.append((request.path, {}))
+        return web.json_response({"error": {"message": "not found"}}, status=404)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
         return {

@@ -137,7 +137,7 @@ def test_interceptor_assignment_matches_brute_force_on_random_cases() -> None:
         history = {"1": ["w0", "w1"], "2": ["w2"], "3": ["w3", "w4"], "4": [] if case % 3 == 0 else ["w5"]}
         guess, sim = decrypto_intercept(idx, history, ["w6", "w7", "w8"], CODES, rng(case))
         best = brute_force(sim)
-        total = lambda c: sum(sim[i, int(d) - 1] for i, d in enumerate(c.split("-")))  # noqa: E731
+        total = lambda c, sim=sim: sum(sim[i, int(d) - 1] for i, d in enumerate(c.split("-")))  # noqa: E731
         assert total(guess) == pytest.approx(total(best))
 
 

@@ -15,8 +15,10 @@ import pytest
 
 import games
 from games.base import Choice, Option, Text, contains_word
-from models.agents import AgentRegistry
-from models.agents.llm import AnswerRefused, LLMAgent, PromptBook, parse_choice_answer, parse_text_answer
+from models.agents import AgentEntry, AgentKind, AgentRegistry
+from models.agents.answers import parse_choice_answer, parse_text_answer
+from models.agents.llm import AnswerRefused, LLMAgent
+from models.agents.prompts import PromptBook
 from models.agents.wiring import register_agents
 from models.client import InProcessClient
 from models.types import GenerateRequest, Inference, ScoreRequest, ScoreResult
@@ -355,18 +357,26 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
         built.append(name)
         return object()
 
-    reg = AgentRegistry()
+    # Locations and options come from configured entries (player-typed specs are refused:
+    # tests/models/test_registry.py).
+    reg = AgentRegistry([
+        AgentEntry("llm:x", AgentKind.LLM, "openai:http://host:8000/v1#model-x", {"temperature": "0.6", "retries": "1"}),
+        AgentEntry("llm:w", AgentKind.LLM, "http://127.0.0.1:9000"),
+        AgentEntry("embed:k8", AgentKind.EMBED, "minilm", {"k": "8"}),
+        AgentEntry("llm:typo", AgentKind.LLM, "default", {"temprature": "1"}),
+        AgentEntry("embed:lots", AgentKind.EMBED, "minilm", {"k": "lots"}),
+    ])
     register_agents(reg, inference_for=inference_for, embedder_for=embedder_for)
-    llm = reg("llm:openai:http://host:8000/v1#model-x?temperature=0.6&retries=1", 3)
+    llm = reg("llm:x", 3)
     assert isinstance(llm, LLMAgent) and llm.temperature == 0.6 and llm.retries == 1
     assert llm.model_spec == "openai:http://host:8000/v1#model-x" and asked == []
-    assert reg("llm:http://127.0.0.1:9000", 1).model_spec == "http://127.0.0.1:9000"
-    e1, e2 = reg("embed:minilm?k=8", 1), reg("embed:minilm", 2)
+    assert reg("llm:w", 1).model_spec == "http://127.0.0.1:9000"  # type: ignore[attr-defined]
+    e1, e2 = reg("embed:k8", 1), reg("embed:minilm", 2)
     assert e1.index is e2.index and e1.k == 8 and built == ["minilm"]  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
-        reg("llm:default?temprature=1", 0)
+        reg("llm:typo", 0)
     with pytest.raises(ValueError):
-        reg("embed:minilm?k=lots", 0)
+        reg("embed:lots", 0)
 
 
 def test_worked_example_precedes_the_request_unless_turned_off() -> None:
@@ -391,19 +401,19 @@ def test_worked_example_precedes_the_request_unless_turned_off() -> None:
 
 
 def test_example_is_left_out_when_the_turn_shares_its_words() -> None:
-    from models.agents.llm import PromptBook, _example_overlaps
+    from models.agents.prompts import example_overlaps
 
     table = PromptBook().table("chameleon_clue")
-    assert _example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
-    assert not _example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
+    assert example_overlaps(table, "Category: Fruits\nCandidate words: Lemon, Lime")
+    assert not example_overlaps(table, "Category: Tools\nCandidate words: Hammer, Saw")
 
 
 def test_answers_copied_from_the_instructions_are_refused() -> None:
-    from models.agents.llm import _refuse_copied_instructions
+    from models.agents.answers import refuse_copied_instructions
     from models.types import Message
 
     chat = [Message("system", "Rules."), Message("user", "Describe your word in at most 12 words.")]
     with pytest.raises(ValueError, match="copied"):
-        _refuse_copied_instructions(["at most 12 words"], chat)
-    _refuse_copied_instructions(["it rolls on green felt"], chat)
-    _refuse_copied_instructions(["words"], chat)  # a single word may well appear in the prompt
+        refuse_copied_instructions(["at most 12 words"], chat)
+    refuse_copied_instructions(["it rolls on green felt"], chat)
+    refuse_copied_instructions(["words"], chat)  # a single word may well appear in the prompt

@@ -23,6 +23,7 @@ def test_decrypto_benchmark_metrics_as_the_papers_table() -> None:
     assert m["games"] == 4
     assert m["miscommunications"] == 2 + 0 + 1 + 2
     assert m["interceptions"] == 1 + 0 + 2 + 2
+    assert (m["miscommunications_per_game"], m["interceptions_per_game"]) == (5 / 4, 5 / 4)
     assert m["team_win_rate"] == pytest.approx(1 / 4)
     assert m["mean_turns"] == pytest.approx((4 + 8 + 2 + 2) / 4)
     assert m["ended_by"] == {"interceptions": 1, "miscommunications": 1, "both": 1, "survived": 1}

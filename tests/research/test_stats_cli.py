@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -59,7 +60,9 @@ def test_import_records_then_stats_as_table_and_json(tmp_path: Path) -> None:
     assert code == 0, out
     assert out.startswith("2 game(s) measured (game=decrypto)")
     assert "decrypto (benchmark)" in out and "spy" not in out
-    assert "miscommunications (total)  1" in out and "mean turns per game        5.000" in out
+    assert re.search(r"^  miscommunications \(total\) +1$", out, re.M)
+    assert re.search(r"^  mean turns per game +5\.000$", out, re.M)
+    assert re.search(r"^  encoder-decoder win rate +0\.500$", out, re.M)
 
 
 def test_stats_filters_by_source_and_date(tmp_path: Path) -> None:
@@ -118,3 +121,28 @@ def test_an_unfinished_record_is_logged_aborted_and_left_out_of_stats(tmp_path: 
     assert code == 0 and "aborted" in out
     code, out = cli("stats", "--database", db, "--json")
     assert json.loads(out)["games_measured"] == 0
+
+
+def test_a_half_written_import_is_ended_as_aborted(tmp_path: Path) -> None:
+    """A write that fails after the game row exists (two seat records for seat 0: the
+    database refuses the roster) leaves an aborted game, never one a bot would resume."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/h.db"
+
+    async def go() -> tuple[str, str]:
+        store = await Store.open(url)
+        try:
+            seats = [SeatRecord(s, SeatKind.AI, f"P{s}", agent_spec="random") for s in (0, 0, 1)]
+            try:
+                await log_record(store, decrypto_benchmark(SURVIVED), seats=seats, place="here", place_name="",
+                                 provenance={}, actor="test", key="k")
+            except Exception as exc:  # noqa: BLE001 - whichever error the database raises
+                error = type(exc).__name__
+            else:
+                error = "none"
+            rows = await store.games()
+            return error, rows[0].status
+        finally:
+            await store.aclose()
+
+    error, status = asyncio.run(go())
+    assert error == "IntegrityError" and status == "aborted"

@@ -1,12 +1,10 @@
-"""Tenants, broken games and delivered deals (issue 9).
+"""Tenants and broken games (issue 9).
 
 - ``games.tenant``: whose game it is ("discord:<guild>", "slack:<team>", "console");
   ids, lists and exports never cross tenants. Old rows get "" (no tenant: only the
   operator's CLI sees them).
 - ``games.status_reason``: why a game was marked broken (a logged action no longer
   replays) or could not be resumed; shown by ``hushtable doctor``.
-- ``games.delivered``: seats whose private deal was confirmed delivered; on resume the
-  others get their secrets again.
 
 Host hand-over uses the existing ``games.host``; the deadline of a running game lives in
 ``games.lobby`` like the lobby's (written by ``Store.set_running_options``).
@@ -34,13 +32,11 @@ def upgrade() -> None:
     with op.batch_alter_table("games") as batch:
         batch.add_column(sa.Column("tenant", sa.String(), nullable=False, server_default=""))
         batch.add_column(sa.Column("status_reason", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("delivered", sa.JSON(), nullable=False, server_default=sa.text("'[]'")))
         batch.create_index("ix_games_tenant_status", ["tenant", "status"])
 
 
 def downgrade() -> None:
     with op.batch_alter_table("games") as batch:
         batch.drop_index("ix_games_tenant_status")
-        batch.drop_column("delivered")
         batch.drop_column("status_reason")
         batch.drop_column("tenant")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from bot.core.messages import Outgoing, Place
-from tests.bot.conftest import Harness, make_harness
+from tests.bot.core.conftest import Harness, make_harness
 
 AGENTS = ["random", "random", "random", "random"]
 
@@ -94,7 +94,7 @@ async def test_open_ai_table_refuses_what_it_cannot_seat(harness: Harness) -> No
 
 async def test_wait_finished_is_none_for_an_aborted_table(harness: Harness) -> None:
     from bot.core.messages import CommandKind
-    from tests.bot.conftest import ALICE, HERE
+    from tests.bot.core.conftest import ALICE, HERE
 
     h = harness
     assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy")).ok
@@ -142,7 +142,7 @@ async def test_finish_listeners_run_after_the_result_and_may_post(tmp_path) -> N
 
 async def test_observer_counts_commands_and_duplicates(tmp_path) -> None:
     from bot.core.messages import CommandKind
-    from tests.bot.conftest import ALICE, HERE
+    from tests.bot.core.conftest import ALICE, HERE
 
     rec = Recorder()
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/o.db", observer=rec)

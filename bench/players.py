@@ -1,0 +1,276 @@
+"""AI players head to head: seeded AI-only games of every game and variant, the same deals for every agent.
+
+Each agent plays every seat of its own copy of each game (seed i gives every agent
+the same deal), through the table's AgentRunner with the app's defaults (3 re-asks,
+the embedding baseline as fallback, the random player behind it). The bundled model
+is loaded once and shared. Printed per agent and role:
+
+- first-try legal: share of moves where the agent's first answer was played (no
+  refusal by its own parser, no refusal by the engine, no fallback);
+- fallback: share of moves played by the fallback chain; retries: refused answers per move;
+- move latency p50/p95, free text and choices apart: the wall time of the move, and
+  the sum of the latencies its log rows carry (equal when the log is truthful);
+- outcomes: Decrypto miscommunications, interceptions, team wins and turns; Who-is-Spy
+  spy wins; Chameleon caught / guessed / escaped;
+- the chosen-position histogram of label-scored choices with four options or more
+  (position in the first ordering shown to the model);
+- the mean SoftScore of Chameleon clues (non-chameleon seats) by the embedding
+  estimate in models/agents/strategy.py, where that module exists.
+
+``--out FILE`` keeps the raw moves as JSON; ``--compare FILE`` prints a stored run
+(e.g. one made on an older checkout) beside this one, rescoring its clues with
+this checkout's evaluator so both columns use the same yardstick.
+
+    PYTHONPATH=$PWD python bench/players.py --games 1 --out after.json --compare before.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import games  # noqa: E402
+from bot.core.agents import AgentRunner  # noqa: E402
+from games.base import Choice, Game, Text  # noqa: E402
+
+# (game, variant, seats, options): small enough for a shared 2-core machine.
+TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
+    ("decrypto", "benchmark", 3, {"max_turns": 4}),
+    ("decrypto", "teams", 4, {"max_rounds": 3}),
+    ("spy", "classic", 5, {}),
+    ("spy", "spygame", 4, {}),
+    ("chameleon", "classic", 4, {}),
+    ("chameleon", "sneak", 4, {}),
+]
+DEFAULT_AGENTS = "llm:default,llm:plain,embed:minilm,random"
+
+
+def build_factory(define: str = "") -> tuple[Any, Any]:
+    """The agent factory over one shared client pool (works on this checkout and on older ones).
+
+    ``define`` is extra named entries, HUSHTABLE_AGENTS' JSON (e.g. a variant's budget)."""
+    from models.agents import AgentRegistry
+    from models.agents.wiring import register_agents
+    from models.client import ClientOptions, ClientPool
+    from models.worker.embedding_backend import embedder_for
+
+    pool = ClientPool(ClientOptions())
+    registry = AgentRegistry()
+    if define:
+        from models.agents.registry import entries_from_json
+
+        for entry in entries_from_json(define):
+            registry.define(entry)
+    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
+    return registry, pool
+
+
+def role_of(game_id: str, state: Any, seat: int, view: Any) -> str:
+    if game_id == "decrypto":
+        return str(view.get("role") or "?")
+    if game_id == "spy":
+        return str(state.roles[seat].value)
+    if game_id == "chameleon":
+        return "chameleon" if seat == state.chameleon else "player"
+    return "?"
+
+
+def chosen_position(calls: Sequence[Any]) -> tuple[int, int] | None:
+    """(position of the chosen option in the first ordering shown, number of options) of a scored choice."""
+    for c in calls:
+        if c.operation == "score" and isinstance(c.prompt, dict) and isinstance(c.prompt.get("labels"), dict):
+            labels = list(c.prompt["labels"])
+            if c.raw_output in labels:
+                return labels.index(c.raw_output), len(labels)
+    return None
+
+
+async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], seed: int, agent: str,
+               factory: Any, table_no: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    g: Game = games.get(game_id)
+    s, _ = g.new(g.make_config(variant, **opts), seats, seed)
+    runner = AgentRunner(factory, timeout_s=180.0, retries=3, fallback_spec="embed:minilm")
+    moves: list[dict[str, Any]] = []
+    for _ in range(500):
+        if g.result(s) is not None:
+            break
+        seat = min(g.to_act(s))
+        spec = g.legal(s, seat)
+        obs = g.observe(s, seat)
+        started = time.perf_counter()
+        out = await runner.decide(g, s, seat, game_id=table_no, spec=agent, seed=seed * 100 + seat)
+        wall = (time.perf_counter() - started) * 1000
+        s, _ = g.apply(s, seat, out.action)
+        if isinstance(spec, Choice) and len(spec.options) == 1:
+            continue  # "ready": nothing to decide
+        errors = sum(1 for c in out.calls if c.error)
+        move: dict[str, Any] = {
+            "agent": agent, "game": f"{game_id}:{variant}", "role": role_of(game_id, s, seat, obs.view),
+            "kind": "choice" if isinstance(spec, Choice) else "text", "source": out.source,
+            "first_try": out.source == "ai" and errors == 0, "errors": errors,
+            "wall_ms": wall, "log_ms": sum(c.latency_ms for c in out.calls),
+            "position": chosen_position(out.calls) if out.source == "ai" else None,
+        }
+        if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
+            move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),
+                            "category": obs.view.get("category", "")}
+        moves.append(move)
+    res = g.result(s)
+    return moves, {"agent": agent, "game": f"{game_id}:{variant}", "seed": seed,
+                   "details": _outcome(game_id, variant, res.details if res else None)}
+
+
+def _outcome(game_id: str, variant: str, d: Any) -> dict[str, Any]:
+    if d is None:
+        return {"unfinished": 1}
+    if game_id == "decrypto" and variant == "benchmark":
+        return {"misc": d["miscommunications"], "intercepts": d["interceptions"], "team_won": int(d["team_won"]), "turns": d["turns"]}
+    if game_id == "decrypto":
+        toks = d["tokens"]
+        return {"misc": sum(t["miscommunications"] for t in toks.values()), "intercepts": sum(t["interceptions"] for t in toks.values()),
+                "turns": d["rounds"]}
+    if game_id == "spy":
+        return {"spies_won": int(d["team"] != "villagers"), "rounds": d["rounds"]}
+    m = d["metrics"]
+    return {"caught": m["caught"], "guessed": m["guessed"], "escaped": m["escaped"]}
+
+
+def pct(xs: Sequence[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    ys = sorted(xs)
+    return ys[min(len(ys) - 1, int(q * len(ys)))]
+
+
+def soft_scores(clues: Sequence[dict[str, Any]]) -> float | None:
+    try:
+        from models.agents.embed import VocabIndex
+        from models.agents.strategy import EmbeddingJudge
+        from models.worker.embedding_backend import embedder_for
+    except ImportError:
+        return None
+    if not clues:
+        return None
+    judge = EmbeddingJudge(VocabIndex(embedder_for("minilm")))
+    return float(statistics.mean(judge.soft_score(c["clue"], c["secret"], c["card"]) for c in clues))
+
+
+def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    by: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for m in moves:
+        by[(m["agent"], m["game"].split(":")[0], m["role"])].append(m)
+        by[(m["agent"], "all", m["kind"])].append(m)
+    for key, ms in sorted(by.items()):
+        out["|".join(key)] = {
+            "moves": len(ms),
+            "first_try": sum(m["first_try"] for m in ms) / len(ms),
+            "fallback": sum(m["source"] != "ai" for m in ms) / len(ms),
+            "retries": sum(m["errors"] for m in ms) / len(ms),
+            "p50_s": pct([m["wall_ms"] for m in ms], 0.5) / 1000, "p95_s": pct([m["wall_ms"] for m in ms], 0.95) / 1000,
+            "log_p50_s": pct([m["log_ms"] for m in ms], 0.5) / 1000,
+        }
+    for agent in dict.fromkeys(m["agent"] for m in moves):
+        pos = Counter(m["position"][0] for m in moves
+                      if m["agent"] == agent and m["kind"] == "choice" and m["position"] and m["position"][1] >= 4)
+        n = sum(pos.values())
+        hist = {"ABCDE"[min(p, 4)]: 0.0 for p in range(5)}
+        for p, c in pos.items():
+            hist["ABCDE"[min(p, 4)]] += c / n if n else 0
+        out[f"{agent}|positions"] = {"n": n, **hist}
+        out[f"{agent}|softscore"] = soft_scores([m["clue"] for m in moves if m["agent"] == agent and "clue" in m])
+        for game in dict.fromkeys(r["game"] for r in results):
+            rows = [r["details"] for r in results if r["agent"] == agent and r["game"] == game]
+            keys = sorted({k for r in rows for k in r})
+            out[f"{agent}|outcome|{game}"] = {k: statistics.mean(r.get(k, 0) for r in rows) for k in keys} | {"games": len(rows)}
+    return out
+
+
+def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | None = None) -> None:
+    def cell(d: dict[str, Any] | None, k: str) -> str:
+        if d is None or d.get(k) is None:
+            return "-"
+        v = d[k]
+        return f"{v:.0%}" if k in ("first_try", "fallback") else f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    cols = ["moves", "first_try", "fallback", "retries", "p50_s", "p95_s", "log_p50_s"]
+    print(f"\n== moves ({label}{'; before -> after' if other else ''})")
+    print(f"{'agent|game|role':44s} " + " ".join(f"{c:>16s}" for c in cols))
+    for key, d in summary.items():
+        if not isinstance(d, dict) or "first_try" not in d:
+            continue
+        b = other.get(key) if other else None
+        print(f"{key:44s} " + " ".join(f"{(cell(b, c) + ' -> ' if other else '') + cell(d, c):>16s}" for c in cols))
+    print("\n== chosen positions, choices with 4+ options (share of label-scored choices per position)")
+    for key, d in summary.items():
+        if key.endswith("|positions"):
+            b = other.get(key) if other else None
+            row = " ".join(f"{p}={(cell(b, p) + '->' if other else '') + cell(d, p)}" for p in "ABCDE")
+            print(f"{key:44s} n={(cell(b, 'n') + '->' if other else '') + cell(d, 'n')} {row}")
+    print("\n== outcomes (mean per game)")
+    for key, d in summary.items():
+        if "|outcome|" in key:
+            b = other.get(key) if other else None
+            print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
+    print("\n== mean SoftScore of Chameleon clues (embedding estimate)")
+    for key, v in summary.items():
+        if key.endswith("|softscore"):
+            b = other.get(key) if other else None
+            print(f"{key:44s} " + (f"{b if b is None else round(b, 3)} -> " if other else "") + f"{v if v is None else round(v, 3)}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    registry, pool = build_factory(args.define)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    tables = [t for t in TABLES if not args.only or f"{t[0]}:{t[1]}" in args.only.split(",")]
+    moves: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    table_no = 0
+    try:
+        for seed in range(args.games):
+            for game_id, variant, seats, opts in tables:
+                for agent in agents:
+                    table_no += 1
+                    t0 = time.perf_counter()
+                    ms, res = await play(game_id, variant, seats, opts, 1000 + seed, agent, registry, table_no)
+                    moves += ms
+                    results.append(res)
+                    print(f"  {game_id}:{variant} seed {seed} {agent}: {len(ms)} moves, {time.perf_counter() - t0:.1f} s, "
+                          f"{res['details']}", flush=True)
+    finally:
+        await pool.aclose()
+    load = os.getloadavg()
+    label = (f"{args.games} game(s) per variant, {time.perf_counter() - started:.0f} s, {os.cpu_count()} cores, "
+             f"load avg {load[0]:.1f}/{load[1]:.1f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"label": label, "moves": moves, "results": results}, indent=1))
+    summary = summarize(moves, results)
+    other = None
+    if args.compare:
+        before = json.loads(Path(args.compare).read_text())
+        other = summarize(before["moves"], before["results"])
+        print(f"before: {before['label']}")
+    print_tables(label, summary, other)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", type=int, default=1, help="seeded games per game and variant (same deals for every agent)")
+    parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
+    parser.add_argument("--only", default="", help="comma-separated game:variant to play (default: all)")
+    parser.add_argument("--define", default="", help="extra agent entries, as HUSHTABLE_AGENTS JSON")
+    parser.add_argument("--out", default="", help="write the raw moves and results here (JSON)")
+    parser.add_argument("--compare", default="", help="a stored run to print beside this one (before -> after)")
+    asyncio.run(main(parser.parse_args()))

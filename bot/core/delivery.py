@@ -1,0 +1,115 @@
+"""Delivery: posting, direct messages and fan-out of events by audience.
+
+Every send goes through here, and no send failure ever reaches the caller: whatever a
+platform raises (its own `DeliveryFailed`, an OSError, a timeout, a TypeError from a
+malformed response) is counted, logged by type only (exception text may quote the
+message, which may hold a secret) and treated as not delivered. Fan-out goes on past a
+failed recipient, so one closed DM never stops the next player's prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from bot.core import render
+from bot.core.messages import MessageRef, Outgoing, Place, UserRef
+from bot.core.observe import ServiceObserver
+from bot.core.platform import Platform
+from bot.core.tables import SeatInfo, Table
+from games.base import Event, Seat
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    def __init__(self, observer: ServiceObserver) -> None:
+        self.platforms: dict[str, Platform] = {}
+        self.observer = observer
+
+    def attach(self, platform: Platform) -> None:
+        self.platforms[platform.name] = platform
+
+    def text_replies(self, platform: str) -> bool:
+        p = self.platforms.get(platform)
+        return p is not None and p.text_replies
+
+    def _failed(self, platform: str, what: str, exc: BaseException) -> None:
+        self.observer.delivery_failed(platform)
+        log.warning("%s on %s failed: %s", what, platform, type(exc).__name__)
+
+    async def post(self, place: Place, m: Outgoing) -> MessageRef | None:
+        platform = self.platforms.get(place.platform)
+        if platform is None:
+            return None
+        try:
+            return await platform.post(place, m)
+        except Exception as exc:  # any failure of a send is a failed delivery, never a stopped game
+            self._failed(place.platform, "post", exc)
+            return None
+
+    async def dm(self, user: UserRef, m: Outgoing) -> bool:
+        platform = self.platforms.get(user.platform)
+        if platform is None:
+            return False
+        try:
+            await platform.dm(user, m)
+            return True
+        except Exception as exc:  # see post()
+            self._failed(user.platform, "direct message", exc)
+            return False
+
+    async def edit(self, ref: MessageRef, m: Outgoing) -> None:
+        platform = self.platforms.get(ref.platform)
+        if platform is None:
+            return
+        try:
+            await platform.edit(ref, m)
+        except Exception as exc:  # see post()
+            self._failed(ref.platform, "edit", exc)
+
+    async def open_thread(self, place: Place, title: str, anchor: MessageRef | None) -> Place:
+        platform = self.platforms.get(place.platform)
+        if platform is None:
+            return place
+        try:
+            return await platform.open_thread(place, title, anchor)
+        except Exception as exc:  # no thread: the game is played in the channel
+            self._failed(place.platform, "open thread", exc)
+            return place
+
+    async def public(self, table: Table, m: Outgoing, *, waiting: bool = False) -> None:
+        """Post to the table's place; ``waiting`` notes are skipped where the platform keeps quiet."""
+        if table.quiet:
+            return
+        platform = self.platforms.get(table.platform)
+        if waiting and (platform is None or platform.quiet_waiting):
+            return
+        await self.post(table.place, m)
+
+    async def private(self, table: Table, info: SeatInfo, m: Outgoing) -> bool:
+        """A private message to a human seat; True when delivered or the seat was pointed at the
+        "Show my secret" button in the channel (its DMs are closed)."""
+        if info.user is None:
+            return False
+        if info.seat not in table.dm_failed:
+            if await self.dm(info.user, m):
+                return True
+            table.dm_failed.add(info.seat)
+        await self.public(table, render.cant_dm_notice(table, info.name))
+        return not table.quiet
+
+    async def fan_out(self, table: Table, events: Sequence[Event]) -> set[Seat]:
+        """Private events to their seats first (so a private confirmation never arrives after a
+        public result), then the public ones. Returns the human seats reached privately."""
+        reached: set[Seat] = set()
+        for info in table.seats:
+            if info.is_ai:
+                continue
+            private = [e for e in events if not e.audience.is_public and e.audience.includes(info.seat)]
+            if private and await self.private(table, info, render.events_message(table, private)):
+                reached.add(info.seat)
+        public = [e for e in events if e.audience.is_public]
+        if public:
+            await self.public(table, render.events_message(table, public))
+        return reached

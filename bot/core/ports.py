@@ -1,0 +1,44 @@
+"""The one service protocol every adapter is written against (Discord, Slack, console).
+
+Adapters see the TableService only through `ServicePort`, so a fake or a remote service
+could stand in, and mypy checks below that the real `TableService` still satisfies it:
+two hand-written copies that disagreed (one omitted ``game_choices``, one typed ``since``
+as text) are how this file came to be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from bot.core.messages import Command, Reply
+from bot.core.platform import Platform
+
+
+class ServicePort(Protocol):
+    """What adapters call on the table service."""
+
+    def attach(self, platform: Platform) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def wait_idle(self, timeout: float = 30.0) -> None: ...
+
+    async def handle(self, cmd: Command) -> Reply: ...
+
+    async def export(self, cmd: Command, fmt: str = "jsonl", game: str | None = None,
+                     since: datetime | None = None) -> tuple[str, bytes] | Reply: ...
+
+    def game_choices(self) -> Mapping[str, Sequence[str]]: ...
+
+    def agent_choices(self) -> Sequence[str]: ...
+
+
+if TYPE_CHECKING:
+    from bot.core.service import TableService
+
+    def _table_service_is_a_port(service: TableService) -> ServicePort:
+        return service  # mypy fails here the day the service and the protocol disagree

@@ -1,0 +1,100 @@
+"""Resume after a restart: rebuild running games from the log, re-arm their deadlines, give every
+seated member their secrets and the story so far again, and announce results saved but never
+announced.
+
+One bad game never stops the others: a game whose log no longer replays, or that fails while
+resuming, is marked broken with its reason (``hushtable doctor`` lists them), its channel is
+told and is free for a new table, and the next game is resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from bot.core import render
+from bot.core.deadlines import Deadlines
+from bot.core.delivery import Delivery
+from bot.core.messages import Outgoing
+from bot.core.tables import ReplayFailed, Table, place_of, rebuild
+from bot.core.turns import Turns
+from storage.store import Store
+from storage.tables import GameRow, GameStatus
+
+log = logging.getLogger(__name__)
+
+
+class Resume:
+    def __init__(self, store: Store, delivery: Delivery, deadlines: Deadlines, turns: Turns,
+                 tables: dict[int, Table], opened: Callable[[Table], None]) -> None:
+        self.store = store
+        self.delivery = delivery
+        self.deadlines = deadlines
+        self.turns = turns
+        self.tables = tables
+        self.opened = opened
+
+    async def run(self, lock_for: Callable[[int], asyncio.Lock]) -> None:
+        resumed: list[Table] = []
+        for glog in await self.store.unfinished_games():
+            row = glog.row
+            if row.id is None or row.id in self.tables or row.platform not in self.delivery.platforms:
+                continue
+            try:
+                table = rebuild(glog)
+            except ReplayFailed as exc:
+                await self.mark_broken(row, str(exc))
+                continue
+            except Exception as exc:  # an unknown game, a config that no longer loads
+                await self.mark_broken(row, f"it could not be rebuilt ({type(exc).__name__})")
+                continue
+            table.lock = lock_for(table.game_id)
+            self.opened(table)
+            resumed.append(table)
+        # Deadlines first: a re-prompted human keeps the deadline they already had.
+        ids = {t.game_id for t in resumed}
+        for d in await self.store.pending_deadlines():
+            if d.game_id in ids and d.id is not None:
+                self.deadlines.arm(d.id, d.game_id, d.seat, d.due_at)
+        for table in resumed:
+            try:
+                await self._resume(table)
+            except Exception as exc:
+                current = await self.store.game(table.game_id)
+                if current is not None:
+                    await self.mark_broken(current, f"it failed while resuming ({type(exc).__name__})")
+                await self.turns.ended(table, None)
+        for ended in await self.store.unannounced_finished():
+            if ended.platform in self.delivery.platforms:
+                await self._announce(ended)
+
+    async def _resume(self, table: Table) -> None:
+        if table.engine.result(table.state) is not None:
+            async with table.lock:
+                await self.turns.finish(table)
+            return
+        await self.delivery.public(table, Outgoing("The table is back after a restart. Play resumes."))
+        # Secrets again for everyone seated: a deal the platform never delivered (a crash between
+        # the deal and the messages) and a console that forgot its private messages both need it.
+        for info in table.seats:
+            if not info.is_ai:
+                await self.delivery.private(table, info, render.private_digest(table, info.seat, history=True))
+        await self.turns.advance(table)
+
+    async def mark_broken(self, row: GameRow, reason: str) -> None:
+        """The game stops for good with its reason; the channel hears it and is free again."""
+        assert row.id is not None
+        log.error("game %s is broken: %s", row.id, reason)
+        await self.store.mark_broken(row.id, reason)
+        await self.delivery.post(place_of(row), Outgoing(
+            f"Game #{row.id} cannot go on: {reason}. It is closed; start a new table whenever you like."))
+
+    async def _announce(self, row: GameRow) -> None:
+        assert row.id is not None
+        if not await self.store.mark_announced(row.id) or row.status != GameStatus.FINISHED:
+            return
+        glog = await self.store.load_game(row.id)
+        names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
+        await self.delivery.post(place_of(row), Outgoing(render.result_text(row.result or {}, names),
+                                                         title=f"Game #{row.id} is over", user_text=True))

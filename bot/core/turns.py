@@ -1,0 +1,301 @@
+"""The turn loop: one action applied and logged, prompts for humans, the AI driver, deadlines
+that expire, the end of a game, and the supervisor that repairs a stalled table.
+
+Every action — a human's button, an AI's decision, a deadline's stand-in — goes through
+`Turns.submit`: the engine validates it, the store logs it durably (idempotent on the
+platform's event id), then its events fan out. It all happens under the table's lock, so
+a turn never interleaves with another turn or a lifecycle change of the same table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
+
+from bot.core import intake, render
+from bot.core.agents import AgentRunner, Outcome
+from bot.core.commands import ActArgs, Refused, ReplyTextArgs, TableRef
+from bot.core.deadlines import Deadlines
+from bot.core.delivery import Delivery
+from bot.core.messages import Command, Outgoing, Reply
+from bot.core.observe import ServiceObserver
+from bot.core.tables import SeatInfo, Table, seat_seed
+from bot.settings import Settings
+from games.base import Action, Event, IllegalAction, Seat, Text
+from models.agents.base import CallLog
+from storage.store import ActionRecord, AgentCallRecord, EventRecord, Store
+from storage.tables import ActionSource, GameStatus
+
+log = logging.getLogger(__name__)
+
+DUPLICATE = "Already done: that message was handled before, so nothing changed."
+AI_ATTEMPTS = 4  # tries of one AI turn (decide + log) before the rules' own action stands in
+AI_BACKOFF_S = 0.2  # first pause between tries; doubles each time
+
+Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
+"""Called once a table is over (result dict, or None when it broke)."""
+
+
+class Turns:
+    def __init__(self, store: Store, settings: Settings, runner: AgentRunner, delivery: Delivery,
+                 deadlines: Deadlines, observer: ServiceObserver, tables: dict[int, Table],
+                 spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]], ended: Ended) -> None:
+        self.store = store
+        self.settings = settings
+        self.runner = runner
+        self.delivery = delivery
+        self.deadlines = deadlines
+        self.observer = observer
+        self.tables = tables
+        self.spawn = spawn
+        self.ended = ended
+        deadlines.on_expire = self.expire
+
+    # ------------------------------------------------------------------ one action
+
+    async def submit(self, table: Table, seat: Seat, action: Action, *, source: ActionSource, actor: str,
+                     inbound_key: str | None = None, calls: Sequence[CallLog] = ()) -> Reply:
+        """Apply one action: validate, log durably, then fan out. Everyone comes through here."""
+        async with table.lock:
+            if table.over:
+                raise Refused("That game is over.")
+            try:
+                state, events = table.engine.apply(table.state, seat, action)
+            except IllegalAction as exc:
+                raise Refused(str(exc)) from None
+            except Exception as exc:  # an engine bug: the move changes nothing, the table goes on
+                log.error("game %s: the engine failed on a %s move: %s", table.game_id, action.kind,
+                          type(exc).__name__)
+                raise Refused("That move cannot be played.") from None
+            fresh = await self.store.append_turn(
+                table.game_id,
+                action=ActionRecord(seat, action.kind, list(action.value), source, actor),
+                events=[EventRecord.of(e) for e in events],
+                inbound_key=inbound_key,
+                agent_calls=[_call_record(table.game_id, seat, c) for c in calls],
+            )
+            if not fresh:
+                return Reply(DUPLICATE, duplicate=True)
+            self.observer.action(table.engine.id, source.value)
+            for c in calls:
+                self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
+            table.state = state
+            table.prompted.discard(seat)
+            if self.deadlines.has(table.game_id, seat):
+                await self.deadlines.clear(table.game_id, seat)
+            await self.delivery.fan_out(table, events)
+            if table.engine.result(table.state) is not None:
+                await self.finish(table, events)
+        if not table.over:
+            await self.advance(table)
+        return Reply("Got it.")
+
+    # ------------------------------------------------------------------ moves from people
+
+    async def act(self, cmd: Command, a: ActArgs) -> Reply:
+        table = self.tables.get(a.game_id)
+        if table is None or not intake.reaches(cmd, table.tenant):
+            row = await self.store.game(a.game_id)
+            if row is None or not intake.reaches(cmd, row.tenant):
+                raise Refused("There is no such game.")
+            raise Refused("That game has not started." if row.status == GameStatus.LOBBY else "That game is over.")
+        seat = table.seat_of(cmd.user)
+        if seat is None:
+            raise Refused("You are not playing in this game.")
+        if seat.seat != a.seat:
+            raise Refused("That button belongs to another player's seat.")
+        spec = table.engine.legal(table.state, seat.seat)
+        if isinstance(spec, Text) and any(len(v) > spec.max_chars for v in a.value):
+            raise Refused(f"Keep each answer within {spec.max_chars} characters.")
+        return await self.submit(table, seat.seat, Action(a.kind, a.value), source=ActionSource.HUMAN,
+                                 actor=cmd.user.key, inbound_key=_key(cmd))
+
+    async def act_by_text(self, cmd: Command, a: ReplyTextArgs) -> Reply:
+        """A DM reply: find the one game where this user owes a text answer."""
+        candidates: list[tuple[Table, SeatInfo, Text]] = []
+        for t in self.tables.values():
+            s = t.seat_of(cmd.user)
+            if s is not None and intake.reaches(cmd, t.tenant) and s.seat in t.acting():
+                spec = t.engine.legal(t.state, s.seat)
+                if isinstance(spec, Text):
+                    candidates.append((t, s, spec))
+        if not candidates:
+            raise Refused("You have no hint, clue or description to give right now.")
+        if len(candidates) > 1:
+            raise Refused("You owe answers in several games; use the button in the game's message instead.")
+        table, seat, spec = candidates[0]
+        text = a.text
+        parts = [p.strip() for p in text.replace("\n", ";").split(";")] if len(spec.fields) > 1 else [text]
+        if len(parts) != len(spec.fields):
+            raise Refused(f"Send {len(spec.fields)} answers separated by ';' ({', '.join(spec.fields)}).")
+        if any(len(p) > spec.max_chars for p in parts):
+            raise Refused(f"Keep each answer within {spec.max_chars} characters.")
+        return await self.submit(table, seat.seat, Action(spec.kind, tuple(parts)), source=ActionSource.HUMAN,
+                                 actor=cmd.user.key, inbound_key=_key(cmd))
+
+    async def show(self, cmd: Command, a: TableRef) -> Reply:
+        """The caller's private view: their secrets, the story so far and their prompt, if they owe a move."""
+        table = self.tables.get(a.game_id or 0)
+        if table is None or not intake.reaches(cmd, table.tenant):
+            raise Refused("That game is not running.")
+        info = table.seat_of(cmd.user)
+        if info is None:
+            raise Refused("You are not playing in this game.")
+        digest = render.private_digest(table, info.seat, history=True)
+        outgoing = None
+        if info.seat in table.acting():
+            spec = table.engine.legal(table.state, info.seat)
+            if spec is not None:
+                outgoing = render.prompt_message(table, info.seat, spec, text_replies=False)
+        return Reply(digest.text, outgoing=outgoing)
+
+    # ------------------------------------------------------------------ whose turn
+
+    async def advance(self, table: Table) -> None:
+        """Prompt humans who now owe a move, and make sure the AI driver is running."""
+        if table.over:
+            return
+        acting = table.engine.to_act(table.state)
+        table.prompted &= set(acting)
+        for s in sorted(acting):
+            info = table.seats[s]
+            if info.is_ai or s in table.prompted:
+                continue
+            table.prompted.add(s)
+            await self.prompt(table, info)
+            await self.deadlines.schedule(table.game_id, s, table.deadline_s)
+        if any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done()):
+            table.driver = self.spawn(self.drive_ai(table))
+
+    async def prompt(self, table: Table, info: SeatInfo) -> None:
+        spec = table.engine.legal(table.state, info.seat)
+        if spec is None:
+            return
+        m = render.prompt_message(table, info.seat, spec, text_replies=self.delivery.text_replies(table.platform))
+        await self.delivery.private(table, info, m)
+        await self.delivery.public(table, Outgoing(f"Waiting for {info.name}.", user_text=True), waiting=True)
+
+    async def drive_ai(self, table: Table) -> None:
+        """Play AI seats one at a time, lowest seat first, so a replayed game takes the same path.
+
+        A failing model, agent or store write is retried with backoff; after that the rules'
+        neutral action (or the fallback chain's answer) stands in, so the table never waits on
+        nobody."""
+        while not table.over:
+            ai = sorted(s for s in table.engine.to_act(table.state) if table.seats[s].is_ai)
+            if not ai:
+                return
+            seat = ai[0]
+            state = table.state
+            delay = AI_BACKOFF_S
+            for attempt in range(AI_ATTEMPTS):
+                try:
+                    await self._ai_turn(table, seat, last_try=attempt == AI_ATTEMPTS - 1)
+                    break
+                except Refused:
+                    if table.state is not state or table.over:
+                        break  # a human moved meanwhile; decide again on the new state
+                    log.warning("AI seat %s of game %s was refused (try %s)", seat, table.game_id, attempt + 1)
+                except Exception as exc:  # storage or inference trouble: wait and try again
+                    log.warning("AI turn of seat %s in game %s failed (try %s): %s", seat, table.game_id,
+                                attempt + 1, type(exc).__name__)
+                await asyncio.sleep(delay)
+                delay *= 2
+            else:
+                log.error("AI seat %s of game %s could not play; the supervisor will look again", seat, table.game_id)
+                return
+
+    def agent_for(self, info: SeatInfo) -> str:
+        """The agent name that plays an AI seat: its own when the operator still offers it, else the
+        default. A name from the log is never built unless it is a configured choice."""
+        if info.agent and info.agent in self.settings.agent_list:
+            return info.agent
+        return self.settings.default_agent
+
+    async def _ai_turn(self, table: Table, seat: Seat, *, last_try: bool) -> None:
+        state = table.state
+        info = table.seats[seat]
+        outcome: Outcome | None = None
+        if not last_try:
+            outcome = await self.runner.decide(table.engine, state, seat, game_id=table.game_id,
+                                               spec=self.agent_for(info), seed=seat_seed(table, seat))
+        else:
+            rules = table.engine.timeout_action(state, seat)
+            if rules is not None:
+                outcome = Outcome(rules, ActionSource.TIMEOUT, "rules", ())
+            else:
+                outcome = await self.runner.decide(table.engine, state, seat, game_id=table.game_id,
+                                                   spec="random", seed=seat_seed(table, seat))
+        if table.state is not state or table.over:
+            return  # a human moved meanwhile; the loop decides again on the new state
+        await self.submit(table, seat, outcome.action, source=outcome.source, actor=outcome.actor,
+                          calls=outcome.calls)
+
+    # ------------------------------------------------------------------ deadlines
+
+    async def expire(self, game_id: int, seat: Seat) -> None:
+        table = self.tables.get(game_id)
+        if table is None or table.over or seat not in table.engine.to_act(table.state):
+            return
+        info = table.seats[seat]
+        action = table.engine.timeout_action(table.state, seat) if self.settings.deadline_policy == "abstain" else None
+        await self.delivery.public(table, Outgoing(f"{info.name} ran out of time.", user_text=True))
+        if action is not None:
+            outcome = Outcome(action, ActionSource.TIMEOUT, "deadline", ())
+        else:
+            decided = await self.runner.decide(table.engine, table.state, seat, game_id=table.game_id,
+                                               spec=self.settings.default_agent, seed=seat_seed(table, seat))
+            outcome = Outcome(decided.action, ActionSource.TAKEOVER, decided.actor, decided.calls)
+        try:
+            await self.submit(table, seat, outcome.action, source=outcome.source, actor=outcome.actor,
+                              calls=outcome.calls)
+        except Refused:
+            log.info("deadline action for seat %s of game %s refused", seat, game_id)
+
+    # ------------------------------------------------------------------ the end
+
+    async def finish(self, table: Table, last: Sequence[Event] = ()) -> None:
+        """Save the result, announce it once, and let the table go from memory. Holds table.lock.
+        ``last``: the final events, already posted; winners they name are not named twice."""
+        result = table.engine.result(table.state)
+        assert result is not None
+        table.over = True
+        await self.store.finish_game(table.game_id, status=GameStatus.FINISHED, result=result.to_json())
+        await self.deadlines.clear(table.game_id)
+        self.runner.forget(table.game_id)
+        if await self.store.mark_announced(table.game_id):
+            told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
+            await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
+                                                                       told), title=f"Game #{table.game_id} is over",
+                                                       user_text=True))
+        await self.ended(table, result.to_json())
+
+    async def supervise_once(self) -> int:
+        """Repair tables where a seat owes a move but nothing will make it: a human never prompted,
+        or AI seats with no driver running. Returns how many tables were nudged."""
+        nudged = 0
+        for table in list(self.tables.values()):
+            if table.over or table.lock.locked():
+                continue
+            acting = table.engine.to_act(table.state)
+            stalled_human = any(not table.seats[s].is_ai and s not in table.prompted for s in acting)
+            stalled_ai = any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done())
+            if stalled_human or stalled_ai:
+                log.warning("game %s had nobody to act; repaired", table.game_id)
+                await self.advance(table)
+                nudged += 1
+        return nudged
+
+
+def _key(cmd: Command) -> str | None:
+    return f"{cmd.place.platform}:{cmd.inbound_id}" if cmd.inbound_id else None
+
+
+def _call_record(game_id: int, seat: Seat, c: CallLog) -> AgentCallRecord:
+    return AgentCallRecord(
+        game_id=game_id, seat=seat, agent_spec=c.agent_spec, model_id=c.model_id, operation=c.operation,
+        prompt=c.prompt, raw_output=c.raw_output, label_probs=c.label_probs, latency_ms=c.latency_ms,
+        retries=c.retries, fallback=c.fallback, error=c.error,
+    )

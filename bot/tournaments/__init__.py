@@ -1,0 +1,1 @@
+"""Tournaments over spectated AI-only tables: formats, ratings, the runner, the scheduler and leaderboards."""

@@ -1,0 +1,125 @@
+"""Leaderboards: a text table, a chart (PNG bytes) and CSV/JSON exports of standings.
+
+Pure rendering over ``Standing`` rows; platforms post the text and attach the image.
+The chart uses matplotlib's object API with the Agg canvas (no pyplot, no display, no
+global state), so it is safe inside the bot's event loop and threads.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.tournaments.ratings import Standing, summary
+from storage.tables import TournamentRatingRow, TournamentRow
+
+# The papers' key numbers per game, in the order shown (each as present for a role).
+KEY_METRICS: Mapping[str, tuple[str, ...]] = {
+    "decrypto": ("win_rate", "miscommunications", "interceptions", "turns", "sneak_softscore"),
+    "spy": ("win_rate", "rounds_survived", "votes_received", "sneak_softscore"),
+    "chameleon": ("win_rate", "points", "escapes", "caught", "sneak_softscore"),
+}
+SHORT = {"win_rate": "win", "miscommunications": "misc", "interceptions": "int", "turns": "turns",
+         "rounds_survived": "survived", "votes_received": "votes", "points": "pts", "escapes": "escapes",
+         "caught": "caught", "sneak_softscore": "SoftScore"}
+CHART_NAME = "leaderboard.png"
+
+
+def standings_of(rows: Sequence[TournamentRatingRow]) -> list[Standing]:
+    return [Standing(r.rank, r.entrant, r.mu, r.sigma, r.lo, r.hi, r.games,
+                     {role: {k: float("nan") if v is None else float(v) for k, v in m.items()}
+                      for role, m in r.metrics.items()})
+            for r in sorted(rows, key=lambda r: r.rank)]
+
+
+def _fmt(key: str, v: float) -> str:
+    if v != v:  # nan: no decided game in that role
+        return "–"
+    return f"{v:.0%}" if key == "win_rate" else f"{v:.2f}"
+
+
+def role_cells(game: str, roles: Mapping[str, Mapping[str, float]]) -> dict[str, str]:
+    """``{role: "win 67% · misc 0.50"}`` with the game's key metrics."""
+    keys = KEY_METRICS.get(game, ("win_rate",))
+    return {role: " · ".join(f"{SHORT.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m)
+            for role, m in roles.items()}
+
+
+def text_table(t: TournamentRow, rows: Sequence[Standing]) -> str:
+    """The leaderboard as plain text in a monospace block (chat and console)."""
+    head = f"Tournament #{t.id} {t.name or ''}".rstrip() + f" — {t.game} ({t.variant}), rating = openskill mean, " \
+           "95% bootstrap interval"
+    width = max([len(r.entrant) for r in rows] + [7])
+    lines = [f"{'#':>2}  {'entrant':<{width}}  {'rating':>6}  {'interval':<15} {'games':>5}"]
+    for r in rows:
+        lines.append(f"{r.rank:>2}  {r.entrant:<{width}}  {r.mu:6.1f}  [{r.lo:5.1f}, {r.hi:5.1f}]  {r.games:>5}")
+        for role, cell in role_cells(t.game, r.roles).items():
+            seats = int(r.roles[role].get("seats", 0))
+            lines.append(f"{'':>4}{role} ({seats}): {cell}")
+    return head + "\n```\n" + "\n".join(lines) + "\n```"
+
+
+def chart_png(t: TournamentRow, rows: Sequence[Standing]) -> bytes:
+    """Rating with interval bars per entrant (left) and win rate per role (right), as PNG bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 0.6 * max(3, len(rows)) + 1.6), dpi=100)
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1]})
+    names = [r.entrant for r in rows][::-1]
+    mus = [r.mu for r in rows][::-1]
+    ys = list(range(len(rows)))
+    # The interval as a bar and the rating as a dot: with few games a percentile interval need
+    # not contain the point estimate, so the two are drawn apart rather than as error bars.
+    left.hlines(ys, [r.lo for r in rows][::-1], [r.hi for r in rows][::-1], linewidth=6, color="#90cdf4",
+                label="95% interval")
+    left.plot(mus, ys, "o", color="#2b6cb0", label="rating")
+    left.legend(loc="lower right", fontsize="small")
+    left.set_yticks(ys, names)
+    left.set_xlabel("rating (openskill mean, 95% interval)")
+    left.grid(axis="x", alpha=0.3)
+    roles = sorted({role for r in rows for role in r.roles})
+    if roles:
+        bar = 0.8 / len(roles)
+        for i, role in enumerate(roles):
+            vals = [r.roles.get(role, {}).get("win_rate", float("nan")) for r in rows][::-1]
+            right.barh([y + (i - (len(roles) - 1) / 2) * bar for y in ys], [0 if math.isnan(v) else v for v in vals],
+                       height=bar, label=role)
+        right.set_yticks(ys, names)
+        right.set_xlim(0, 1)
+        right.set_xlabel("win rate per role")
+        right.legend(loc="lower right", fontsize="small")
+        right.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Tournament #{t.id}: {t.game} ({t.variant})")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def to_json(t: TournamentRow, rows: Sequence[Standing]) -> str:
+    doc: dict[str, Any] = {
+        "tournament": {"id": t.id, "name": t.name, "game": t.game, "variant": t.variant, "format": t.format,
+                       "duplicate": t.duplicate, "entrants": t.entrants, "seed": t.seed, "status": t.status},
+        "standings": summary(rows),
+    }
+    return json.dumps(doc, indent=2)
+
+
+def to_csv(t: TournamentRow, rows: Sequence[Standing]) -> str:
+    metric_cols = sorted({f"{role}.{k}" for r in rows for role, m in r.roles.items() for k in m})
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["tournament", "game", "variant", "rank", "entrant", "rating", "sigma", "lo", "hi", "games",
+                *metric_cols])
+    for r in rows:
+        flat = {f"{role}.{k}": v for role, m in r.roles.items() for k, v in m.items()}
+        w.writerow([t.id, t.game, t.variant, r.rank, r.entrant, f"{r.mu:.3f}", f"{r.sigma:.3f}", f"{r.lo:.3f}",
+                    f"{r.hi:.3f}", r.games,
+                    *("" if c not in flat or flat[c] != flat[c] else f"{flat[c]:.4f}" for c in metric_cols)])
+    return buf.getvalue()

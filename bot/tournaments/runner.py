@@ -1,0 +1,257 @@
+"""Plays a stored tournament's matches on AI-only tables, concurrently, and saves its standings.
+
+Each match runs through ``TableService.open_ai_table`` / ``wait_finished`` (contract 5),
+so a tournament's games are ordinary logged games: the inference worker batches their
+model calls across tables, and the service resumes them from the log after a restart.
+
+- Concurrency: ``concurrency`` matches at once (default ``default_concurrency()``: most
+  of a game's time is spent waiting for the model, and more tables in flight make
+  bigger batches for the worker).
+- A match whose game breaks (aborted, an error) or stalls (no result within
+  ``stall_s``: the game is aborted) is tried again up to ``attempts`` times, then
+  recorded as failed; either way the tournament goes on.
+- Resume: finished matches stay; a running match keeps its game, which the service
+  replays from the log on start (its platform must be attached before ``run``); a
+  match whose runner died between opening the game and recording its id finds its
+  game again by tenant, seed and seat order; the rest are played.
+- A live status message in the tournament's place is edited in place (games done /
+  total, current leader), when its platform is attached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
+from bot.core.service import TableService
+from bot.tournaments import results
+from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
+from storage import tournaments as repo
+from storage.store import Store
+from storage.tables import MatchStatus, TournamentMatchRow, TournamentRow, TournamentStatus
+
+log = logging.getLogger(__name__)
+
+HEADLESS = "tournament"
+"""Platform name of tournaments run without a chat place (the CLI): a quiet in-memory platform."""
+
+
+def default_concurrency() -> int:
+    """Matches in flight: four per core, at most 32 (games mostly wait for the model)."""
+    return max(2, min(32, 4 * (os.cpu_count() or 1)))
+
+
+@dataclass(frozen=True)
+class Progress:
+    tournament_id: int
+    done: int
+    failed: int
+    total: int
+    leader: str | None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    tournament_id: int
+    finished: int
+    failed: int
+    standings: tuple[Standing, ...]
+
+
+ProgressHook = Callable[[Progress], Awaitable[None]]
+
+
+class TournamentRunner:
+    def __init__(
+        self,
+        service: TableService,
+        *,
+        concurrency: int | None = None,
+        attempts: int = 2,
+        stall_s: float = 1800.0,
+        rounds: int = DEFAULT_ROUNDS,
+        on_progress: ProgressHook | None = None,
+    ) -> None:
+        self.service = service
+        self.store: Store = service.store
+        self.concurrency = concurrency
+        self.attempts = attempts
+        self.stall_s = stall_s
+        self.rounds = rounds
+        self.on_progress = on_progress
+        self._status_lock = asyncio.Lock()
+
+    async def run(self, tournament_id: int) -> RunSummary:
+        t = await repo.tournament(self.store, tournament_id)
+        if t is None:
+            raise KeyError(f"no tournament {tournament_id}")
+        if t.status == TournamentStatus.CANCELLED:
+            raise ValueError(f"tournament {tournament_id} was cancelled")
+        await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.RUNNING)
+        matches = await repo.matches(self.store, tournament_id)
+        done = await results.match_results(self.store, tournament_id)
+        state = _RunState(t, len(matches), done, sum(1 for m in matches if m.status == MatchStatus.FAILED))
+        await self._report(state)
+        limit = asyncio.Semaphore(max(1, self.concurrency or t.concurrency or default_concurrency()))
+        todo = [m for m in matches if m.status in (MatchStatus.PLANNED, MatchStatus.RUNNING)]
+        await asyncio.gather(*(self._play(state, m, limit) for m in todo))
+        t = await repo.tournament(self.store, tournament_id)
+        assert t is not None
+        rows = await self.save_standings(t, state.results)
+        if t.status != TournamentStatus.CANCELLED:
+            await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.FINISHED)
+        await self._report(state, final=True)
+        return RunSummary(tournament_id, len(state.results), state.failed, tuple(rows))
+
+    async def save_standings(self, t: TournamentRow, matches: Sequence[MatchResult]) -> list[Standing]:
+        assert t.id is not None
+        scores = await results.clue_scores(self.store, [m.game_id for m in matches if m.game_id is not None])
+        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores)
+        await repo.save_ratings(self.store, t.id, t.game, t.variant, [
+            repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo, r.hi, r.games, _json_metrics(r.roles)) for r in rows
+        ])
+        return rows
+
+    # ------------------------------------------------------------------ one match
+
+    async def _play(self, state: _RunState, m: TournamentMatchRow, limit: asyncio.Semaphore) -> None:
+        async with limit:
+            t = state.tournament
+            assert m.id is not None
+            game_id = await self._resumable_game(t, m)
+            while True:
+                current = await repo.tournament(self.store, t.id or 0)
+                if current is None or current.status == TournamentStatus.CANCELLED:
+                    return
+                if game_id is None:
+                    if not await repo.start_match(self.store, m.id):
+                        return  # another runner has it
+                    try:
+                        game_id = await self.service.open_ai_table(
+                            tenant=t.tenant, place=self._place(t), game=t.game, variant=t.variant or None,
+                            options=t.options, agents=list(m.seats), seed=m.seed, spectate=t.spectate)
+                    except ValueError as exc:  # the configuration changed under the tournament: not retryable
+                        await repo.fail_match(self.store, m.id, f"could not open the table: {exc}")
+                        state.failed += 1
+                        await self._report(state)
+                        return
+                    await repo.attach_game(self.store, m.id, game_id)
+                error = await self._wait(t, game_id)
+                if error is None:
+                    glog = await self.store.load_game(game_id)
+                    outcomes = results.outcomes_of(glog)
+                    await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes])
+                    state.results.append(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
+                    await self._report(state)
+                    return
+                attempts = next((x.attempts for x in await repo.matches(self.store, t.id or 0) if x.id == m.id), 0)
+                log.warning("match %s of tournament %s (game %s): %s", m.idx, t.id, game_id, error)
+                if attempts >= self.attempts:
+                    await repo.fail_match(self.store, m.id, error)
+                    state.failed += 1
+                    await self._report(state)
+                    return
+                await repo.retry_match(self.store, m.id, error)
+                game_id = None
+
+    async def _resumable_game(self, t: TournamentRow, m: TournamentMatchRow) -> int | None:
+        if m.status != MatchStatus.RUNNING:
+            return None
+        assert m.id is not None
+        if m.game_id is not None:
+            return m.game_id
+        orphan = None
+        if m.started_at is not None:
+            orphan = await repo.find_orphan_game(self.store, tenant=t.tenant, seed=m.seed, agents=m.seats,
+                                                 since=m.started_at)
+        if orphan is not None:
+            await repo.attach_game(self.store, m.id, orphan)
+            return orphan
+        await repo.retry_match(self.store, m.id, "interrupted before its game started")
+        return None
+
+    async def _wait(self, t: TournamentRow, game_id: int) -> str | None:
+        """None when the game finished; else why not (after aborting a stalled game)."""
+        try:
+            result = await asyncio.wait_for(self.service.wait_finished(game_id), self.stall_s)
+        except TimeoutError:
+            await self._abort(t, game_id)
+            return f"stalled: no result after {self.stall_s:g} s"
+        if result is None:
+            row = await self.store.game(game_id)
+            return f"the game ended without a result ({row.status if row else 'missing'})"
+        return None
+
+    async def _abort(self, t: TournamentRow, game_id: int) -> None:
+        row = await self.store.game(game_id)
+        if row is None:
+            return
+        host = UserRef(row.platform, "hushtable", "Hushtable")
+        cmd = Command(CommandKind.ABORT, host, Place.from_key(row.platform, row.place), {"game_id": game_id},
+                      is_admin=True, tenant=t.tenant)
+        reply = await self.service.handle(cmd)
+        log.info("aborted stalled game %s: %s", game_id, reply.text)
+
+    def _place(self, t: TournamentRow) -> Place:
+        if t.platform and t.place:
+            return Place.from_key(t.platform, t.place)
+        return Place(HEADLESS, f"tournament-{t.id}")
+
+    # ------------------------------------------------------------------ status
+
+    async def _report(self, state: _RunState, *, final: bool = False) -> None:
+        ratings = fit(state.results, state.tournament.entrants)
+        leader = max(ratings, key=lambda e: (ratings[e].mu, e)) if state.results else None
+        p = Progress(state.tournament.id or 0, len(state.results), state.failed, state.total, leader)
+        if self.on_progress is not None:
+            await self.on_progress(p)
+        await self._edit_status(state.tournament, p, final)
+
+    async def _edit_status(self, t: TournamentRow, p: Progress, final: bool) -> None:
+        platform = self.service.platforms.get(t.platform) if t.platform else None
+        if platform is None or not t.place or t.id is None:
+            return
+        text = status_text(t, p, final)
+        async with self._status_lock:
+            try:
+                ref = t.status_message
+                if ref is None:
+                    posted = await platform.post(Place.from_key(t.platform, t.place), Outgoing(text, title=_title(t)))
+                    t.status_message = {"channel": posted.channel, "message_id": posted.message_id}
+                    await repo.set_status_message(self.store, t.id, t.status_message)
+                else:
+                    await platform.edit(MessageRef(t.platform, ref["channel"], ref["message_id"]),
+                                        Outgoing(text, title=_title(t)))
+            except DeliveryFailed as exc:
+                log.warning("could not update the status of tournament %s: %s", t.id, exc)
+
+
+def _json_metrics(roles: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float | None]]:
+    # NaN (no decided game in a role) is not JSON: Postgres refuses it. Stored as null.
+    return {role: {k: (None if v != v else v) for k, v in m.items()} for role, m in roles.items()}
+
+
+@dataclass
+class _RunState:
+    tournament: TournamentRow
+    total: int
+    results: list[MatchResult]
+    failed: int
+
+
+def _title(t: TournamentRow) -> str:
+    return f"Tournament #{t.id}" + (f": {t.name}" if t.name else "")
+
+
+def status_text(t: TournamentRow, p: Progress, final: bool = False) -> str:
+    head = "finished" if final else "running"
+    parts = [f"{t.game} ({t.variant}) tournament {head}: {p.done}/{p.total} games played"]
+    if p.failed:
+        parts.append(f"{p.failed} failed")
+    if p.leader:
+        parts.append(f"leader: {p.leader}")
+    return ", ".join(parts) + "."

@@ -1,0 +1,110 @@
+"""The console adapter in a pseudo-terminal: a newcomer plays whole games against AI seats."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
+    env = dict(os.environ, HUSHTABLE_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/console.db",
+               HUSHTABLE_DEFAULT_AGENT="random", DISCORD_TOKEN="", SLACK_BOT_TOKEN="", PYTHONUNBUFFERED="1")
+    return pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=env,
+                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+
+
+def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) -> str:
+    """Answer every prompt addressed to ``name`` until the game is over; returns the transcript."""
+    seen = []
+    fresh = iter(["gizmo", "wobble", "quark", "fizz", "zany", "blip", "tonk", "vex", "yurt", "plink"] * 20)
+    for _ in range(200):
+        i = child.expect([rf"{re.escape(name)}> ", r"Play again\?", pexpect.EOF])
+        seen.append(child.before)
+        if i == 1:
+            return "".join(seen)
+        if i == 2:
+            raise AssertionError("the console exited:\n" + "".join(seen))
+        prompt = child.before.splitlines()
+        options = [line for line in prompt if re.match(r"\s+\d+\) ", line)]
+        if options:
+            child.sendline("1")
+        else:
+            child.sendline(answers.get("text") or next(fresh))
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize(("menu", "variant"), [("1", "1"), ("2", ""), ("3", "")])
+def test_newcomer_plays_a_whole_game(tmp_path: Path, menu: str, variant: str) -> None:
+    child = spawn(tmp_path)
+    child.expect("Your name")
+    child.sendline("Ann")
+    child.expect("game> ")
+    child.sendline(menu)
+    child.expect(r"variant \(")
+    child.sendline(variant)
+    transcript = ""
+    if menu == "1":
+        # The Decrypto benchmark: hints are three answers separated by ';'.
+        transcript = play_to_the_end(child, "Ann", {"text": "gizmo; wobble; quark"})
+    else:
+        transcript = play_to_the_end(child, "Ann", {})
+    assert "begins" in transcript
+    assert "only you see" in transcript, "the player's own secrets are shown to them"
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+
+
+def test_bad_answers_get_a_clear_message(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect("Your name")
+    child.sendline("Ann")
+    child.expect("game> ")
+    child.sendline("3")
+    child.expect(r"variant \(")
+    child.sendline("")
+    for _ in range(50):
+        child.expect("Ann> ")
+        if re.search(r"\s+1\) ", child.before):
+            child.sendline("99")
+            child.expect(r"Type a number from 1 to \d+")
+            break
+        child.sendline("two words")
+        child.expect(r"(one word|at most 1 word|use at most)")
+        child.expect("Ann> ")
+        child.sendline("gizmo")
+    child.sendline("quit")
+    child.close(force=True)
+
+
+def test_hotseat_clears_the_screen_between_seats(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--hotseat")
+    child.expect("names of the human players")
+    child.sendline("Ann, Ben")
+    child.expect("game> ")
+    child.sendline("3")
+    child.expect(r"variant \(")
+    child.sendline("")
+    for _ in range(100):
+        i = child.expect([r"Pass the keyboard to (\w+), then press Enter", r"Play again\?", r"(\w+)> ",
+                          r"Done\. Press Enter"])
+        if i == 0:
+            child.sendline("")
+            child.expect(re.escape("\x1b[2J\x1b[H"))  # the screen is cleared before secrets show
+        elif i == 1:
+            break
+        elif i == 2:
+            options = re.search(r"\s+1\) ", child.before)
+            child.sendline("1" if options else f"gizmo{_}")
+        else:
+            child.sendline("")
+    else:
+        raise AssertionError("the game did not end")
+    child.sendline("quit")
+    child.close(force=True)

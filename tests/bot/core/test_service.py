@@ -1,0 +1,246 @@
+"""TableService end to end on a real SQLite file with the recording in-memory platform."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from bot.core import codec
+from bot.core.messages import CommandKind, Place, UserRef
+from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness
+
+GAMES = [
+    ("decrypto", "benchmark", 1),
+    ("decrypto", "teams", 2),
+    ("spy", "classic", 2),
+    ("spy", "spygame", 2),
+    ("chameleon", "classic", 1),
+    ("chameleon", "sneak", 2),
+]
+
+
+async def open_table(h: Harness, game: str, variant: str, ais: int, place: Place = HERE) -> int:
+    r = await h.send(CommandKind.CREATE, ALICE, place, game=game, variant=variant)
+    assert r.ok, r.text
+    assert (await h.send(CommandKind.JOIN, BOB, place)).ok
+    assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=ais)).ok
+    row = await h.store.lobby_at(place.platform, place.key)
+    r = await h.send(CommandKind.START, ALICE, place)
+    assert r.ok, r.text
+    return row.id
+
+
+def deal_secrets(h: Harness, game_id: int) -> list[str]:
+    """Words some seat may not know at the start, excluding those hidden among public candidates."""
+    t = h.service.tables[game_id]
+    state, _ = t.engine.new(t.cfg, len(t.seats), t.seed)
+    return [s.value for s in t.engine.secrets(state) if not s.among]
+
+
+async def private_texts(h: Harness, game_id: int) -> set[str]:
+    glog = await h.store.load_game(game_id)
+    names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
+    from games import get
+    from games.base import Event
+
+    engine = get(glog.row.game)
+    return {engine.text(Event.from_json({"kind": e.kind, "data": e.data, "audience": e.audience}), names)
+            for e in glog.events if e.audience != "public"}
+
+
+@pytest.mark.parametrize(("game", "variant", "ais"), GAMES)
+async def test_full_game_humans_and_ai(harness: Harness, game: str, variant: str, ais: int) -> None:
+    h = harness
+    gid = await open_table(h, game, variant, ais)
+    secrets = deal_secrets(h, gid)
+    await h.play_humans(seed=gid)
+    row = await h.store.game(gid)
+    assert row.status == "finished" and row.result is not None and row.announced_at is not None
+    place_key = f"{HERE.channel}/t{json.loads(json.dumps(row.lobby))['card']['message_id']}"
+    channel = [s for s in h.platform.public() if s.to.startswith(HERE.channel)]
+    results = [s for s in channel if s.message.title == f"Game #{gid} is over"]
+    assert len(results) == 1, "the result is announced exactly once"
+    assert results[0].to == place_key, "the game is played in its own thread"
+    hidden_lines = await private_texts(h, gid)
+    # The last fan-out before the announcement carries the engine's own end-of-game reveal.
+    before_end = channel[: channel.index(results[0]) - 1]
+    for s in before_end:
+        text = s.message.text.lower()
+        for w in secrets:
+            from games.base import contains_word
+
+            assert not contains_word(text, w), (w, s.message.text)
+        for line in s.message.text.splitlines():
+            assert line not in hidden_lines, f"a private event reached the channel: {line}"
+    # Humans got their secrets privately.
+    assert h.platform.dms_to(ALICE.key) and h.platform.dms_to(BOB.key)
+    # Everything is logged: actions with sources, events with audiences.
+    glog = await h.store.load_game(gid)
+    assert glog.actions and all(a.source in ("human", "ai", "fallback", "timeout") for a in glog.actions)
+    assert {a.source for a in glog.actions} >= {"human", "ai"}
+    async with h.store.engine.connect() as conn:
+        calls = (await conn.execute(sa.text("select count(*) from agent_calls where game_id=:g"), {"g": gid})).scalar()
+    assert calls > 0, "AI calls are logged"
+
+
+async def test_duplicate_delivery_changes_nothing(harness: Harness) -> None:
+    h = harness
+    replies = []
+    for kind, user, args in [
+        (CommandKind.CREATE, ALICE, {"game": "chameleon"}),
+        (CommandKind.JOIN, BOB, {}),
+        (CommandKind.ADD_AI, ALICE, {"agent": "random", "count": 1}),
+        (CommandKind.START, ALICE, {}),
+    ]:
+        first = await h.send(kind, user, HERE, inbound=f"dup-{kind.value}", **args)
+        await h.service.wait_idle()  # AI seats may play right after a start
+        sent = len(h.platform.sent)
+        again = await h.send(kind, user, HERE, inbound=f"dup-{kind.value}", **args)
+        await h.service.wait_idle()
+        assert first.ok and again.duplicate, (kind, again)
+        assert len(h.platform.sent) == sent
+        replies.append(first)
+    gid = next(iter(h.service.tables))
+    await h.service.wait_idle()
+    t = h.service.tables[gid]
+    for s in sorted(t.engine.to_act(t.state)):
+        if t.seats[s].is_ai:
+            continue
+        spec = t.engine.legal(t.state, s)
+        value = ["zq1x"] if spec.__class__.__name__ == "Text" else [spec.options[0].id]
+        first = await h.send(CommandKind.ACT, t.seats[s].user, t.place, inbound=f"act-{s}", game_id=gid, seat=s,
+                             kind=spec.kind, value=value)
+        assert first.ok, first.text
+        await h.service.wait_idle()
+        before = (len(h.platform.sent), len((await h.store.load_game(gid)).actions), t.state)
+        again = await h.send(CommandKind.ACT, t.seats[s].user, t.place, inbound=f"act-{s}", game_id=gid, seat=s,
+                             kind=spec.kind, value=value)
+        await h.service.wait_idle()
+        assert again.duplicate
+        assert (len(h.platform.sent), len((await h.store.load_game(gid)).actions), t.state) == before
+        break
+
+
+async def test_bad_input_gets_a_clear_reply_and_changes_nothing(harness: Harness) -> None:
+    h = harness
+    nowhere = Place("memory", "empty")
+    r = await h.send(CommandKind.START, ALICE, nowhere)
+    assert not r.ok and "no table" in r.text.lower()
+    r = await h.send(CommandKind.CREATE, ALICE, HERE, game="poker")
+    assert not r.ok and "unknown game" in r.text.lower()
+    r = await h.send(CommandKind.CREATE, ALICE, HERE, game="spy", options={"spies": 9})
+    assert not r.ok
+    gid = await open_table(h, "chameleon", "classic", 1)
+    await h.service.wait_idle()
+    t = h.service.tables[gid]
+    log_before = len((await h.store.load_game(gid)).actions)
+    state_before = t.state
+    acting = sorted(t.engine.to_act(t.state))
+    idle_humans = [s for s in t.seats if not s.is_ai and s.seat not in acting]
+    human_turn = [s for s in t.seats if not s.is_ai and s.seat in acting]
+    # Not your seat: Bob presses Alice's button.
+    alice = next(s for s in t.seats if s.user and s.user.key == ALICE.key)
+    r = await h.send(CommandKind.ACT, BOB, t.place, game_id=gid, seat=alice.seat, kind="clue", value=["x"])
+    assert not r.ok and "another player" in r.text
+    # A stranger.
+    r = await h.send(CommandKind.ACT, UserRef("memory", "999", "Eve"), t.place, game_id=gid, seat=0, kind="clue",
+                     value=["x"])
+    assert not r.ok and "not playing" in r.text
+    for s in idle_humans:  # not your turn
+        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value=["x"])
+        assert not r.ok
+    for s in human_turn:
+        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value=["x" * 500])
+        assert not r.ok and "characters" in r.text
+        if s.seat != t.state.chameleon:  # a clue containing the secret
+            r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue",
+                             value=[t.state.secret])
+            assert not r.ok
+        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value="notalist")
+        assert not r.ok
+    r = await h.send(CommandKind.ACT, ALICE, t.place, game_id=999, seat=0, kind="clue", value=["x"])
+    assert not r.ok
+    assert t.state is state_before
+    assert len((await h.store.load_game(gid)).actions) == log_before
+    # Only the host starts or aborts.
+    r = await h.send(CommandKind.ABORT, BOB, HERE, game_id=gid)
+    assert not r.ok and "host" in r.text
+
+
+async def test_same_display_name_stays_apart(harness: Harness) -> None:
+    h = harness
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy")).ok
+    assert (await h.send(CommandKind.JOIN, CAROL, HERE)).ok
+    assert not (await h.send(CommandKind.JOIN, ALICE, HERE)).ok
+    assert (await h.send(CommandKind.ADD_AI, ALICE, HERE, agent="random", count=2)).ok
+    assert (await h.send(CommandKind.START, ALICE, HERE)).ok
+    t = next(iter(h.service.tables.values()))
+    humans = [s for s in t.seats if not s.is_ai]
+    assert len({s.user.key for s in humans}) == 2 and len({s.name for s in humans}) == 2
+    # Each got their own word, by id, not by name.
+    assert h.platform.dms_to(ALICE.key) and h.platform.dms_to(CAROL.key)
+
+
+async def test_closed_dms_offer_the_reveal_button(harness: Harness) -> None:
+    h = harness
+    h.platform.closed_dms.add(BOB.key)
+    gid = await open_table(h, "spy", "classic", 2)
+    await h.service.wait_idle()
+    notices = [s for s in h.platform.public() if any(b.id == codec.show_id(gid) for b in s.message.buttons)]
+    assert notices and "Bob" in notices[0].message.text
+    t = h.service.tables[gid]
+    bob = next(s for s in t.seats if s.user and s.user.key == BOB.key)
+    word = t.state.words[bob.seat] if hasattr(t.state, "words") else None
+    for n in notices:
+        if word:
+            assert word not in n.message.text
+    r = await h.send(CommandKind.SHOW, BOB, t.place, game_id=gid)
+    assert r.ok and "secrets" in r.text.lower()
+    if word:
+        assert word in r.text
+    r = await h.send(CommandKind.SHOW, UserRef("memory", "999", "Eve"), t.place, game_id=gid)
+    assert not r.ok
+
+
+async def test_lobby_lifecycle(harness: Harness) -> None:
+    h = harness
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="decrypto", variant="benchmark")).ok
+    assert not (await h.send(CommandKind.CREATE, BOB, HERE, game="spy")).ok  # one table per place
+    assert (await h.send(CommandKind.JOIN, BOB, HERE)).ok
+    r = await h.send(CommandKind.START, BOB, HERE)
+    assert not r.ok and "host" in r.text.lower()
+    r = await h.send(CommandKind.START, ALICE, HERE)
+    assert not r.ok and "needs 3" in r.text
+    assert (await h.send(CommandKind.ADD_AI, ALICE, HERE, agent="random", count=5)).ok  # capped at the table size
+    assert not (await h.send(CommandKind.ADD_AI, ALICE, HERE, agent="random")).ok
+    assert (await h.send(CommandKind.REMOVE_AI, ALICE, HERE)).ok
+    assert not (await h.send(CommandKind.ADD_AI, ALICE, HERE, agent="no-such-agent")).ok
+    r = await h.send(CommandKind.LIST, BOB, Place("memory", "elsewhere"))
+    assert "decrypto" in r.text
+    assert (await h.send(CommandKind.LEAVE, ALICE, HERE)).ok  # the host leaves: Bob hosts
+    row = await h.store.lobby_at("memory", HERE.key)
+    assert row.host == ALICE.key or row.lobby["host"]["user_id"] == BOB.user_id
+    assert (await h.send(CommandKind.RULES, BOB, HERE)).text.count(" ") > 30
+    r = await h.send(CommandKind.ABORT, BOB, HERE, game_id=row.id)
+    assert r.ok or "host" in r.text
+    edits = [s for s in h.platform.sent if s.kind == "edit"]
+    assert edits, "the lobby card updates in place"
+
+
+async def test_export_through_the_service(harness: Harness) -> None:
+    from bot.core.messages import Command
+
+    h = harness
+    await open_table(h, "chameleon", "classic", 1)
+    await h.play_humans()
+    refused = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE))
+    assert not isinstance(refused, tuple) and not refused.ok and "admin" in refused.text
+    name, data = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE, is_admin=True), fmt="jsonl")
+    # Raw ids never leave: not as a user key, not as a bare id value (a bare substring "200" also
+    # matched microseconds of timestamps, about one run in ten).
+    assert name.endswith(".jsonl") and data.count(b"\n") == 1
+    assert BOB.key.encode() not in data and b'"200"' not in data
+    r = await h.send(CommandKind.EXPORT, BOB, HERE)
+    assert not r.ok and "admin" in r.text

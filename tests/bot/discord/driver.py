@@ -1,0 +1,226 @@
+"""Plays the human seats of a game through the fake Discord, the way members would.
+
+Members open the lobby with /play, click the lobby card's buttons, then answer every prompt
+the bot sends them: choices through buttons or select menus, text through the modal the
+form button opens (or a DM reply), and, for a member whose DMs are closed, through the
+"Show my secret" button in the game's thread and the ephemeral controls it reveals.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from games.base import contains_word
+from tests.bot.discord.conftest import Harness
+from tests.bot.discord.fake_discord import FakeDiscord, FakeInteraction
+from tests.vocabulary import nonsense_words
+
+
+def card_of(fake: FakeDiscord, game_id: int) -> dict[str, Any]:
+    for m in fake.in_channel(fake.channel_id):
+        if f"l:{game_id}:join" in fake.custom_ids(m) or f"table #{game_id}" in (m.get("content") or ""):
+            return m
+    raise AssertionError(f"no lobby card for game {game_id}")
+
+
+async def open_table(h: Harness, host: int, others: list[int], game: str, variant: str, ai: int) -> tuple[int, int]:
+    """/play, Join, Add AI, Start through the lobby card; returns (game id, thread id)."""
+    fake = h.fake
+    ix = await fake.slash(host, "play", game=game, variant=variant)
+    m = re.search(r"Table #(\d+)", ix.text)
+    assert m, ix.text
+    gid = int(m.group(1))
+    for uid in others:
+        ix = await fake.click(uid, card_of(fake, gid), f"l:{gid}:join")
+        assert "joined" in ix.text, ix.text
+    for _ in range(ai):
+        ix = await fake.click(host, card_of(fake, gid), f"l:{gid}:ai")
+    card = card_of(fake, gid)
+    assert card["content"].count("AI (random)") == ai, card["content"]
+    ix = await fake.click(host, card, f"l:{gid}:start")
+    assert "started" in ix.text, ix.text
+    await h.idle()
+    thread_id = int(card["id"])  # Discord threads started from a message take its id
+    assert fake.channels[thread_id]["type"] == 11 and int(fake.channels[thread_id]["parent_id"]) == fake.channel_id
+    return gid, thread_id
+
+
+def over_messages(fake: FakeDiscord, thread_id: int, gid: int) -> list[dict[str, Any]]:
+    return [m for m in fake.in_channel(thread_id) if f"Game #{gid} is over" in (m.get("content") or "")]
+
+
+class Players:
+    """The human members of one game, answering whatever they are asked."""
+
+    def __init__(self, h: Harness, gid: int, thread_id: int, humans: list[int], seed: int = 7,
+                 dm_text_once: int | None = None) -> None:
+        self.h, self.fake, self.gid, self.thread_id, self.humans = h, h.fake, gid, thread_id, humans
+        self.rng = random.Random(seed)
+        self.words = nonsense_words()
+        self.done: set[str] = set()  # prompt message ids answered
+        self.tries: dict[str, int] = {}
+        self.notices_seen: set[str] = set()
+        self.dm_text_once = dm_text_once
+        self.accepted = 0
+        self.modals = 0
+        self.selects = 0
+        self.reveals = 0
+        self.dm_replies = 0
+        self.forms_seen = 0
+        self.selects_seen = 0
+
+    def _is_prompt(self, msg: dict[str, Any]) -> bool:
+        return any(cid.startswith(f"g:{self.gid}:") for cid in self.fake.custom_ids(msg))
+
+    def latest_prompt(self, uid: int) -> dict[str, Any] | None:
+        prompts = [m for m in self.fake.dms(uid) if self._is_prompt(m)]
+        if prompts and prompts[-1]["id"] not in self.done:
+            return prompts[-1]
+        return None
+
+    async def answer(self, uid: int, msg: dict[str, Any]) -> bool:
+        """Answer one prompt; True when the service accepted it."""
+        fake = self.fake
+        comps = [c for c in fake.components(msg) if str(c.get("custom_id", "")).startswith(f"g:{self.gid}:")]
+        attempt = self.tries.get(msg["id"], 0)
+        self.tries[msg["id"]] = attempt + 1
+        selects = [c for c in comps if c["type"] == 3]
+        choices = [c for c in comps if c["type"] == 2 and c["custom_id"].count(":") == 4]
+        forms = [c for c in comps if c["type"] == 2 and c["custom_id"].count(":") == 3]
+        ix: FakeInteraction
+        self.forms_seen += bool(forms) and attempt == 0
+        self.selects_seen += bool(selects) and attempt == 0
+        if selects:
+            opts = selects[0]["options"]
+            ix = await fake.select(uid, msg, selects[0]["custom_id"], [self.rng.choice(opts)["value"]])
+            self.selects += 1
+        elif choices:
+            ix = await fake.click(uid, msg, self.rng.choice(choices)["custom_id"])
+        elif forms:
+            if self.dm_text_once == uid and "Or reply here" in (msg.get("content") or ""):
+                self.dm_text_once = None
+                return await self.answer_by_dm(uid, msg)
+            opened = await fake.click(uid, msg, forms[0]["custom_id"])
+            modal = opened.modal
+            assert modal is not None, f"the form button opened no modal: {opened.text}"
+            n = sum(len(row.get("components") or [row.get("component")]) for row in modal["components"])
+            ix = await fake.submit_modal(uid, opened, [next(self.words) for _ in range(n)])
+            self.modals += 1
+        else:
+            return False
+        assert ix.ephemeral, "answers to a member's input must be ephemeral"
+        ok = "Got it" in ix.text
+        if ok or attempt >= 5:
+            self.done.add(msg["id"])
+        self.accepted += ok
+        return ok
+
+    async def answer_by_dm(self, uid: int, msg: dict[str, Any]) -> bool:
+        fake = self.fake
+        fields = msg["content"].count(";") + 1 if "separated by ';'" in msg["content"] else 1
+        mine = await fake.dm_text(uid, "; ".join(next(self.words) for _ in range(fields)))
+        reply = await fake.wait_for(lambda: [m for m in fake.dms(uid)
+                                             if str((m.get("message_reference") or {}).get("message_id")) == mine["id"]])
+        ok = "Got it" in reply[0]["content"]
+        self.dm_replies += ok
+        if ok:
+            self.done.add(msg["id"])
+            self.accepted += 1
+        return ok
+
+    async def reveal_and_answer(self, uid: int) -> bool:
+        """For a member with closed DMs: press "Show my secret" under each new notice, answer what it shows."""
+        fake = self.fake
+        acted = False
+        for notice in fake.in_channel(self.thread_id):
+            cid = f"s:{self.gid}"
+            if notice["id"] in self.notices_seen or cid not in fake.custom_ids(notice):
+                continue
+            self.notices_seen.add(notice["id"])
+            ix = await fake.click(uid, notice, cid)
+            assert ix.ephemeral, "the secret must be revealed ephemerally"
+            self.reveals += 1
+            shown = ix.followups[-1]
+            if self._is_prompt(shown) and shown["id"] not in self.done:
+                acted |= await self.answer(uid, shown)
+        return acted
+
+    async def play(self, closed: set[int] = frozenset(), max_steps: int = 600) -> None:  # type: ignore[assignment]
+        fake = self.fake
+        for _ in range(max_steps):
+            await self.h.idle()
+            if over_messages(fake, self.thread_id, self.gid):
+                return
+            progressed = False
+            for uid in self.humans:
+                if uid in closed:
+                    progressed |= await self.reveal_and_answer(uid)
+                    continue
+                msg = self.latest_prompt(uid)
+                if msg is not None:
+                    await self.answer(uid, msg)
+                    progressed = True
+            if not progressed:
+                def moved(seen: int = len(fake.requests)) -> bool:
+                    return len(fake.requests) > seen
+
+                try:
+                    await fake.wait_for(moved, timeout=3)
+                except TimeoutError:
+                    pass
+        raise AssertionError(f"game {self.gid} did not finish")
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """A game's secret words, and when (if ever) a public event revealed each of them."""
+
+    words: frozenset[str]
+    public: tuple[tuple[datetime, str], ...]  # (logged at, text) of every public event string
+
+    def revealed_by(self, when: datetime) -> set[str]:
+        return {w for w in self.words if any(at <= when and contains_word(text, w) for at, text in self.public)}
+
+
+async def secrets_of(h: Harness, gid: int) -> Secrets:
+    """The game's dealt secrets (spy words, chameleon secret, Decrypto keywords), from the event log."""
+    assert h.store is not None
+    glog = await h.store.load_game(gid)
+    private: set[str] = set()
+    public: list[tuple[datetime, str]] = []
+
+    def strings(x: Any) -> list[str]:
+        if isinstance(x, str):
+            return [x]
+        if isinstance(x, dict):
+            return [s for v in x.values() for s in strings(v)]
+        if isinstance(x, (list, tuple)):
+            return [s for v in x for s in strings(v)]
+        return []
+
+    for e in glog.events:
+        at = e.created_at if e.created_at.tzinfo else e.created_at.replace(tzinfo=UTC)
+        if e.audience == "public":
+            public.extend((at, s) for s in strings(e.data))
+        elif e.kind in ("word", "role", "keywords"):
+            data = dict(e.data)
+            private.update(strings(data.get("word")) + strings(data.get("secret")) + strings(data.get("keywords")))
+    return Secrets(frozenset(w for w in private if w), tuple(public))
+
+
+def assert_no_secret_in_channels(fake: FakeDiscord, secrets: Secrets) -> None:
+    """No channel or thread request names a secret before the game itself made it public
+    (Decrypto reveals the keywords when it ends; that reveal is the engine's, not a leak)."""
+    assert secrets.words, "the game dealt no secrets: the check would be empty"
+    checked = 0
+    for r in fake.public_requests():
+        hidden = secrets.words - secrets.revealed_by(r.at)
+        checked += bool(hidden)
+        for text in r.texts():
+            for w in hidden:
+                assert not contains_word(text, w), f"secret {w!r} sent to channel {r.channel_id}: {r.method} {r.path} {text!r}"
+    assert checked > 0, "no channel request was made while the secrets were still secret"

@@ -1,0 +1,405 @@
+"""A local fake of the Slack platform for end-to-end tests of the real Bolt app.
+
+- `FakeSlack`: an aiohttp server on 127.0.0.1 that answers the Web API methods the
+  adapter uses (arguments merged from query, form and JSON body, as the SDK sends
+  them differently per method), the ``response_url`` callbacks, the upload URLs of
+  files_upload_v2, and Socket Mode (apps.connections.open + a websocket). Every call
+  is recorded, so tests can read what the bot sent where.
+- `SlackUser`-style request builders and `Signer`: real signed HTTP requests
+  (events as JSON, commands and interactions form-encoded) sent to the app's endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+from tests.bot.fakeserver import FakeServer, Fault
+
+TEAM = "T0HUSH"
+BOT_USER = "UBOT"
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict[str, Any]
+
+
+@dataclass
+class Message:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_ts: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def actions(self) -> list[dict[str, Any]]:
+        return [el for b in self.blocks if b.get("type") == "actions" for el in b.get("elements", [])]
+
+    def body(self) -> str:
+        parts = [self.text]
+        for b in self.blocks:
+            t = b.get("text")
+            if isinstance(t, dict):
+                parts.append(str(t.get("text", "")))
+            for el in b.get("elements", []):
+                parts.append(json.dumps(el))
+        return "\n".join(parts)
+
+
+def _blocks(raw: Any) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = json.loads(raw)
+    return list(raw)
+
+
+class FakeSlack(FakeServer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[Call] = []
+        self.messages: dict[tuple[str, str], Message] = {}
+        self.responses: list[dict[str, Any]] = []  # bodies posted to response_url
+        self.views: list[dict[str, Any]] = []
+        self.uploads: dict[str, bytes] = {}
+        self.files: list[dict[str, Any]] = []
+        self.admins: set[str] = set()
+        self.closed_dms: set[str] = set()
+        self.socket_acks: list[dict[str, Any]] = []
+        self.response_targets: dict[str, tuple[str, str]] = {}  # response_url token -> the clicked message
+        self._socket: web.WebSocketResponse | None = None
+        self._socket_ready = asyncio.Event()
+        self._ts = itertools.count(1)
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ server
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base}/api/"  # the trailing slash matters to the SDK
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # users.info and other readers use GET
+        app.router.add_post("/response/{token}", self._response)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/socket", self._ws)
+
+    async def before_close(self) -> None:
+        if self._socket is not None:
+            await self._socket.close()
+
+    def bare_ok(self) -> None:
+        """Answer every Web API method but auth.test with a bare ``{"ok": true}``, as
+        bolt-python's mock Web API server does (no channel, no ts, no user)."""
+        self.faults.append(Fault(lambda method, path: path.startswith("/api/") and path != "/api/auth.test", {"ok": True}))
+
+    async def _args(self, request: web.Request) -> dict[str, Any]:
+        args: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            args.update(await request.json())
+        elif request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            args.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+        return args
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args = await self._args(request)
+        self.calls.append(Call(method, args))
+        await self.touch()
+        faulty = self.fault_for(request.method, request.path)
+        if faulty is not None:
+            return faulty
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        return web.json_response(await handler(args))
+
+    def _next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1700000000 + n}.{n:06d}"
+
+    # ------------------------------------------------------------------ Web API methods
+
+    async def _m_auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": "https://hush.example/", "team": "Hush", "team_id": TEAM, "user": "hushtable", "user_id": BOT_USER, "bot_id": "BBOT"}
+
+    async def _m_chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args["channel"])
+        if channel.startswith("D") and channel[1:] in self.closed_dms:
+            return {"ok": False, "error": "cannot_dm_bot"}
+        ts = self._next_ts()
+        m = Message(channel, ts, str(args.get("text", "")), _blocks(args.get("blocks")), args.get("thread_ts") or None)
+        self.messages[(channel, ts)] = m
+        return {"ok": True, "channel": channel, "ts": ts, "message": {"text": m.text, "ts": ts}}
+
+    async def _m_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        key = (str(args["channel"]), str(args["ts"]))
+        m = self.messages.get(key)
+        if m is None:
+            return {"ok": False, "error": "message_not_found"}
+        m.history.append({"text": m.text, "blocks": m.blocks})
+        m.text, m.blocks = str(args.get("text", "")), _blocks(args.get("blocks"))
+        return {"ok": True, "channel": key[0], "ts": key[1]}
+
+    async def _m_chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    async def _m_conversations_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = str(args.get("users", ""))
+        if user in self.closed_dms:
+            return {"ok": False, "error": "cannot_dm_bot"}
+        return {"ok": True, "channel": {"id": "D" + user}}
+
+    async def _m_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        view = args["view"] if isinstance(args["view"], dict) else json.loads(args["view"])
+        n = next(self._ids)
+        view = {**view, "id": f"V{n:05d}", "hash": hashlib.sha1(f"{n}".encode()).hexdigest()[:12], "trigger_id": args.get("trigger_id")}
+        self.views.append(view)
+        return {"ok": True, "view": view}
+
+    async def _m_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = str(args["user"])
+        return {"ok": True, "user": {"id": user, "name": user.lower(), "is_admin": user in self.admins, "is_owner": False}}
+
+    async def _m_files_getUploadURLExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        fid = f"F{next(self._ids):05d}"
+        return {"ok": True, "upload_url": f"{self.base}/upload/{fid}", "file_id": fid}
+
+    async def _m_files_completeUploadExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        files = args["files"] if isinstance(args["files"], list) else json.loads(args["files"])
+        for f in files:
+            self.files.append(
+                {
+                    "id": f["id"],
+                    "title": f.get("title"),
+                    "channel": args.get("channel_id"),
+                    "comment": args.get("initial_comment"),
+                    "data": self.uploads.get(f["id"], b""),
+                }
+            )
+        return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+
+    async def _m_files_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "file": {"id": args.get("file")}}
+
+    async def _m_apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        self.uploads[request.match_info["file_id"]] = await request.read()
+        return web.Response(text="OK")
+
+    async def _response(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        token = request.match_info["token"]
+        self.responses.append({"token": token, **body})
+        target = self.response_targets.get(token)
+        if body.get("replace_original") and target in self.messages:
+            # As Slack does: the clicked message itself is replaced.
+            m = self.messages[target]
+            m.history.append({"text": m.text, "blocks": m.blocks})
+            m.text, m.blocks = str(body.get("text", "")), _blocks(body.get("blocks"))
+        return web.json_response({"ok": True})
+
+    # ------------------------------------------------------------------ Socket Mode
+
+    async def _ws(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self._socket = ws
+        await ws.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "AHUSH"}})
+        self._socket_ready.set()
+        async for msg in ws:
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(msg.data))
+        return ws
+
+    async def socket_send(self, envelope_type: str, payload: dict[str, Any], accepts_response_payload: bool = False) -> str:
+        await asyncio.wait_for(self._socket_ready.wait(), 10)
+        assert self._socket is not None
+        envelope_id = f"env-{next(self._ids)}"
+        await self._socket.send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": envelope_type,
+                "payload": payload,
+                "accepts_response_payload": accepts_response_payload,
+                "retry_attempt": 0,
+                "retry_reason": "",
+            }
+        )
+        return envelope_id
+
+    # ------------------------------------------------------------------ inspection
+
+    def methods(self, name: str) -> list[dict[str, Any]]:
+        return [c.args for c in self.calls if c.method == name]
+
+    def in_channel(self, channel: str) -> list[Message]:
+        return [m for m in self.messages.values() if m.channel == channel]
+
+    def dms(self, user: str) -> list[Message]:
+        return self.in_channel("D" + user)
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        return [m for m in self.in_channel(channel) if m.thread_ts == thread_ts]
+
+
+class Signer:
+    """Builds the headers Slack sends: a v0 HMAC over ``v0:{timestamp}:{body}``."""
+
+    def __init__(self, secret: str) -> None:
+        self.verifier = SignatureVerifier(secret)
+
+    def headers(self, body: str, content_type: str, timestamp: int | None = None) -> dict[str, str]:
+        ts = str(int(time.time()) if timestamp is None else timestamp)
+        sig = self.verifier.generate_signature(timestamp=ts, body=body)
+        return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": str(sig), "Content-Type": content_type}
+
+
+class SlackClientSim:
+    """Sends what Slack would send to the app's request URL, signed."""
+
+    def __init__(self, app_url: str, fake: FakeSlack, secret: str) -> None:
+        self.app_url = app_url
+        self.fake = fake
+        self.signer = Signer(secret)
+        self._n = itertools.count(1)
+        self.session = aiohttp.ClientSession()
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    async def send(
+        self, body: str, content_type: str, *, signer: Signer | None = None, timestamp: int | None = None, extra: dict[str, str] | None = None
+    ) -> int:
+        headers = (signer or self.signer).headers(body, content_type, timestamp)
+        headers.update(extra or {})
+        async with self.session.post(self.app_url, data=body.encode(), headers=headers) as resp:
+            await resp.read()
+            return resp.status
+
+    # --- bodies
+
+    def command_body(self, user: str, channel: str, text: str) -> str:
+        n = next(self._n)
+        return urlencode(
+            {
+                "token": "legacy",
+                "team_id": TEAM,
+                "channel_id": channel,
+                "channel_name": "games",
+                "user_id": user,
+                "user_name": user.lower(),
+                "command": "/hushtable",
+                "text": text,
+                "api_app_id": "AHUSH",
+                "response_url": f"{self.fake.base}/response/cmd{n}",
+                "trigger_id": f"{n}.trigger.cmd",
+            }
+        )
+
+    def action_payload(self, user: str, message: Message, element: dict[str, Any], selected: str | None = None) -> dict[str, Any]:
+        n = next(self._n)
+        action: dict[str, Any] = {"action_id": element["action_id"], "block_id": "b", "type": element["type"], "action_ts": f"{1800000000 + n}.{n:06d}"}
+        if element["type"] == "button":
+            action["value"] = element.get("value", "")
+            action["text"] = element["text"]
+        else:
+            opt = next(o for o in element["options"] if o["value"] == selected)
+            action["selected_option"] = opt
+        self.fake.response_targets[f"act{n}"] = (message.channel, message.ts)
+        return {
+            "type": "block_actions",
+            "team": {"id": TEAM},
+            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+            "api_app_id": "AHUSH",
+            "token": "legacy",
+            "container": {
+                "type": "message",
+                "message_ts": message.ts,
+                "channel_id": message.channel,
+                "is_ephemeral": False,
+                **({"thread_ts": message.thread_ts} if message.thread_ts else {}),
+            },
+            "trigger_id": f"{n}.trigger.act",
+            "channel": {"id": message.channel, "name": "games"},
+            "message": {
+                "type": "message",
+                "ts": message.ts,
+                "text": message.text,
+                "blocks": message.blocks,
+                **({"thread_ts": message.thread_ts} if message.thread_ts else {}),
+            },
+            "response_url": f"{self.fake.base}/response/act{n}",
+            "actions": [action],
+        }
+
+    def view_payload(self, user: str, view: dict[str, Any], values: list[str]) -> dict[str, Any]:
+        state = {f"f{i}": {"text": {"type": "plain_text_input", "value": v}} for i, v in enumerate(values)}
+        return {
+            "type": "view_submission",
+            "team": {"id": TEAM},
+            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+            "api_app_id": "AHUSH",
+            "token": "legacy",
+            "trigger_id": f"{next(self._n)}.trigger.view",
+            "view": {**view, "state": {"values": state}, "team_id": TEAM, "app_id": "AHUSH", "bot_id": "BBOT"},
+        }
+
+    def event_body(self, event: dict[str, Any], event_id: str | None = None) -> tuple[str, str]:
+        eid = event_id or f"Ev{next(self._n):08d}"
+        body = {
+            "token": "legacy",
+            "team_id": TEAM,
+            "api_app_id": "AHUSH",
+            "event": event,
+            "type": "event_callback",
+            "event_id": eid,
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
+        return json.dumps(body), eid
+
+    # --- senders
+
+    async def command(self, user: str, channel: str, text: str) -> int:
+        return await self.send(self.command_body(user, channel, text), "application/x-www-form-urlencoded")
+
+    async def interact(self, payload: dict[str, Any], extra: dict[str, str] | None = None) -> int:
+        return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded", extra=extra)
+
+    async def click(self, user: str, message: Message, element: dict[str, Any], selected: str | None = None) -> int:
+        return await self.interact(self.action_payload(user, message, element, selected))
+
+    async def submit(self, user: str, view: dict[str, Any], values: list[str]) -> int:
+        return await self.interact(self.view_payload(user, view, values))
+
+    async def dm_text(self, user: str, text: str, event_id: str | None = None, extra: dict[str, str] | None = None) -> tuple[int, str]:
+        n = next(self._n)
+        event = {
+            "type": "message",
+            "channel": "D" + user,
+            "channel_type": "im",
+            "user": user,
+            "text": text,
+            "ts": f"{1900000000 + n}.{n:06d}",
+            "event_ts": f"{1900000000 + n}.{n:06d}",
+            "team": TEAM,
+        }
+        body, eid = self.event_body(event, event_id)
+        return await self.send(body, "application/json", extra=extra), eid

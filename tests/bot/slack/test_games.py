@@ -1,0 +1,125 @@
+"""Full games through Slack: slash command, lobby buttons, secrets by DM, modals and DM
+replies, votes by buttons and selects, the result posted once in the lobby's thread."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+import games
+from games.base import Event
+from tests.bot.slack.conftest import Stack
+from tests.bot.slack.fake_slack import Message
+from tests.bot.slack.play import play_to_end, secrets_of, words_in
+
+ALICE, BOB = "UALICE", "UBOB"
+CHANNEL = "CGAMES"
+
+
+def lobby_card(st: Stack, channel: str = CHANNEL) -> Message:
+    cards = [m for m in st.fake.in_channel(channel) if m.thread_ts is None and any(el["action_id"].startswith("l:") for el in m.actions())]
+    assert cards, "no lobby card posted"
+    return cards[-1]
+
+
+def button(m: Message, verb: str) -> dict[str, Any]:
+    return next(el for el in m.actions() if el["action_id"].endswith(":" + verb))
+
+
+async def open_table(st: Stack, command: str, ai_seats: int) -> tuple[int, Message]:
+    assert await st.sim.command(ALICE, CHANNEL, command) == 200
+    await st.idle()
+    card = lobby_card(st)
+    game_id = int(button(card, "join")["action_id"].split(":")[1])
+    assert await st.sim.click(BOB, card, button(card, "join")) == 200
+    await st.idle()
+    for _ in range(ai_seats):
+        assert await st.sim.click(ALICE, card, button(card, "ai")) == 200
+        await st.idle()
+    updates = [c for c in st.fake.methods("chat.update") if c["ts"] == card.ts]
+    assert len(updates) >= 1 + ai_seats, "the lobby card was not updated in place"
+    assert "ualice" in card.text.lower() and "ubob" in card.text.lower()
+    assert await st.sim.click(ALICE, card, button(card, "start")) == 200
+    await st.idle()
+    return game_id, card
+
+
+def leaked_words(secrets: set[str], blob: str) -> list[str]:
+    """Secret words that appear in ``blob`` as words: `anger` is not leaked by `danger`."""
+    words = set(re.findall(r"[^\W_]+(?:['-][^\W_]+)*", blob.lower()))
+    text = " ".join(re.findall(r"[^\W_]+", blob.lower()))
+    return sorted(w for w in secrets if w in words or (" " in w and f" {w} " in f" {text} "))
+
+
+def test_secrets_are_compared_as_words() -> None:
+    assert leaked_words({"anger"}, "Danger ahead: strangers") == []
+    assert leaked_words({"anger", "ice cream"}, "the ANGER grew; ice  cream melts") == ["anger", "ice cream"]
+
+
+def channel_posts(st: Stack) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (i, c.args)
+        for i, c in enumerate(st.fake.calls)
+        if c.method in ("chat.postMessage", "chat.update") and not str(c.args.get("channel", "")).startswith("D")
+    ]
+
+
+async def assert_no_secret_in_channel(st: Stack, game_id: int) -> None:
+    """Two checks over every channel/thread call: no private event's text, and no secret word
+    (except words that are public anyway, like the Chameleon card that lists the secret)."""
+    glog = await st.store.load_game(game_id)
+    engine = games.get(glog.row.game)
+    names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
+    private = [Event.from_json({"kind": e.kind, "data": e.data, "audience": e.audience}) for e in glog.events if e.audience != "public"]
+    private_texts = {engine.text(e, names).lower() for e in private}
+    # Words the deal shows everyone (a Chameleon card lists the secret among 16) prove nothing.
+    public_words = words_in([e.data for e in glog.events if e.audience == "public" and e.action_seq is None])
+    secrets = secrets_of(glog.events) - public_words
+    assert private_texts, "the game dealt no secrets?"
+    if glog.row.game != "chameleon":
+        assert secrets, "no secret words found"
+    posts = channel_posts(st)
+    over = [i for i, (_, a) in enumerate(posts) if f"Game #{game_id} is over" in str(a.get("text", ""))]
+    assert len(over) == 1, f"the result was posted {len(over)} times"
+    # At the end a game may reveal its secrets (the last events and the result): all before must not.
+    for _, args in posts[: over[0] - 1]:
+        blob = str(args.get("text", "")) + json.dumps(args.get("blocks", ""))
+        leaked = leaked_words(secrets, blob)
+        assert not leaked, f"secret {leaked} posted to channel {args.get('channel')}: {args.get('text')!r}"
+
+
+@pytest.mark.parametrize(
+    ("command", "ai_seats", "dm_text"),
+    [
+        ("play decrypto", 1, False),
+        ("play spy", 2, True),
+        ("play chameleon", 2, False),
+    ],
+)
+async def test_full_game(stack: Stack, command: str, ai_seats: int, dm_text: bool) -> None:
+    st = stack
+    game = command.split()[1]
+    game_id, card = await open_table(st, command, ai_seats)
+    moves = await play_to_end(st, game_id, [ALICE, BOB], seed=game_id, text_by_dm={BOB} if dm_text else set())
+    assert sum(moves.values()) > 0
+    # Secrets and prompts went by DM to both members, through conversations.open.
+    opened = {c["users"] for c in st.fake.methods("conversations.open")}
+    assert {ALICE, BOB} <= opened
+    assert st.fake.dms(ALICE) and st.fake.dms(BOB)
+    if game != "decrypto":  # everyone writes in these games (in Decrypto the AI may hold the pen)
+        assert moves["modal"] > 0 and len(st.fake.views) >= moves["modal"]
+        assert moves["dm"] > 0 if dm_text else moves["dm"] == 0
+        assert moves["button"] + moves["select"] > 0, "no vote was cast by a member"
+    if moves["dm"]:
+        assert any(c.method == "chat.postMessage" and c.args["channel"] == "D" + BOB and "✅" in c.args["text"] for c in st.fake.calls)
+    await st.idle()
+    row = await st.store.game(game_id)
+    assert row is not None and row.status == "finished"
+    # The game lives in the lobby card's thread; the result is there exactly once.
+    thread = st.fake.thread(CHANNEL, card.ts)
+    assert any(f"Game #{game_id}" in m.text for m in thread)
+    assert sum(f"Game #{game_id} is over" in m.text for m in thread) == 1
+    await assert_no_secret_in_channel(st, game_id)

@@ -1,0 +1,221 @@
+"""games.text: one normalisation and one secret check, and every bypass of issue 9 item 16 in every game."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.base import Action, IllegalAction, Text, check_text
+from games.chameleon import GAME as CHAMELEON
+from games.chameleon import ChameleonState
+from games.decrypto import GAME as DECRYPTO
+from games.decrypto import DecryptoState
+from games.spy import GAME as SPY
+from games.spy import Phase as SpyPhase
+from games.spy import SpyState
+from games.text import clean, has_number, mentions_secret, normalize, same_words, word_count
+
+ZWSP, SHY = "\u200b", "\u00ad"
+
+# Ways to write "stool" that a reader still reads as "stool".
+DISGUISES = {
+    "accents": "stóòl",
+    "cyrillic": "st\u043e\u043el",  # Cyrillic о
+    "greek": "st\u03bf\u03bfl",  # Greek ο
+    "full-width": "ｓｔｏｏｌ",
+    "zero-width space": f"sto{ZWSP}ol",
+    "soft hyphen": f"sto{SHY}ol",
+    "capitals": "STOOL",
+    "plural": "stools",
+    "plural, disguised": f"ＳＴ\u041e{ZWSP}OLS",
+}
+
+
+# --------------------------------------------------------------------------- the functions
+
+
+def test_normalize_folds_what_a_reader_cannot_tell_apart() -> None:
+    for how, text in DISGUISES.items():
+        if how.startswith("plural"):
+            continue
+        assert normalize(text) == "stool", how
+    assert normalize("Crème Brûlée") == "creme brulee"
+    assert normalize("Straße") == "strasse"  # case folding, not lower()
+    assert normalize("ﬁsh") == "fish"  # NFKC ligature
+
+
+@pytest.mark.parametrize("how", sorted(DISGUISES))
+def test_mentions_secret_sees_through_every_disguise(how: str) -> None:
+    assert mentions_secret(f"a {DISGUISES[how]} to sit on", "stool"), how
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Locks", "lock"), ("bees", "Bee"), ("cities", "city"), ("boxes", "box"), ("leaves", "leaf"),
+        ("baked", "bake"), ("baking", "bake"), ("baker", "bake"), ("stopped", "stop"), ("running", "run"),
+        ("painter", "paint"), ("carried", "carry"), ("bee", "bees"), ("ice-cream", "ice cream"),
+        ("icecream", "ice cream"), ("ice creams", "ice cream"), ("the dog's bowl", "dog"),
+    ],
+)
+def test_inflected_forms_are_caught(text: str, secret: str) -> None:
+    assert mentions_secret(text, secret)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("danger", "anger"), ("beer", "bee"), ("hammer", "ham"), ("butter", "but"), ("letter", "let"),
+        ("tiny", "tin"), ("good", "go"), ("scar", "car"), ("category", "cat"), ("bees", "be"),
+        ("pants", "ant"), ("stooled pigeon", "stoo"),
+    ],
+)
+def test_other_words_are_not_the_secret(text: str, secret: str) -> None:
+    assert not mentions_secret(text, secret)
+
+
+def test_compounds_only_when_asked() -> None:
+    assert not mentions_secret("snowman", "snow")
+    assert mentions_secret("snowman", "snow", compounds=True)
+    assert not mentions_secret("tiny", "tin", compounds=True)  # short secrets stay whole words
+
+
+def test_same_words_is_the_word_or_its_plural_only() -> None:
+    assert same_words("Bees", "bee") and same_words("BÉE", "bee") and same_words("ice creams", "ice cream")
+    assert not same_words("beekeeper", "bee") and not same_words("baker", "bake") and not same_words("a bee", "bee")
+
+
+def test_words_split_at_hyphens_and_keep_apostrophes() -> None:
+    assert word_count("out-of-distribution") == 3
+    assert word_count("don't stop") == 2
+    assert word_count(f"one{ZWSP}word") == 1
+
+
+def test_numbers_and_codes() -> None:
+    for code in ("3-4-1", "341", "3 4 1", "３４１", "3rd", "route 66"):
+        assert has_number(code), code
+    for word in ("R2D2", "three", "C3PO robot"):
+        assert not has_number(word), word
+
+
+def test_clean_keeps_the_letters_and_drops_the_invisible() -> None:
+    assert clean(f"  sto{ZWSP}ol \n\t leg ") == "stool leg"
+    assert clean("\ue0001\ue001 Alice") == "1 Alice"  # a forged seat label loses its delimiters
+
+
+# --------------------------------------------------------------------------- limits say what they enforce
+
+
+def test_the_character_limit_is_inclusive_and_says_so() -> None:
+    spec = Text("hints", "p", ("Hint",), max_words=2, max_chars=30)
+    assert check_text(spec, Action("hints", ("x" * 30,))) == ("x" * 30,)
+    with pytest.raises(IllegalAction, match="at most 30 characters") as info:
+        check_text(spec, Action("hints", ("x" * 31,)))
+    assert "under" not in str(info.value)
+    assert spec.limits() == "at most 2 words and 30 characters"
+
+
+def test_invisible_characters_do_not_count_towards_the_limit() -> None:
+    spec = Text("clue", "p", ("Clue",), max_words=1, max_chars=5)
+    assert check_text(spec, Action("clue", (f"s{ZWSP * 10}tool",))) == ("stool",)
+
+
+# --------------------------------------------------------------------------- Decrypto
+
+
+def _decrypto() -> tuple[DecryptoState, int]:
+    s, _ = DECRYPTO.new(DECRYPTO.make_config("benchmark", deck=["lock", "river", "music", "stool"]), 3, 1)
+    return s, s.keywords[0].index("stool") + 1
+
+
+@pytest.mark.parametrize("how", sorted(DISGUISES))
+def test_decrypto_hint_cannot_disguise_a_keyword(how: str) -> None:
+    s, number = _decrypto()
+    with pytest.raises(IllegalAction, match=f"keyword {number}") as info:
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", DISGUISES[how], "charlie")))
+    assert "stool" not in str(info.value).lower()  # refusals reach logs: the number, never the word
+
+
+def test_decrypto_plural_of_a_keyword_is_refused() -> None:
+    s, _ = _decrypto()
+    number = s.keywords[0].index("lock") + 1
+    with pytest.raises(IllegalAction, match=f"keyword {number}"):
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", "Locks", "charlie")))
+
+
+def test_decrypto_hyphens_do_not_bypass_the_word_limit() -> None:
+    s, _ = _decrypto()
+    with pytest.raises(IllegalAction, match="at most 2 words"):
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", "out-of-distribution", "charlie")))
+    DECRYPTO.apply(s, 0, Action("hints", ("alpha", "well-known", "charlie")))  # two words are fine
+
+
+def test_decrypto_hint_limit_is_exactly_thirty_characters() -> None:
+    s, _ = _decrypto()
+    spec = DECRYPTO.legal(s, 0)
+    assert isinstance(spec, Text) and spec.max_chars == 30
+    DECRYPTO.apply(s, 0, Action("hints", ("alpha", "a" * 14 + " " + "b" * 15, "charlie")))
+    with pytest.raises(IllegalAction, match="at most 30 characters"):
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", "a" * 15 + " " + "b" * 15, "charlie")))
+
+
+@pytest.mark.parametrize("hint", ["3-4-1", "341", "3", "３", "2nd"])
+def test_decrypto_codes_and_numbers_are_not_hints(hint: str) -> None:
+    s, _ = _decrypto()
+    with pytest.raises(IllegalAction, match="number"):
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", hint, "charlie")))
+
+
+# --------------------------------------------------------------------------- Who-is-Spy
+
+
+def _spy_speaker_with(word: str) -> tuple[SpyState, int]:
+    for seed in range(100):
+        s, _ = SPY.new(SPY.make_config("classic", deck=[["stool", "bench"]]), 5, seed)
+        (speaker,) = SPY.to_act(s)
+        if s.word_of(speaker) == word:
+            return s, speaker
+    raise AssertionError("no seed gives the first speaker that word")
+
+
+@pytest.mark.parametrize("how", sorted(DISGUISES))
+def test_spy_description_cannot_disguise_the_word(how: str) -> None:
+    s, speaker = _spy_speaker_with("stool")
+    with pytest.raises(IllegalAction, match="must not contain your word"):
+        SPY.apply(s, speaker, Action("describe", (f"a {DISGUISES[how]} at the bar",)))
+
+
+def test_spy_repeats_are_compared_normalised() -> None:
+    s, speaker = _spy_speaker_with("bench")
+    s, _ = SPY.apply(s, speaker, Action("describe", ("wooden seat",)))
+    (nxt,) = SPY.to_act(s)
+    assert s.phase is SpyPhase.DESCRIBE
+    with pytest.raises(IllegalAction, match="already given"):
+        SPY.apply(s, nxt, Action("describe", (f"Wóoden{ZWSP} SEAT",)))
+
+
+# --------------------------------------------------------------------------- Chameleon
+
+CARD = ("Furniture", ("Bee", "Stool", "Chair", "Table", "Sofa", "Bed", "Desk", "Shelf",
+                      "Lamp", "Rug", "Bench", "Dresser", "Mirror", "Clock", "Crib", "Couch"))
+
+
+def _chameleon_with(secret: str) -> tuple[ChameleonState, int]:
+    cfg = CHAMELEON.make_config("classic", deck=[CARD])
+    for seed in range(300):
+        s, _ = CHAMELEON.new(cfg, 4, seed)
+        if s.secret == secret and s.order[0] != s.chameleon:
+            return s, s.order[0]
+    raise AssertionError("no seed deals that secret to a first speaker who knows it")
+
+
+@pytest.mark.parametrize("how", sorted(DISGUISES))
+def test_chameleon_clue_cannot_disguise_the_secret(how: str) -> None:
+    s, seat = _chameleon_with("Stool")
+    with pytest.raises(IllegalAction, match="secret"):
+        CHAMELEON.apply(s, seat, Action.say("clue", DISGUISES[how]))
+
+
+def test_chameleon_plural_of_the_secret_is_refused() -> None:
+    s, seat = _chameleon_with("Bee")
+    with pytest.raises(IllegalAction, match="secret"):
+        CHAMELEON.apply(s, seat, Action.say("clue", "bees"))

@@ -1,0 +1,31 @@
+"""A process that runs one tournament on a SQLite file; the SIGKILL test kills it mid-way.
+
+Run again after the kill, it finds the same tournament (created once) and resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from bot.tournaments import manage
+from bot.tournaments.runner import TournamentRunner
+from storage import tournaments as repo
+from tests.tournaments.agents import SlowAgent, open_service
+
+
+async def main(url: str) -> None:
+    SlowAgent.delay_s = 0.05
+    async with open_service(url) as b:
+        existing = await repo.tournaments(b.service.store, tenant="console")
+        if existing:
+            tid = existing[0].id or 0
+        else:
+            tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
+                                      entrants=["random:slow", "random"], seats=3, games_per_pairing=4, seed=21)
+        summary = await TournamentRunner(b.service, concurrency=2, rounds=20).run(tid)
+        print(f"DONE {summary.finished} {summary.failed}", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))

@@ -1,0 +1,47 @@
+"""The command line on a small real tournament of `random` and `embed:minilm` (the bundled
+embedding model): create, run with a progress bar and a printed leaderboard, list, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+
+
+def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None:
+    env = {"HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}",
+           "HUSHTABLE_AGENT_CHOICES": "random,embed:minilm", "HUSHTABLE_FALLBACK_AGENT": "random",
+           "HUSHTABLE_DEFAULT_AGENT": "random"}
+    runner = CliRunner()
+
+    def cli(*args: str) -> str:
+        res = runner.invoke(app, ["tournament", *args], env=env)
+        assert res.exit_code == 0, (res.output, res.exception)
+        return res.output
+
+    out = cli("create", "--game", "chameleon", "--variant", "classic", "--seats", "3", "--seed", "4", "--name", "smoke")
+    assert "created #1 smoke" in out and "2 games" in out and "random, embed:minilm" in out
+
+    bad = runner.invoke(app, ["tournament", "create", "--game", "spy", "-e", "llm:http://x.example"], env=env)
+    assert bad.exit_code == 2 and "Unknown entrant" in bad.output
+
+    out = cli("run", "1", "--chart", str(tmp_path / "board.png"))
+    assert "Tournament #1 smoke" in out and "embed:minilm" in out and "chameleon:" in out and "player:" in out
+    assert (tmp_path / "board.png").read_bytes().startswith(b"\x89PNG")
+
+    assert "#1 smoke: chameleon (classic)" in cli("list") and "finished" in cli("list")
+    assert cli("list", "--tenant", "discord:1").strip() == "no tournaments yet"
+
+    rows = list(csv.DictReader(io.StringIO(cli("leaderboard", "1", "--format", "csv"))))
+    assert sorted(r["entrant"] for r in rows) == ["embed:minilm", "random"] and {r["games"] for r in rows} == {"2"}
+    doc = json.loads(cli("leaderboard", "1", "--format", "json"))
+    assert doc["tournament"]["game"] == "chameleon" and [s["rank"] for s in doc["standings"]] == [1, 2]
+
+    assert "scheduled '0 3 * * *'" in cli("schedule", "1", "0 3 * * *")
+    bad = runner.invoke(app, ["tournament", "schedule", "1", "every night"], env=env)
+    assert bad.exit_code != 0 and "crontab" in bad.output

@@ -1,0 +1,73 @@
+"""Ratings on hand-made results: a dominant entrant rises, ties stay level, teams share results,
+the bootstrap is deterministic for a seed and its intervals shrink with more games."""
+
+from __future__ import annotations
+
+from bot.tournaments.ratings import MatchResult, bootstrap, fit, mean_width, role_metrics, standings
+from games.metrics import SeatOutcome, SeatRole, Side
+
+
+def bench(team: str, interceptor: str, team_won: bool, group: int = 0, turns: float = 8.0) -> MatchResult:
+    stats = {"turns": turns, "miscommunications": 0.0 if team_won else 2.0, "interceptions": 0.0}
+    seats = (
+        SeatOutcome(0, SeatRole.ENCODER, Side.TEAM, team_won, stats),
+        SeatOutcome(1, SeatRole.DECODER, Side.TEAM, team_won, stats),
+        SeatOutcome(2, SeatRole.INTERCEPTOR, Side.INTERCEPTOR, not team_won, stats),
+    )
+    return MatchResult((team, team, interceptor), seats, group)
+
+
+def spy(entrants: tuple[str, ...], spies: set[int], spies_won: bool | None, group: int = 0) -> MatchResult:
+    seats = tuple(
+        SeatOutcome(i, SeatRole.SPY if i in spies else SeatRole.VILLAGER, Side.SPIES if i in spies else Side.VILLAGERS,
+                    None if spies_won is None else (spies_won if i in spies else not spies_won),
+                    {"rounds_survived": 2.0})
+        for i in range(len(entrants))
+    )
+    return MatchResult(entrants, seats, group)
+
+
+def test_a_dominant_entrant_rises_and_its_interval_clears_the_rest() -> None:
+    # "strong" wins every game, as the team and as the interceptor, against "weak"; "mid" wins three games in four against "weak".
+    matches = []
+    for g in range(12):
+        matches += [bench("strong", "weak", True, g), bench("weak", "strong", False, g)]
+        matches += [bench("mid", "weak", g % 4 != 0, 100 + g), bench("weak", "mid", g % 4 == 0, 100 + g)]
+    rows = standings(matches, ["strong", "mid", "weak"], rounds=200, seed=1)
+    assert [r.entrant for r in rows] == ["strong", "mid", "weak"]
+    strong, mid, weak = rows
+    assert strong.mu > 25 > weak.mu and strong.lo > weak.hi
+    assert strong.lo <= strong.mu <= strong.hi and strong.games == 24
+    assert strong.roles["encoder"]["win_rate"] == 1.0 and strong.roles["interceptor"]["win_rate"] == 1.0
+    # weak intercepts mid in 3 games of its 24 as interceptor; its team loses 21 of 24 (2 tokens each).
+    assert weak.roles["interceptor"]["win_rate"] == 3 / 24 and weak.roles["decoder"]["miscommunications"] == 2 * 21 / 24
+
+
+def test_draws_leave_equal_entrants_level_and_more_certain() -> None:
+    matches = [spy(("a", "b", "a", "b"), {i % 4}, None, i) for i in range(8)]
+    r = fit(matches, ["a", "b"])
+    assert abs(r["a"].mu - r["b"].mu) < 1e-9
+    assert r["a"].sigma < 25 / 3 and r["b"].sigma < 25 / 3
+    assert role_metrics(matches)["a"]["villager"]["win_rate"] != role_metrics(matches)["a"]["villager"]["win_rate"]  # nan: no decided game
+
+
+def test_teams_share_the_result_and_an_entrant_on_both_sides_partly_cancels() -> None:
+    # Villagers a, a, b beat spy c: a gains from two seats, b from one, c loses.
+    r = fit([spy(("a", "a", "b", "c"), {3}, False)], ["a", "b", "c"])
+    assert r["a"].mu > r["b"].mu > 25 > r["c"].mu
+    # a holds a winning villager seat and the losing spy seat: less than b's single winning seat.
+    r2 = fit([spy(("a", "b", "c", "a"), {3}, False)], ["a", "b", "c"])
+    assert r2["b"].mu > r2["a"].mu and r2["c"].mu > 25
+
+
+def test_bootstrap_is_deterministic_for_a_seed_and_narrows_with_more_games() -> None:
+    few = [bench("x", "y", i % 3 != 0, i) for i in range(6)] + [bench("y", "x", i % 3 == 0, i) for i in range(6)]
+    many = [bench("x", "y", i % 3 != 0, i) for i in range(60)] + [bench("y", "x", i % 3 == 0, i) for i in range(60)]
+    assert bootstrap(few, rounds=100, seed=5) == bootstrap(few, rounds=100, seed=5)
+    assert bootstrap(few, rounds=100, seed=5) != bootstrap(few, rounds=100, seed=6)
+    assert mean_width(standings(many, rounds=100, seed=5)) < mean_width(standings(few, rounds=100, seed=5))
+
+
+def test_no_games_means_the_prior() -> None:
+    rows = standings([], ["a", "b"], rounds=10)
+    assert [(r.entrant, r.mu, r.lo, r.hi, r.games) for r in rows] == [("a", 25.0, 25.0, 25.0, 0), ("b", 25.0, 25.0, 25.0, 0)]

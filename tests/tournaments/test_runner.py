@@ -1,0 +1,89 @@
+"""The runner on real tables: every match played once through open_ai_table, roles recorded,
+standings saved, the status message edited in place; broken matches retried then recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.tournaments import manage
+from bot.tournaments.runner import Progress, TournamentRunner
+from storage import tournaments as repo
+from storage.tables import MatchStatus, TournamentStatus
+from tests.tournaments.agents import open_service
+
+
+async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -> None:
+    async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
+        tid = await manage.create(b.service, tenant="console", game="spy", variant="classic",
+                                  entrants=["random", "random:b"], seats=4, games_per_pairing=2, seed=5,
+                                  platform="memory", place="arena")
+        seen: list[Progress] = []
+
+        async def progress(p: Progress) -> None:
+            seen.append(p)
+
+        summary = await TournamentRunner(b.service, concurrency=3, rounds=50, on_progress=progress).run(tid)
+        matches = await repo.matches(b.service.store, tid)
+        assert summary.finished == len(matches) == 4 and summary.failed == 0
+        assert all(m.status == MatchStatus.FINISHED and m.attempts == 1 for m in matches)
+        assert len({m.game_id for m in matches}) == 4
+        for m in matches:
+            glog = await b.service.store.load_game(m.game_id or 0)
+            assert [s.agent_spec for s in glog.seats] == m.seats and glog.row.seed == m.seed
+            assert sorted(m.roles or []) == sorted(["villager"] * 3 + ["spy"])
+        assert [p.done for p in seen] == [0, 1, 2, 3, 4, 4]
+        t = await repo.tournament(b.service.store, tid)
+        assert t is not None and t.status == TournamentStatus.FINISHED
+        ratings = await repo.ratings(b.service.store, tid)
+        assert sorted(r.entrant for r in ratings) == ["random", "random:b"] and all(r.games == 4 for r in ratings)
+        assert all(r.lo <= r.mu <= r.hi for r in ratings)
+        # One status message, posted once and then edited in place.
+        posts = [s for s in b.chat.sent if s.kind == "post" and s.message.title.startswith("Tournament")]
+        edits = [s for s in b.chat.sent if s.kind == "edit"]
+        assert len(posts) == 1 and len(edits) == 5 and {e.ref.message_id for e in edits} == {posts[0].ref.message_id}
+        assert "4/4 games played" in edits[-1].message.text and "finished" in edits[-1].message.text
+        assert not [s for s in b.chat.sent if s.message.title.startswith("Game #")], "games not spectated unless asked"
+
+
+async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
+    async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
+        tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
+                                  entrants=["random", "random:b"], seats=3, seed=9)
+        # The operator drops "random:b" from the configured choices after the tournament was made:
+        # its matches cannot open a table; they are recorded as failed, the others are played.
+        b.service.settings.agent_choices = "random"
+        summary = await TournamentRunner(b.service, concurrency=2, rounds=20).run(tid)
+        assert summary.finished == 0 and summary.failed == 2
+        ms = await repo.matches(b.service.store, tid)
+        assert all(m.status == MatchStatus.FAILED and "could not open" in (m.error or "") for m in ms)
+
+
+async def test_a_stalled_game_is_aborted_and_retried(tmp_path: Path) -> None:
+    async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
+        tid = await manage.create(b.service, tenant="console", game="decrypto", variant="benchmark",
+                                  entrants=["random:slow"], seed=3)
+        # Every game stalls (the slow player takes far longer than the stall limit): two attempts, then failed.
+        summary = await TournamentRunner(b.service, concurrency=1, stall_s=0.05, attempts=2, rounds=10).run(tid)
+        assert summary.failed == 1
+        (m,) = await repo.matches(b.service.store, tid)
+        assert m.status == MatchStatus.FAILED and m.attempts == 2 and "stalled" in (m.error or "")
+        aborted = await b.service.store.games(status="aborted")
+        assert len(aborted) == 2
+
+
+async def test_entrants_are_configured_names_only(tmp_path: Path) -> None:
+    async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
+        for bad in (["llm:http://evil.example/v1"], ["random", "/etc/passwd"]):
+            with pytest.raises(manage.TournamentError, match="Unknown entrant"):
+                await manage.create(b.service, tenant="console", game="spy", entrants=bad)
+        with pytest.raises(manage.TournamentError, match="seats"):
+            await manage.create(b.service, tenant="console", game="decrypto", variant="benchmark",
+                                entrants=["random"], seats=4)
+        with pytest.raises(manage.TournamentError, match="schedule"):
+            await manage.create(b.service, tenant="console", game="spy", entrants=["random"], schedule="nightly")
+        assert await repo.tournaments(b.service.store) == []
+        tid = await manage.create(b.service, tenant="discord:1", game="spy", entrants=["random"])
+        with pytest.raises(manage.TournamentError, match="no tournament"):
+            await manage.get(b.service, "discord:2", tid)  # ids never cross tenants

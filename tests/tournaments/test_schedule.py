@@ -1,0 +1,127 @@
+"""The scheduler on a real SQLite file: a cron job missed while the bot was down fires after the
+restart within the grace time (and not beyond it), and two schedulers on one database never run
+the same job twice; the standby one takes over when the holder goes."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from bot.tournaments import manage
+from bot.tournaments.runner import RunSummary, TournamentRunner
+from bot.tournaments.schedule import JOBS_TABLE, MISFIRE_GRACE_S, TournamentScheduler, sync_url
+from storage import tournaments as repo
+from storage.tables import TournamentRow, TournamentStatus
+from tests.tournaments.agents import open_service
+
+CRON = "0 3 * * *"
+
+
+async def _template(service, **kw) -> int:  # type: ignore[no-untyped-def]
+    return await manage.create(service, tenant="console", game="spy", variant="classic", entrants=["random", "random:b"],
+                               seats=4, seed=1, name="nightly", platform="memory", place="arena", **kw)
+
+
+async def _set_due(url: str, job_id: str, when: datetime) -> None:
+    """What a bot down at the due time leaves behind: the stored next run time lies in the past."""
+    sched = AsyncIOScheduler(jobstores={"default": SQLAlchemyJobStore(url=sync_url(url), tablename=JOBS_TABLE)},
+                             timezone=UTC)
+    sched.start(paused=True)
+    sched.modify_job(job_id, next_run_time=when)
+    sched.shutdown(wait=False)
+
+
+async def _runs(service, template: int) -> list[TournamentRow]:  # type: ignore[no-untyped-def]
+    return [t for t in await repo.tournaments(service.store) if t.id != template]
+
+
+async def _wait_for(cond, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    end = asyncio.get_running_loop().time() + timeout
+    while not await cond():
+        assert asyncio.get_running_loop().time() < end, "timed out"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("late", [timedelta(hours=1), timedelta(seconds=MISFIRE_GRACE_S + 2 * 3600)])
+async def test_a_missed_run_fires_after_a_restart_within_the_grace_time(tmp_path: Path, late: timedelta) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 't.db'}"
+    # A daily run that was due ``late`` ago, while the bot was down.
+    due = (datetime.now(UTC) - late).replace(second=0, microsecond=0)
+    cron = f"{due.minute} {due.hour} * * *"
+    async with open_service(url) as b:
+        template = await _template(b.service)
+        first = TournamentScheduler(b.service, url)
+        assert await first.start()
+        next_run = await first.schedule("console", template, cron)
+        assert next_run is not None and next_run > datetime.now(UTC) and (next_run.hour, next_run.minute) == \
+            (due.hour, due.minute)
+        await first.shutdown()
+    await _set_due(url, f"tournament-{template}", due)
+
+    async with open_service(url) as b:  # the bot comes back
+        posted: list[tuple[int, RunSummary]] = []
+
+        async def publish(t: TournamentRow, s: RunSummary) -> None:
+            posted.append((t.id or 0, s))
+
+        second = TournamentScheduler(b.service, url, publishers={"memory": publish},
+                                     runner_factory=lambda: TournamentRunner(b.service, rounds=20))
+        assert await second.start()
+        try:
+            if late.total_seconds() < MISFIRE_GRACE_S:
+                await _wait_for(lambda: _done(b.service, template))
+                (run,) = await _runs(b.service, template)
+                assert run.status == TournamentStatus.FINISHED and run.name.startswith("nightly ")
+                assert [p[0] for p in posted] == [run.id] and posted[0][1].finished == 2
+                assert len(await repo.ratings(b.service.store, run.id or 0)) == 2
+            else:
+                await asyncio.sleep(1.0)
+                assert await _runs(b.service, template) == [] and posted == []  # too late: skipped
+            nxt = second.next_run(template)
+            assert nxt is not None and nxt > datetime.now(UTC)  # the job lives on for the next night
+        finally:
+            await second.shutdown()
+
+
+async def _done(service, template: int) -> bool:  # type: ignore[no-untyped-def]
+    runs = await _runs(service, template)
+    return bool(runs) and all(r.status == TournamentStatus.FINISHED for r in runs)
+
+
+async def test_two_schedulers_on_one_database_run_a_job_once(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 't.db'}"
+    async with open_service(url) as a, open_service(url) as b:
+        template = await _template(a.service)
+        ttl = timedelta(seconds=0.6)
+        one = TournamentScheduler(a.service, url, owner="one", lease_ttl=ttl,
+                                  runner_factory=lambda: TournamentRunner(a.service, rounds=20))
+        two = TournamentScheduler(b.service, url, owner="two", lease_ttl=ttl,
+                                  runner_factory=lambda: TournamentRunner(b.service, rounds=20))
+        assert await one.start() and not await two.start()  # the second stands by
+        try:
+            # Scheduled from the standby process: stored, and the holder makes the job on its next round.
+            assert await two.schedule("console", template, CRON) is None
+            await _wait_for(lambda: _true(one.next_run(template) is not None), timeout=5)
+            assert one.scheduler is not None
+            one.scheduler.modify_job(f"tournament-{template}", next_run_time=datetime.now(UTC))
+            await _wait_for(lambda: _done(a.service, template))
+            assert len(await _runs(a.service, template)) == 1 and len(one.fired) == 1
+            # Even fired by hand on the other process, the same due slot does not run twice.
+            assert await two.fire(template) is None
+            assert len(await _runs(a.service, template)) == 1 and two.fired == []
+            # The holder goes away: the standby takes the lease over and the job with it.
+            await one.shutdown()
+            await _wait_for(lambda: _true(two.active), timeout=5)
+            assert two.next_run(template) is not None
+        finally:
+            await one.shutdown()
+            await two.shutdown()
+
+
+async def _true(x: bool) -> bool:
+    return x
