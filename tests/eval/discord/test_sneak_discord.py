@@ -12,7 +12,7 @@ from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
 from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
-from tests.bot.discord.conftest import Harness, error_trap, fake, harness, settings  # noqa: F401
+from tests.bot.discord.conftest import Harness
 from tests.eval.logging_helpers import log_random_game
 
 

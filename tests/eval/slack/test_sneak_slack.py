@@ -11,7 +11,7 @@ from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
 from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
-from tests.bot.slack.conftest import Stack, fake, no_error_logs, stack  # noqa: F401
+from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import TEAM
 from tests.eval.logging_helpers import log_random_game
 
