@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from bot.core import render
+from bot.core import intake, render
 from bot.core.agents import AgentRunner, Outcome
 from bot.core.commands import ActArgs, Refused, ReplyTextArgs, TableRef
 from bot.core.deadlines import Deadlines
@@ -96,9 +96,9 @@ class Turns:
 
     async def act(self, cmd: Command, a: ActArgs) -> Reply:
         table = self.tables.get(a.game_id)
-        if table is None or table.tenant != cmd.tenant:
+        if table is None or not intake.reaches(cmd, table.tenant):
             row = await self.store.game(a.game_id)
-            if row is None or row.tenant != cmd.tenant:
+            if row is None or not intake.reaches(cmd, row.tenant):
                 raise Refused("There is no such game.")
             raise Refused("That game has not started." if row.status == GameStatus.LOBBY else "That game is over.")
         seat = table.seat_of(cmd.user)
@@ -117,7 +117,7 @@ class Turns:
         candidates: list[tuple[Table, SeatInfo, Text]] = []
         for t in self.tables.values():
             s = t.seat_of(cmd.user)
-            if s is not None and t.tenant == cmd.tenant and s.seat in t.acting():
+            if s is not None and intake.reaches(cmd, t.tenant) and s.seat in t.acting():
                 spec = t.engine.legal(t.state, s.seat)
                 if isinstance(spec, Text):
                     candidates.append((t, s, spec))
@@ -138,7 +138,7 @@ class Turns:
     async def show(self, cmd: Command, a: TableRef) -> Reply:
         """The caller's private view: their secrets, the story so far and their prompt, if they owe a move."""
         table = self.tables.get(a.game_id or 0)
-        if table is None or table.tenant != cmd.tenant:
+        if table is None or not intake.reaches(cmd, table.tenant):
             raise Refused("That game is not running.")
         info = table.seat_of(cmd.user)
         if info is None:

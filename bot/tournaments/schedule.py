@@ -126,7 +126,8 @@ class TournamentScheduler:
 
     def _new_scheduler(self) -> AsyncIOScheduler:
         return AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=self.url, tablename=JOBS_TABLE)},
+            jobstores={"default": SQLAlchemyJobStore(url=self.url, tablename=JOBS_TABLE,
+                                                     engine_options=_engine_options(self.url))},
             job_defaults={"misfire_grace_time": MISFIRE_GRACE_S, "coalesce": COALESCE, "max_instances": 1},
             timezone=UTC,
         )
@@ -255,6 +256,11 @@ class TournamentScheduler:
             except Exception:
                 log.exception("could not post the leaderboard of tournament %s", tid)
         return tid
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    # The bot's own writes hold SQLite's lock for moments; wait for them as the store does, not 5 s.
+    return {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {"pool_pre_ping": True}
 
 
 def _job_name(t: TournamentRow) -> str:

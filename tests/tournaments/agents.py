@@ -1,7 +1,8 @@
-"""Players for tournament tests: the real random player under other names, and a slow one.
+"""Players for tournament tests: the real random player under other configured names, and a slow one.
 
-``random2`` is the random player on another stream of the same seed; ``slow`` waits a
-little before each move, so a test can kill a process while games are in flight.
+``random:b`` is the random player on another stream of the same seed; ``random:slow`` waits a
+little before each move, so a test can kill a process while games are in flight. Both are
+operator entries of kind ``random`` (contract 2: names only, defined by configuration).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from bot.core.service import TableService
 from bot.settings import Settings
 from bot.tournaments.runner import HEADLESS
 from games.base import ActionSpec, Observation
-from models.agents import AgentRegistry, RandomAgent
+from models.agents import AgentEntry, AgentKind, AgentRegistry, RandomAgent
 from models.agents.base import Decision
 
-ENTRANTS = "random,random2,slow"
+ENTRANTS = "random,random:b,random:slow"
+B, SLOW = "random:b", "random:slow"
 
 
 class SlowAgent(RandomAgent):
@@ -30,10 +32,16 @@ class SlowAgent(RandomAgent):
         return await super().act(obs, spec, feedback=feedback)
 
 
+def _build(entry: AgentEntry, seed: int) -> RandomAgent:
+    if entry.params.get("delay"):
+        return SlowAgent(entry.name, seed)
+    return RandomAgent(entry.name, seed ^ int(entry.params.get("salt", "0")))
+
+
 def registry() -> AgentRegistry:
-    reg = AgentRegistry()
-    reg.register("random2", lambda arg, params, seed: RandomAgent("random2", seed ^ 0x5EED))
-    reg.register("slow", lambda arg, params, seed: SlowAgent("slow", seed))
+    reg = AgentRegistry([AgentEntry(B, AgentKind.RANDOM, params={"salt": "24301"}),
+                         AgentEntry(SLOW, AgentKind.RANDOM, params={"delay": "1"})])
+    reg.register(AgentKind.RANDOM, _build)
     return reg
 
 

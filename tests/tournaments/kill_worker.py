@@ -22,7 +22,7 @@ async def main(url: str) -> None:
             tid = existing[0].id or 0
         else:
             tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
-                                      entrants=["slow", "random"], seats=3, games_per_pairing=4, seed=21)
+                                      entrants=["random:slow", "random"], seats=3, games_per_pairing=4, seed=21)
         summary = await TournamentRunner(b.service, concurrency=2, rounds=20).run(tid)
         print(f"DONE {summary.finished} {summary.failed}", flush=True)
 

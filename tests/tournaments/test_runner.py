@@ -17,7 +17,7 @@ from tests.tournaments.agents import open_service
 async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         tid = await manage.create(b.service, tenant="console", game="spy", variant="classic",
-                                  entrants=["random", "random2"], seats=4, games_per_pairing=2, seed=5,
+                                  entrants=["random", "random:b"], seats=4, games_per_pairing=2, seed=5,
                                   platform="memory", place="arena")
         seen: list[Progress] = []
 
@@ -37,7 +37,7 @@ async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -
         t = await repo.tournament(b.service.store, tid)
         assert t is not None and t.status == TournamentStatus.FINISHED
         ratings = await repo.ratings(b.service.store, tid)
-        assert sorted(r.entrant for r in ratings) == ["random", "random2"] and all(r.games == 4 for r in ratings)
+        assert sorted(r.entrant for r in ratings) == ["random", "random:b"] and all(r.games == 4 for r in ratings)
         assert all(r.lo <= r.mu <= r.hi for r in ratings)
         # One status message, posted once and then edited in place.
         posts = [s for s in b.chat.sent if s.kind == "post" and s.message.title.startswith("Tournament")]
@@ -50,8 +50,8 @@ async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -
 async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
-                                  entrants=["random", "random2"], seats=3, seed=9)
-        # The operator drops "random2" from the configured choices after the tournament was made:
+                                  entrants=["random", "random:b"], seats=3, seed=9)
+        # The operator drops "random:b" from the configured choices after the tournament was made:
         # its matches cannot open a table; they are recorded as failed, the others are played.
         b.service.settings.agent_choices = "random"
         summary = await TournamentRunner(b.service, concurrency=2, rounds=20).run(tid)
@@ -63,7 +63,7 @@ async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_pa
 async def test_a_stalled_game_is_aborted_and_retried(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         tid = await manage.create(b.service, tenant="console", game="decrypto", variant="benchmark",
-                                  entrants=["slow"], seed=3)
+                                  entrants=["random:slow"], seed=3)
         # Every game stalls (the slow player takes far longer than the stall limit): two attempts, then failed.
         summary = await TournamentRunner(b.service, concurrency=1, stall_s=0.05, attempts=2, rounds=10).run(tid)
         assert summary.failed == 1

@@ -23,7 +23,7 @@ CRON = "0 3 * * *"
 
 
 async def _template(service, **kw) -> int:  # type: ignore[no-untyped-def]
-    return await manage.create(service, tenant="console", game="spy", variant="classic", entrants=["random", "random2"],
+    return await manage.create(service, tenant="console", game="spy", variant="classic", entrants=["random", "random:b"],
                                seats=4, seed=1, name="nightly", platform="memory", place="arena", **kw)
 
 

@@ -1,0 +1,151 @@
+"""Benchmark: the same tournament played sequentially and with our concurrency, in one run.
+
+The Decrypto benchmark runs its grid one game after another; Hushtable runs a
+tournament's games as concurrent AI-only tables, so the inference worker batches the
+model calls of several games and reuses cached prompt prefixes. This script builds the
+bot as ``hushtable run`` would (the bundled model in this process), loads the model
+once with a warm-up game, then plays two identical tournaments (same entrants, seed,
+deals and model): one with ``concurrency=1`` and one with ``--concurrency`` (default:
+``default_concurrency()``). It prints games per hour for both, the ratio, and the
+prefix cache during each run (token share served from cached prefixes and prefix
+lookups that hit).
+
+Usage: ``python bench/tournament.py [--game chameleon] [--seats 4] [--games 4]
+[--entrant llm:default --entrant random] [--concurrency N] [--threads N]``.
+Timings depend on the machine and on whatever else runs on it: say which in notes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.app import build_app  # noqa: E402
+from bot.core.memory import MemoryPlatform  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from bot.tournaments import manage  # noqa: E402
+from bot.tournaments.runner import HEADLESS, TournamentRunner, default_concurrency  # noqa: E402
+from storage import tournaments as repo  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    concurrency: int
+    games: int
+    failed: int
+    seconds: float
+    prompt_tokens: int
+    cached_tokens: int
+    lookups: int
+    hits: int
+    busy_s: float
+    batches: int
+    batched: int
+
+    @property
+    def per_hour(self) -> float:
+        return self.games / self.seconds * 3600 if self.seconds else float("nan")
+
+
+def _cache(pool: Any) -> tuple[float, ...]:
+    """(prompt tokens, cached tokens, prefix lookups, hits, backend busy seconds, batches, requests in
+    batches) summed over the pool's in-process models."""
+    prompt = cached = lookups = hits = batches = batched = 0
+    busy = 0.0
+    for client in list(pool._clients.values()):  # the bench reads the in-process batchers' counters
+        task = getattr(client, "_task", None)
+        batcher = task.result() if task is not None and task.done() and not task.exception() else None
+        if batcher is None:
+            continue
+        prompt += batcher.stats.prompt_tokens
+        cached += batcher.stats.cached_tokens
+        busy += batcher.stats.busy_s
+        batches += batcher.stats.batch_size.count
+        batched += int(batcher.stats.batch_size.total)
+        pc = getattr(batcher.backend, "prefix_cache", None)
+        if pc is not None:
+            s = pc.stats()
+            lookups += s.hits + s.misses
+            hits += s.hits
+    return prompt, cached, lookups, hits, busy, batches, batched
+
+
+async def _tournament(service: Any, args: argparse.Namespace, seed: int) -> int:
+    return await manage.create(service, tenant="bench", game=args.game, variant=args.variant, entrants=args.entrant,
+                               seats=args.seats, games_per_pairing=args.games, seed=seed, name="bench")
+
+
+async def _play(app: Any, args: argparse.Namespace, name: str, concurrency: int, seed: int) -> Run:
+    tid = await _tournament(app.service, args, seed)
+    before = _cache(app.pool)
+    start = time.perf_counter()
+    summary = await TournamentRunner(app.service, concurrency=concurrency, rounds=100).run(tid)
+    seconds = time.perf_counter() - start
+    after = _cache(app.pool)
+    d = [a - b for a, b in zip(after, before, strict=True)]
+    return Run(name, concurrency, summary.finished, summary.failed, seconds, int(d[0]), int(d[1]), int(d[2]),
+               int(d[3]), d[4], int(d[5]), int(d[6]))
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp}/bench.db",
+                            agent_choices=",".join(args.entrant), default_agent=args.entrant[0],
+                            fallback_agent="random", ai_timeout_s=600)
+        app = await build_app(settings)
+        app.service.attach(MemoryPlatform(name=HEADLESS))
+        await app.service.start()
+        try:
+            # Warm-up: load the model(s) and the embedding index outside the timed runs.
+            warm = await manage.create(app.service, tenant="bench", game=args.game, variant=args.variant,
+                                       entrants=args.entrant, seats=args.seats, games_per_pairing=1, seed=999,
+                                       concurrency=len(args.entrant))
+            await TournamentRunner(app.service, rounds=10).run(warm)
+            n_games = len(await repo.matches(app.service.store, warm)) * args.games
+            conc = args.concurrency or default_concurrency()
+            seq = await _play(app, args, "sequential (one game at a time)", 1, args.seed)
+            par = await _play(app, args, f"concurrent ({conc} games at once)", conc, args.seed)
+        finally:
+            await app.aclose()
+    print(f"\nTournament: {args.game} ({args.variant or 'default'}), {args.seats} seats, entrants "
+          f"{', '.join(args.entrant)}, {n_games} games per run, seed {args.seed}; cpu cores {os.cpu_count()}, "
+          f"torch threads {args.threads or 'default'}")
+    print(f"{'run':<36} {'games':>5} {'failed':>6} {'seconds':>8} {'games/hour':>11} {'cached tok':>11} "
+          f"{'prefix hits':>12} {'model busy':>10} {'mean batch':>10}")
+    for r in (seq, par):
+        tok = f"{r.cached_tokens / r.prompt_tokens:.0%}" if r.prompt_tokens else "–"
+        hit = f"{r.hits}/{r.lookups}" if r.lookups else "–"
+        busy = f"{r.busy_s / r.seconds:.0%}" if r.seconds else "–"
+        mean = f"{r.batched / r.batches:.2f}" if r.batches else "–"
+        print(f"{r.name:<36} {r.games:>5} {r.failed:>6} {r.seconds:>8.1f} {r.per_hour:>11.0f} {tok:>11} {hit:>12} "
+              f"{busy:>10} {mean:>10}")
+    print(f"speed-up (games per hour, concurrent / sequential): {par.per_hour / seq.per_hour:.2f}x")
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--game", default="chameleon")
+    p.add_argument("--variant", default="classic")
+    p.add_argument("--seats", type=int, default=4)
+    p.add_argument("--games", type=int, default=4, help="games per pairing / rotation")
+    p.add_argument("--entrant", action="append", default=None)
+    p.add_argument("--concurrency", type=int, default=None)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    a = p.parse_args()
+    a.entrant = a.entrant or ["llm:default", "random"]
+    if a.threads:
+        import torch
+
+        torch.set_num_threads(a.threads)
+    asyncio.run(main(a))
