@@ -244,7 +244,7 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             b = other.get(key) if other else None
             print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
     print("\n== mean SoftScore of Chameleon clues (non-chameleon seats): sneak_embed = models/eval's bundled embedding"
-          " evaluator; own = the strategy's estimate, which llm:default maximises")
+          " evaluator (llm:default ranks its clues by it: judge=sneak); own = the strategy's own estimate")
     for key, v in summary.items():
         if key.endswith("|softscore"):
             b = other.get(key) if other else None
