@@ -13,7 +13,7 @@ from typing import Any
 from bot.core.messages import Outgoing
 from bot.core.service import TableService
 from models.eval.evaluators import ClientFor, EmbedderFor
-from models.eval.report import DEFAULT_CHAT_EVALUATORS, SneakReporter
+from models.eval.report import DEFAULT_CHAT_EVALUATORS, SneakReporter, averages_text, player_averages
 from storage.store import Store
 
 
@@ -31,3 +31,10 @@ def attach_sneak(service: TableService, store: Store, *, client_for: ClientFor, 
 
     service.add_finish_listener(reporter.listener(outgoing))
     return reporter
+
+
+async def averages_for(service: Any, user_key: str, tenant: str | None) -> str:
+    """The ``/sneak`` answer for a person, from the service's log (adapters hold the service
+    through its port, which does not name the store; the running object is a TableService)."""
+    store: Store = service.store
+    return averages_text(await player_averages(store, user_key, tenant=tenant))

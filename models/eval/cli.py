@@ -37,6 +37,16 @@ def _pool(settings: Any) -> Any:
                                     model_cache=str(settings.model_cache)))
 
 
+def _secret(store: Any, settings: Any) -> str:
+    """The export key (people appear by the same pseudonyms as in exports); refused with a sentence if unset."""
+    from storage.export_secret import ExportSecretMissing, export_secret
+
+    try:
+        return export_secret(store.plan, settings.export_secret)
+    except ExportSecretMissing as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def _embedder_for() -> Callable[[str], Any]:
     from models.worker.embedding_backend import embedder_for
 
@@ -101,7 +111,7 @@ def score(
             typer.echo(f"{run.games} game(s), {run.instances} message(s); scored {run.scored} pair(s), stored "
                        f"{run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
             ids = [game] if game is not None else None
-            summary = await live_summary(store, secret=settings.export_secret, game_ids=ids, since=since,
+            summary = await live_summary(store, secret=_secret(store, settings), game_ids=ids, since=since,
                                          evaluators=[e.spec for e in evs])
             typer.echo(_tables("\nBy game", summary.by_game, "Game"))
             typer.echo(_tables("\nBy player", summary.by_player, "Player"))
@@ -190,7 +200,7 @@ def report(
     async def go() -> Any:
         store = await Store.open(database or settings.database_url)
         try:
-            return await live_summary(store, secret=settings.export_secret, since=since)
+            return await live_summary(store, secret=_secret(store, settings), since=since)
         finally:
             await store.aclose()
 

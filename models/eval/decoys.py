@@ -15,7 +15,12 @@ Strategies (a ``DecoyStrategy`` is anything with ``name`` and ``pool``):
   similarity to the card's words minus ``peak_penalty`` times how far its
   similarity to the single closest card word rises above that mean: close to
   the card as a whole, close to no word in particular. Near-duplicates of an
-  already chosen decoy (cosine above ``max_mutual``) are skipped.
+  already chosen decoy (cosine above ``max_mutual``) are skipped, and so are
+  restatements of the category name (cosine with it at or above
+  ``max_category``): the paper's decoys are attributes and associations of the
+  category's members (WordNet), not synonyms of the category, which is a
+  reference baseline of its own. (Without that filter, on our first 10 cards
+  the category-synonym baseline was barely told apart from its decoys.)
 - ``LLMDecoys`` (appendix C's structure): asks a model for broad terms that
   cover many candidates, in rounds, keeping valid ones; tops up from
   ``EmbeddingDecoys`` if the model does not give enough.
@@ -98,13 +103,14 @@ class EmbeddingDecoys:
     """Category-level terms near the card's centroid and near no single card word (see the module docstring)."""
 
     def __init__(self, embedder: Embedder, *, words: Sequence[str] | None = None, peak_penalty: float = 1.0,
-                 max_mutual: float = 0.75, size: int = POOL_SIZE) -> None:
+                 max_mutual: float = 0.75, max_category: float = 0.5, size: int = POOL_SIZE) -> None:
         self.embedder = embedder
         self.words = tuple(words) if words is not None else decoy_vocab()
         self.peak_penalty = peak_penalty
         self.max_mutual = max_mutual
+        self.max_category = max_category
         self.size = size
-        self.name = f"embed:{embedder.model_id}?peak={peak_penalty:g}&mutual={max_mutual:g}"
+        self.name = f"embed:{embedder.model_id}?peak={peak_penalty:g}&mutual={max_mutual:g}&category={max_category:g}"
         self._matrix: np.ndarray | None = None
         self._cache: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
         self._lock = threading.Lock()
@@ -122,13 +128,14 @@ class EmbeddingDecoys:
                 return hit
             vocab = self._vocab_matrix()
             card = np.asarray(self.embedder.embed(list(candidates)), dtype=np.float32)
+            to_category = vocab @ np.asarray(self.embedder.embed([category]), dtype=np.float32)[0]
             sims = vocab @ card.T  # (V, |W|)
             mean = sims.mean(axis=1)
             score = mean - self.peak_penalty * (sims.max(axis=1) - mean)
             chosen: list[int] = []
             for i in np.argsort(-score, kind="stable"):
                 i = int(i)
-                if forbidden(self.words[i], category, candidates):
+                if to_category[i] >= self.max_category or forbidden(self.words[i], category, candidates):
                     continue
                 if any(float(vocab[i] @ vocab[j]) > self.max_mutual for j in chosen):
                     continue

@@ -9,10 +9,10 @@ import pytest
 from games import decks
 from models.agents.embed import overlaps
 from models.eval.decoys import DEFAULT_DECOYS, EmbeddingDecoys, FixedDecoys, LLMDecoys, parse_decoys, pick
-from models.types import InferenceError
 from models.worker.batcher import Batcher
 from models.worker.embedding_backend import embedder_for
 from models.worker.transformers_backend import TransformersBackend
+from tests.eval.conftest import Down
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +68,6 @@ async def test_llm_decoys_are_filtered_and_topped_up(tiny_model: Any, tiny_token
 
 
 async def test_llm_decoys_fall_back_when_the_model_fails(embedding_decoys: EmbeddingDecoys) -> None:
-    class Down:
-        model_id = "down"
-
-        async def generate(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def score_labels(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def aclose(self) -> None:
-            return None
 
     strategy = LLMDecoys(Down(), embedding_decoys, spec="llm:down")
     category, words = decks.cards()[1]

@@ -13,9 +13,8 @@ from models.eval.evaluators import EmbeddingEvaluator, LLMEvaluator, resolve, so
 from models.eval.instances import Instance
 from models.eval.prompts import prompt
 from models.types import InferenceError
-from models.worker.batcher import Batcher
 from models.worker.embedding_backend import embedder_for
-from models.worker.transformers_backend import TransformersBackend
+from tests.eval.conftest import Down
 
 INST = Instance(game="chameleon", category="Fruits", candidates=("Apple", "Banana", "Cherry", "Grape", "Lemon", "Pear"),
                 secret="Lemon", message="sour")
@@ -38,12 +37,6 @@ def shuffled(n: int, *salt: object) -> list[int]:
     return idx
 
 
-@pytest.fixture
-async def client(tiny_model: Any, tiny_tokenizer: Any) -> Any:
-    batcher = Batcher(TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny-llama", min_prefix_tokens=8))
-    await batcher.start()
-    yield batcher
-    await batcher.aclose()
 
 
 async def test_chameleon_probabilities_equal_a_hand_computation(client: Any, tiny_model: Any, tiny_tokenizer: Any) -> None:
@@ -80,17 +73,6 @@ async def test_ally_probabilities_equal_a_hand_computation_and_average_orderings
 
 
 async def test_a_failing_model_is_a_counted_failure_not_a_crash() -> None:
-    class Down:
-        model_id = "down"
-
-        async def generate(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def score_labels(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def aclose(self) -> None:
-            return None
 
     j = await LLMEvaluator(Down(), "llm:down").chameleon(INST)
     assert j.failed and "worker down" in (j.error or "") and j.probs == ()

@@ -10,22 +10,15 @@ from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator, LLMEvaluator
 from models.eval.instances import instances_from_log
 from models.eval.live import live_summary, score_games
-from models.worker.batcher import Batcher
 from models.worker.embedding_backend import embedder_for
-from models.worker.transformers_backend import TransformersBackend
 from storage.evaluations import evaluations
 from storage.store import Store
+from tests.eval.conftest import Down
 from tests.eval.logging_helpers import log_random_game
 
 DECOYS = FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular", "classic", "modern", "useful"])
 
 
-@pytest.fixture
-async def client(tiny_model: Any, tiny_tokenizer: Any) -> Any:
-    batcher = Batcher(TransformersBackend(tiny_model, tiny_tokenizer, model_id="tiny-llama", min_prefix_tokens=8))
-    await batcher.start()
-    yield batcher
-    await batcher.aclose()
 
 
 async def test_rescoring_adds_only_what_is_new(store: Store, client: Any) -> None:
@@ -56,19 +49,7 @@ async def test_rescoring_adds_only_what_is_new(store: Store, client: Any) -> Non
 
 
 async def test_failures_are_stored_with_their_reason_and_counted(store: Store) -> None:
-    from models.types import InferenceError
 
-    class Down:
-        model_id = "down"
-
-        async def generate(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def score_labels(self, req: Any) -> Any:
-            raise InferenceError("worker down")
-
-        async def aclose(self) -> None:
-            return None
 
     gid, _ = await log_random_game(store, "spy", "classic", 4, seed=9)
     run = await score_games(store, [LLMEvaluator(Down(), "llm:down")], DECOYS)

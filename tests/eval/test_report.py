@@ -10,7 +10,7 @@ from bot.sneak import attach_sneak
 from models.eval.report import averages_text, player_averages
 from models.types import InferenceError
 from models.worker.embedding_backend import embedder_for
-from tests.bot.conftest import make_harness
+from tests.bot.core.conftest import make_harness
 from tests.eval.logging_helpers import log_random_game
 
 HERE = Place("memory", "chan-sneak")
