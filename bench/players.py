@@ -202,13 +202,15 @@ def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]
             "log_p50_s": pct([m["log_ms"] for m in ms], 0.5) / 1000,
         }
     for agent in dict.fromkeys(m["agent"] for m in moves):
-        pos = Counter(m["position"][0] for m in moves
-                      if m["agent"] == agent and m["kind"] == "choice" and m["position"] and m["position"][1] >= 4)
-        n = sum(pos.values())
-        hist = {"ABCDE"[min(p, 4)]: 0.0 for p in range(5)}
-        for p, c in pos.items():
-            hist["ABCDE"[min(p, 4)]] += c / n if n else 0
-        out[f"{agent}|positions"] = {"n": n, **hist}
+        sizes = sorted({m["position"][1] for m in moves if m["agent"] == agent and m["kind"] == "choice" and m["position"]})
+        for size in [*sizes, "all"]:
+            pos = Counter(m["position"][0] for m in moves if m["agent"] == agent and m["kind"] == "choice" and m["position"]
+                          and (size == "all" or m["position"][1] == size))
+            n = sum(pos.values())
+            hist = {"ABCDE"[min(p, 4)]: 0.0 for p in range(5)}
+            for p, c in pos.items():
+                hist["ABCDE"[min(p, 4)]] += c / n if n else 0
+            out[f"{agent}|positions|{size} options"] = {"n": n, **hist}
         out[f"{agent}|softscore"] = soft_scores([m["clue"] for m in moves if m["agent"] == agent and "clue" in m])
         for game in dict.fromkeys(r["game"] for r in results):
             rows = [r["details"] for r in results if r["agent"] == agent and r["game"] == game]
@@ -232,9 +234,9 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             continue
         b = other.get(key) if other else None
         print(f"{key:44s} " + " ".join(f"{(cell(b, c) + ' -> ' if other else '') + cell(d, c):>16s}" for c in cols))
-    print("\n== chosen positions, choices with 4+ options (share of label-scored choices per position)")
+    print("\n== chosen positions of label-scored choices, by number of options (E = the fifth position or later)")
     for key, d in summary.items():
-        if key.endswith("|positions"):
+        if "|positions|" in key:
             b = other.get(key) if other else None
             row = " ".join(f"{p}={(cell(b, p) + '->' if other else '') + cell(d, p)}" for p in "ABCDE")
             print(f"{key:44s} n={(cell(b, 'n') + '->' if other else '') + cell(d, 'n')} {row}")
@@ -244,7 +246,7 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             b = other.get(key) if other else None
             print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
     print("\n== mean SoftScore of Chameleon clues (non-chameleon seats): sneak_embed = models/eval's bundled embedding"
-          " evaluator; own = the strategy's estimate, which llm:default maximises")
+          " evaluator (llm:default ranks its clues by it: judge=sneak); own = the strategy's own estimate")
     for key, v in summary.items():
         if key.endswith("|softscore"):
             b = other.get(key) if other else None

@@ -34,10 +34,12 @@ from models.agents.prompts import build_messages
 from models.agents.strategy import (
     TAU,
     EmbeddingJudge,
+    Judge,
     choice_evidence,
     evidence_probs,
     field_candidates,
     field_score,
+    sneak_judge,
     text_score,
 )
 from models.scoring import ChoiceScores, Debias, score_choices
@@ -64,9 +66,10 @@ class Strategy:
     budget_s: float = 2.0  # the whole move
     evidence: float = 1.0  # weight of the seat's evidence against the model's probabilities
     embed: str = "minilm"  # the strategy's embedding model; "none": the model alone
+    judge_kind: str = "sneak"  # clues ranked by models/eval's embedding evaluator ("sneak") or our own estimate ("own")
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
 
-    PARAMS: ClassVar[tuple[str, ...]] = ("debias", "orderings", "samples", "budget_s", "evidence", "embed")
+    PARAMS: ClassVar[tuple[str, ...]] = ("debias", "orderings", "samples", "budget_s", "evidence", "embed", "judge")
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Strategy:
@@ -78,13 +81,23 @@ class Strategy:
             budget_s=float(params.get("budget_s", d.budget_s)),
             evidence=float(params.get("evidence", d.evidence)),
             embed=params.get("embed", d.embed),
+            judge_kind=params.get("judge", d.judge_kind),
         )
+        if s.judge_kind not in ("sneak", "own"):
+            raise ValueError(f"judge is 'sneak' or 'own', not {s.judge_kind!r}")
         if s.orderings < 1 or s.samples < 0 or not s.budget_s > 0 or s.evidence < 0:
             raise ValueError("orderings >= 1, samples >= 0, budget_s > 0 and evidence >= 0, please")
         return s
 
-    def judge(self) -> EmbeddingJudge | None:
-        return EmbeddingJudge(self.index) if self.index is not None else None
+    def judge(self) -> Judge | None:
+        if self.index is None:
+            return None
+        if self.judge_kind == "sneak":
+            try:
+                return sneak_judge(self.index.embedder)
+            except ImportError:  # a tree without models/eval: our own estimate
+                pass
+        return EmbeddingJudge(self.index)
 
 
 def _left(started: float, budget: float) -> float:

@@ -12,9 +12,10 @@ similarities of all-MiniLM-L6-v2 in place of an evaluator model's label scores:
 - Utility = max(0, (p_ally - 1/|M|) / (1 - 1/|M|)), Leakage = max(0, (p_cham - 1/|W|) / (1 - 1/|W|)),
   SoftScore = Utility * (1 - Leakage) (the paper's definitions).
 
-This is our own small estimate, not the SNEAK evaluation issue's evaluators (LLM
-judges); ranking clues by it and reporting it in ``bench/players.py`` measures the
-strategy with its own yardstick, which the bench says beside the number.
+``SneakJudge`` is the same three numbers by the SNEAK evaluation issue's bundled
+embedding evaluator (``models/eval``: category-level decoys, calibrated temperatures);
+the strategy ranks clues by it when it is there (``judge=sneak``, the default) and by
+``EmbeddingJudge``, our own small estimate, otherwise (``judge=own``).
 
 Beside clue ranking, ``choice_evidence`` gives votes and guesses their evidence (the
 clue least likely made with the secret, the description farthest from one's own
@@ -32,6 +33,7 @@ import numpy as np
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from models.agents.embed import (
+    Embedder,
     VocabIndex,
     code_scores,
     decrypto_decode,
@@ -92,8 +94,48 @@ class EmbeddingJudge:
         at = next((i for i, w in enumerate(card) if normalize(w) == normalize(secret)), None)
         return _chance_corrected(probs[at], len(card)) if at is not None else 0.0
 
-    def soft_score(self, clue: str, secret: str, card: Sequence[str]) -> float:
+    def soft_score(self, clue: str, secret: str, card: Sequence[str], category: str = "") -> float:
         return self.utility(clue, secret, card) * (1.0 - self.leakage(clue, secret, card))
+
+
+class SneakJudge:
+    """The SNEAK evaluation issue's own embedding evaluator (``models/eval``: category-level embedding
+    decoys, calibrated temperatures) behind the same ``soft_score``: what ``llm:default`` ranks clues by."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        from models.eval.decoys import EmbeddingDecoys
+        from models.eval.evaluators import EmbeddingEvaluator
+
+        self.evaluator = EmbeddingEvaluator(embedder, f"embed:{embedder.model_id}")
+        self.decoys = EmbeddingDecoys(embedder)
+
+    def soft_score(self, clue: str, secret: str, card: Sequence[str], category: str = "") -> float:
+        from models.eval.decoys import pick
+        from models.eval.evaluators import secret_index
+        from models.eval.instances import Instance
+        from models.eval.metrics import score
+
+        try:
+            inst = Instance("chameleon", category, tuple(card), secret, clue)
+            chosen = pick(self.decoys.pool_now(category, inst.candidates), clue)
+        except ValueError:  # the secret is not on the card, or too few decoys: no estimate
+            return 0.0
+        ally, cham = self.evaluator.ally_now(inst, (clue, *chosen)), self.evaluator.chameleon_now(inst)
+        return score(ally.probs, 0, cham.probs, secret_index(inst)).soft
+
+
+_JUDGES: dict[int, tuple[Embedder, SneakJudge]] = {}
+
+
+def sneak_judge(embedder: Embedder) -> SneakJudge:
+    """One judge per embedding model (the process's embedders live as long as it): its decoy vocabulary is embedded once."""
+    hit = _JUDGES.get(id(embedder))
+    if hit is None or hit[0] is not embedder:
+        hit = _JUDGES[id(embedder)] = (embedder, SneakJudge(embedder))
+    return hit[1]
+
+
+Judge = EmbeddingJudge | SneakJudge
 
 
 # --------------------------------------------------------------------------- choices: the evidence
@@ -222,21 +264,21 @@ def field_score(index: VocabIndex, obs: Observation, kind: str, field: int, text
     return 0.0
 
 
-def rank_texts(index: VocabIndex, judge: EmbeddingJudge, obs: Observation, spec: ActionSpec,
+def rank_texts(index: VocabIndex, judge: Judge, obs: Observation, spec: ActionSpec,
                actions: Sequence[Action]) -> list[tuple[Action, float]]:
     """Candidates with their strategy score, best first (stable for equal scores)."""
     scored = [(a, text_score(index, judge, obs, a)) for a in actions]
     return sorted(scored, key=lambda x: -x[1])
 
 
-def text_score(index: VocabIndex, judge: EmbeddingJudge, obs: Observation, action: Action) -> float:
+def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
     """How good a free-text answer is for this seat's side (higher is better)."""
     v = obs.view
     texts = list(action.value)
     if obs.game == "chameleon" and action.kind == "clue":
         card = list(v["card"])
         if v["secret"] and not v["is_chameleon"]:
-            return judge.soft_score(texts[0], v["secret"], card)
+            return judge.soft_score(texts[0], v["secret"], card, str(v.get("category") or ""))
         # The chameleon: fit the likely secrets about equally, the ones the clues so far point to most.
         sims = index.vecs(card) @ index.vec(texts[0])
         clues = [c["clue"] for c in v["clues"] if c["seat"] != v["seat"]]
@@ -263,11 +305,14 @@ __all__ = [
     "DECOYS",
     "TAU",
     "EmbeddingJudge",
+    "Judge",
+    "SneakJudge",
     "choice_evidence",
     "evidence_probs",
     "field_candidates",
     "field_score",
     "neighbour_words",
     "rank_texts",
+    "sneak_judge",
     "text_score",
 ]

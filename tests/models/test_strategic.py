@@ -76,7 +76,7 @@ def test_the_judge_prefers_utility_without_leakage_on_a_hand_made_case() -> None
 
 def test_the_strategy_gives_the_higher_softscore_clue() -> None:
     obs, spec = clue_turn()
-    agent, close = fake_agent(Strategy(index=hand_index(), samples=0))
+    agent, close = fake_agent(Strategy(index=hand_index(), samples=0, judge_kind="own"))
     d = run(agent.act(obs, spec))
     run(close())
     assert d.action.value == ("cat",)
