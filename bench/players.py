@@ -153,17 +153,37 @@ def pct(xs: Sequence[float], q: float) -> float:
     return ys[min(len(ys) - 1, int(q * len(ys)))]
 
 
-def soft_scores(clues: Sequence[dict[str, Any]]) -> float | None:
+def soft_scores(clues: Sequence[dict[str, Any]]) -> dict[str, float] | None:
+    """Mean SoftScore of the clues by the SNEAK issue's bundled embedding evaluator (models/eval, with its
+    embedding decoys and calibrated temperatures) and by the strategy's own estimate (models/agents/strategy.py)."""
+    if not clues:
+        return None
+    out: dict[str, float] = {}
     try:
         from models.agents.embed import VocabIndex
         from models.agents.strategy import EmbeddingJudge
         from models.worker.embedding_backend import embedder_for
     except ImportError:
         return None
-    if not clues:
-        return None
-    judge = EmbeddingJudge(VocabIndex(embedder_for("minilm")))
-    return float(statistics.mean(judge.soft_score(c["clue"], c["secret"], c["card"]) for c in clues))
+    embedder = embedder_for("minilm")
+    judge = EmbeddingJudge(VocabIndex(embedder))
+    out["own"] = float(statistics.mean(judge.soft_score(c["clue"], c["secret"], c["card"]) for c in clues))
+    try:
+        from models.eval.decoys import EmbeddingDecoys, pick
+        from models.eval.evaluators import EmbeddingEvaluator, secret_index
+        from models.eval.instances import Instance
+        from models.eval.metrics import score
+    except ImportError:
+        return out
+    ev, decoys = EmbeddingEvaluator(embedder, "embed:minilm"), EmbeddingDecoys(embedder)
+    soft = []
+    for c in clues:
+        inst = Instance("chameleon", c.get("category", ""), tuple(c["card"]), c["secret"], c["clue"])
+        chosen = pick(decoys.pool_now(inst.category, inst.candidates), inst.message)
+        ally, cham = ev.ally_now(inst, (inst.message, *chosen)), ev.chameleon_now(inst)
+        soft.append(score(ally.probs, 0, cham.probs, secret_index(inst)).soft)
+    out["sneak_embed"] = float(statistics.mean(soft))
+    return out
 
 
 def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -223,11 +243,13 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
         if "|outcome|" in key:
             b = other.get(key) if other else None
             print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
-    print("\n== mean SoftScore of Chameleon clues (embedding estimate)")
+    print("\n== mean SoftScore of Chameleon clues (non-chameleon seats): sneak_embed = models/eval's bundled embedding"
+          " evaluator; own = the strategy's estimate, which llm:default maximises")
     for key, v in summary.items():
         if key.endswith("|softscore"):
             b = other.get(key) if other else None
-            print(f"{key:44s} " + (f"{b if b is None else round(b, 3)} -> " if other else "") + f"{v if v is None else round(v, 3)}")
+            print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(v, k)}"
+                                           for k in ("sneak_embed", "own")))
 
 
 async def main(args: argparse.Namespace) -> None:

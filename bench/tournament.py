@@ -62,8 +62,7 @@ def _cache(pool: Any) -> tuple[float, ...]:
     batches) summed over the pool's in-process models."""
     prompt = cached = lookups = hits = batches = batched = 0
     busy = 0.0
-    for key in pool.specs():
-        client = pool._clients[key]  # the bench reads the in-process batcher's counters
+    for client in list(pool._clients.values()):  # the bench reads the in-process batchers' counters
         task = getattr(client, "_task", None)
         batcher = task.result() if task is not None and task.done() and not task.exception() else None
         if batcher is None:

@@ -81,7 +81,7 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
         if discord_on:
             from bot.discord.adapter import run_discord
 
-            runners.append(run_discord(app.service, settings))
+            runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles))
         if slack_on:
             from bot.slack.adapter import run_slack
 
@@ -90,6 +90,10 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
             from bot.console.app import run_console
 
             runners.append(run_console(app.service, settings, hotseat=hotseat))
+        if discord_on or slack_on:
+            from bot.tournaments.desk import serve_scheduler
+
+            runners.append(serve_scheduler(app.service, settings.database_url))  # scheduled tournaments (issue 13)
         await asyncio.gather(*runners)
     finally:
         await app.aclose()

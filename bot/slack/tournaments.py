@@ -33,7 +33,7 @@ CREATE_VIEW = "tournament:create"
 FIELDS = ("game", "variant", "entrants", "seats", "games", "schedule", "name")
 USAGE = """*Tournaments* (workspace admins):
 `/hushtable tournament create` a form · or `/hushtable tournament create <game> [variant] [entrants=a,b] \
-[seats=N] [games=N] [duplicate=no] [schedule="0 3 * * *"] [name=…]`
+[seats=N] [games=N] [duplicate=no] [spectate=yes] [schedule="0 3 * * *"] [name=…]`
 `/hushtable tournament run <id>` · `status [id]` · `cancel <id>` · `leaderboard <id>` · `schedule <id> <crontab in UTC|off>`"""
 
 
@@ -142,8 +142,8 @@ def _create_args(words: list[str]) -> dict[str, Any]:
                 args[key] = int(value)
             except ValueError:
                 raise intake.IntakeError(f"{key} is a whole number, not `{value[:20]}`.") from None
-        elif key == "duplicate":
-            args["duplicate"] = value.lower() not in ("no", "off", "false", "0")
+        elif key in ("duplicate", "spectate"):
+            args[key] = value.lower() not in ("no", "off", "false", "0")
         elif key in ("schedule", "name"):
             args[key] = value[:80]
         else:

@@ -183,10 +183,11 @@ def leaderboard(
     fmt: str = typer.Option("table", "--format", help="table, csv or json"),
     out: Path | None = typer.Option(None, "--out", help="Write the csv/json here (default: standard output)."),
     chart: Path | None = typer.Option(None, "--chart", help="Also write the chart (PNG) here."),
+    refit: bool = typer.Option(False, "--refit", help="Recompute the standings from the logged games first."),
     tenant: str = TENANT,
     database: str | None = DATABASE,
 ) -> None:
-    """The stored standings of a tournament: a table, CSV or JSON, and the chart."""
+    """The standings of a tournament: a table, CSV or JSON, and the chart."""
     from bot.tournaments import board, manage
     from storage import tournaments as repo
 
@@ -195,6 +196,11 @@ def leaderboard(
 
     async def work(service: Any) -> None:
         t = await manage.get(service, tenant, tournament_id)
+        if refit:
+            from bot.tournaments.results import match_results
+            from bot.tournaments.runner import TournamentRunner
+
+            await TournamentRunner(service).save_standings(t, await match_results(service.store, t.id or 0))
         rows = board.standings_of(await repo.ratings(service.store, t.id or 0))
         if not rows:
             raise manage.TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")

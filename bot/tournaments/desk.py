@@ -234,3 +234,20 @@ async def start_scheduler(service: Any, database_url: str) -> TournamentSchedule
         sched.publishers[p] = desk._publish
     await sched.start()
     return sched
+
+
+async def serve_scheduler(service: Any, database_url: str) -> None:
+    """Run the tournament scheduler beside the chat adapters until cancelled (the startup
+    point gathers it with them); an in-memory database has no schedules."""
+    try:
+        sched = await start_scheduler(service, database_url)
+    except ValueError as exc:
+        log.warning("scheduled tournaments are off: %s", exc)
+        return
+    except Exception:  # the games go on without schedules rather than the bot stopping
+        log.exception("the tournament scheduler could not start; scheduled tournaments are off")
+        return
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await sched.shutdown()

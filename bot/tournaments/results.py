@@ -4,7 +4,9 @@ winners on replay), and a tournament's finished matches become ``MatchResult``s.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from statistics import fmean
 
 import games
 from bot.tournaments.ratings import MatchResult
@@ -42,9 +44,21 @@ async def match_result(store: Store, m: TournamentMatchRow) -> MatchResult:
 
 
 async def clue_scores(store: Store, game_ids: Sequence[int]) -> Mapping[tuple[int, int], float]:
-    """Mean SNEAK SoftScore per (game, seat) where evaluations exist.
+    """Mean SNEAK SoftScore of each seat's clues, per (game id, seat), where evaluations exist
+    (``storage.evaluations``, issue 11): the mean per evaluator first, then over evaluators,
+    as the SNEAK paper reports its metrics. Failed judgements (no score) are left out."""
+    from storage.evaluations import evaluations
 
-    The evaluation issue's repository (storage/evaluations.py) is not merged on this branch
-    yet: until it is, there are no scores and the leaderboard leaves the column out.
-    """
-    return {}
+    rows = [r for r in await evaluations(store, game_ids=game_ids) if r.soft is not None]
+    if not rows:
+        return {}
+    seats: dict[tuple[int, int], int] = {}
+    for gid in sorted({r.game_id for r in rows}):
+        for a in (await store.load_game(gid)).actions:
+            seats[(gid, a.seq)] = a.seat
+    per: dict[tuple[int, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        seat = seats.get((r.game_id, r.action_seq))
+        if seat is not None and r.soft is not None:
+            per[(r.game_id, seat)][r.evaluator].append(float(r.soft))
+    return {key: fmean(fmean(v) for v in by_eval.values()) for key, by_eval in per.items()}

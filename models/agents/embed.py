@@ -35,6 +35,7 @@ replayed game replays the same answers.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ from models.agents.base import CallLog, Check, Decision
 from models.agents.vocab import default_vocab
 
 DEFAULT_K = 16
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -76,6 +78,13 @@ class VocabIndex:
             if self._matrix is None:
                 self._matrix = np.asarray(self.embedder.embed(list(self.words)), dtype=np.float32)
             return self._matrix
+
+    def warm(self) -> None:
+        """Embed the vocabulary now (a background thread at start-up), so no move pays for it."""
+        try:
+            _ = self.matrix
+        except Exception as exc:  # a missing model is reported by the move that needs it
+            log.debug("vocabulary warm-up failed: %s", type(exc).__name__)
 
     def vec(self, text: str) -> np.ndarray:
         row: np.ndarray = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]

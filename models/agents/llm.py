@@ -247,7 +247,7 @@ class LLMAgent:
 
 def agent_from_params(
     inference_for: InferenceFor, arg: str, params: Mapping[str, str], seed: int, *, spec: str = "",
-    index_for: Callable[[str], VocabIndex] | None = None,
+    index_for: Callable[[str], VocabIndex | None] | None = None,
 ) -> LLMAgent:
     """Build from a configured entry's options (README, "AI players"):
 

@@ -20,6 +20,7 @@ leaves within ``budget_s`` with the best legal candidate found so far.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,13 +41,16 @@ from models.agents.strategy import (
     text_score,
 )
 from models.scoring import ChoiceScores, Debias, score_choices
-from models.types import GenerateRequest, Message
+from models.types import GenerateRequest, InferenceError, Message
 
 if TYPE_CHECKING:
     from models.agents.llm import LLMAgent
 
+log = logging.getLogger(__name__)
+
 SHORTLIST = 4  # candidates put to the model's choice
 PROPOSE_SHARE = 0.6  # of the budget, for the model's proposals; the rest for choosing
+MODEL_FLOOR_S = 0.5  # the model is always asked, for at least this long: a dead worker shows (and is logged)
 DECISIVE = 0.9  # evidence this sure of one option needs no model call (a decoder reading its own team's hints)
 
 
@@ -84,7 +88,9 @@ class Strategy:
 
 
 def _left(started: float, budget: float) -> float:
-    return budget - (time.perf_counter() - started)
+    """Time left of ``budget``, but never under MODEL_FLOOR_S: a slow first move (the vocabulary still
+    being embedded) must not skip the model, or an unreachable model would go unnoticed."""
+    return max(MODEL_FLOOR_S, budget - (time.perf_counter() - started))
 
 
 def _normalise(weights: Sequence[float]) -> list[float]:
@@ -92,17 +98,27 @@ def _normalise(weights: Sequence[float]) -> list[float]:
     return [w / z for w in weights] if z > 0 else [1.0 / len(weights)] * len(weights)
 
 
-async def _scored(agent: LLMAgent, render: Any, texts: Sequence[str], order: Sequence[int], timeout: float) -> ChoiceScores | None:
-    """The model's debiased choice among ``texts``, or None when it does not answer in time."""
+def _unavailable(agent: LLMAgent, exc: Exception) -> str:
+    # The exception type only: a worker's message can quote the prompt, and the prompt holds secrets.
+    log.warning("agent %s failed to reach its model (%s); its move comes from the other candidates", agent.spec,
+                type(exc).__name__)
+    return f"model unavailable: {type(exc).__name__}: {exc}"
+
+
+async def _scored(agent: LLMAgent, render: Any, texts: Sequence[str], order: Sequence[int],
+                  timeout: float) -> tuple[ChoiceScores | None, str | None]:
+    """The model's debiased choice among ``texts``; None when it does not answer in time (or at all, with why)."""
     if timeout <= 0.05:
-        return None
-    client = await agent.client()
+        return None, None
     s = agent.strategy
     try:
+        client = await agent.client()
         return await asyncio.wait_for(
-            score_choices(client, render, texts, debias=s.debias, max_orderings=s.orderings, order=order), timeout)
+            score_choices(client, render, texts, debias=s.debias, max_orderings=s.orderings, order=order), timeout), None
     except TimeoutError:
-        return None
+        return None, None
+    except InferenceError as exc:
+        return None, _unavailable(agent, exc)
 
 
 def _labels_of(scores: ChoiceScores | None, n: int) -> list[str]:
@@ -133,7 +149,7 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
     if len(set(texts)) != len(texts):  # two options read the same: tell them apart for the model
         texts = [f"{o.label} ({o.id})" for o in options]
     decisive = p_ev is not None and max(p_ev) >= DECISIVE
-    scores = None if decisive else await _scored(agent, render, texts, order, _left(started, s.budget_s))
+    scores, error = (None, None) if decisive else await _scored(agent, render, texts, order, _left(started, s.budget_s))
     p_llm = list(scores.probs) if scores is not None else [1.0 / len(ids)] * len(ids)
     final = _normalise([p * ((p_ev[i] ** s.evidence) if p_ev else 1.0) for i, p in enumerate(p_llm)])
     if agent.temperature > 0:
@@ -159,6 +175,7 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
         label_probs={ids[i]: p for i, p in enumerate(final)},
         latency_ms=(time.perf_counter() - started) * 1000,
         retries=attempt,
+        error=error,
     )
     return Decision(Action.choose(spec.kind, ids[best]), (log,))
 
@@ -217,14 +234,14 @@ async def propose_then_choose(
     else:
         ranked = [(a, 0.0) for a in legal]
     short = ranked[:SHORTLIST]
-    chosen, probs, scores = short[0][0], {" | ".join(short[0][0].value): 1.0}, None
+    chosen, probs, scores, error = short[0][0], {" | ".join(short[0][0].value): 1.0}, None, None
     if len(short) > 1 and s.samples > 0:
         texts = [" | ".join(a.value) for a, _ in short]
         ask = (*messages[:-1], Message("user", messages[-1].content + "\n\nCandidate answers:\n{options}\n"
                                        "Which candidate is the best answer for you? Answer with one letter: {labels}."))
         order = list(range(len(short)))
         agent.rng(obs, "llm-candidates", attempt).shuffle(order)
-        scores = await _scored(agent, ask, texts, order, _left(started, s.budget_s))
+        scores, error = await _scored(agent, ask, texts, order, _left(started, s.budget_s))
         p_strat = _softmax_scores([sc for _, sc in short]) if s.index is not None else [1 / len(short)] * len(short)
         p_llm = list(scores.probs) if scores is not None else [1 / len(short)] * len(short)
         final = _normalise([p_llm[i] * p_strat[i] ** s.evidence for i in range(len(short))])
@@ -240,6 +257,7 @@ async def propose_then_choose(
         label_probs=probs,
         latency_ms=scores.latency_ms if scores is not None else 0.0,
         retries=attempt,
+        error=error,
     ))
     return Decision(chosen, tuple(calls))
 
@@ -263,13 +281,15 @@ async def _propose(
     error: str | None = None
     model = ""
     if timeout > 0.05:
-        client = await agent.client()
         try:
+            client = await agent.client()
             results = await asyncio.wait_for(asyncio.gather(*(client.generate(r) for r in reqs)), timeout)
             texts = [r.text for r in results]
             model = results[0].model if results else ""
         except TimeoutError:
             error = None  # out of time is not a refusal: the other candidates play
+        except InferenceError as exc:
+            error = _unavailable(agent, exc)
     log = CallLog(agent.spec, model_id=model, operation="generate", prompt=[m.to_json() for m in messages],
                   raw_output="\n".join(texts), latency_ms=(time.perf_counter() - started) * 1000, retries=attempt,
                   error=error, label_probs={"samples": s.samples, "answered": len(texts)})

@@ -3,7 +3,7 @@ the bootstrap is deterministic for a seed and its intervals shrink with more gam
 
 from __future__ import annotations
 
-from bot.tournaments.ratings import MatchResult, bootstrap, fit, mean_width, role_metrics, standings
+from bot.tournaments.ratings import MatchResult, bootstrap, fit, fit_orders, mean_width, role_metrics, standings
 from games.metrics import SeatOutcome, SeatRole, Side
 
 
@@ -71,3 +71,12 @@ def test_bootstrap_is_deterministic_for_a_seed_and_narrows_with_more_games() -> 
 def test_no_games_means_the_prior() -> None:
     rows = standings([], ["a", "b"], rounds=10)
     assert [(r.entrant, r.mu, r.lo, r.hi, r.games) for r in rows] == [("a", 25.0, 25.0, 25.0, 0), ("b", 25.0, 25.0, 25.0, 0)]
+
+
+def test_the_point_estimate_does_not_depend_on_the_order_games_were_logged() -> None:
+    games = [bench("x", "y", i % 3 != 0, i) for i in range(9)] + [bench("y", "x", i % 2 == 0, 50 + i) for i in range(9)]
+    a = fit_orders(games, seed=3)
+    b = fit_orders(list(reversed(games)), seed=3)
+    assert all(abs(a[e].mu - b[e].mu) < 1e-9 for e in ("x", "y"))
+    once = fit(games)
+    assert abs(once["x"].mu - fit(list(reversed(games)))["x"].mu) > 1e-6  # a single online pass does depend on it

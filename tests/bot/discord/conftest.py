@@ -66,7 +66,6 @@ def settings(tmp_path: Path) -> Settings:
         fallback_agent="random",
         agent_choices="random",
         ai_timeout_s=5,
-        admin_role="",
         admin_users="",
         _env_file=None,  # type: ignore[call-arg]
     )
