@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import games  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
-from games.base import Choice, Game  # noqa: E402
+from games.base import Choice, Game, Text  # noqa: E402
 
 # (game, variant, seats, options): small enough for a shared 2-core machine.
 TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
@@ -56,8 +56,10 @@ TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
 DEFAULT_AGENTS = "llm:default,llm:plain,embed:minilm,random"
 
 
-def build_factory() -> tuple[Any, Any]:
-    """The agent factory over one shared client pool (works on this checkout and on older ones)."""
+def build_factory(define: str = "") -> tuple[Any, Any]:
+    """The agent factory over one shared client pool (works on this checkout and on older ones).
+
+    ``define`` is extra named entries, HUSHTABLE_AGENTS' JSON (e.g. a variant's budget)."""
     from models.agents import AgentRegistry
     from models.agents.wiring import register_agents
     from models.client import ClientOptions, ClientPool
@@ -65,6 +67,11 @@ def build_factory() -> tuple[Any, Any]:
 
     pool = ClientPool(ClientOptions())
     registry = AgentRegistry()
+    if define:
+        from models.agents.registry import entries_from_json
+
+        for entry in entries_from_json(define):
+            registry.define(entry)
     register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
     return registry, pool
 
@@ -115,7 +122,7 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
             "wall_ms": wall, "log_ms": sum(c.latency_ms for c in out.calls),
             "position": chosen_position(out.calls) if out.source == "ai" else None,
         }
-        if game_id == "chameleon" and spec.kind == "clue" and not obs.view.get("is_chameleon"):
+        if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
             move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),
                             "category": obs.view.get("category", "")}
         moves.append(move)
@@ -146,17 +153,37 @@ def pct(xs: Sequence[float], q: float) -> float:
     return ys[min(len(ys) - 1, int(q * len(ys)))]
 
 
-def soft_scores(clues: Sequence[dict[str, Any]]) -> float | None:
+def soft_scores(clues: Sequence[dict[str, Any]]) -> dict[str, float] | None:
+    """Mean SoftScore of the clues by the SNEAK issue's bundled embedding evaluator (models/eval, with its
+    embedding decoys and calibrated temperatures) and by the strategy's own estimate (models/agents/strategy.py)."""
+    if not clues:
+        return None
+    out: dict[str, float] = {}
     try:
+        from models.agents.embed import VocabIndex
         from models.agents.strategy import EmbeddingJudge
-        from models.agents.vocab import default_vocab
         from models.worker.embedding_backend import embedder_for
     except ImportError:
         return None
-    if not clues:
-        return None
-    judge = EmbeddingJudge(embedder_for("minilm"), default_vocab())
-    return statistics.mean(judge.soft_score(c["clue"], c["secret"], c["card"]) for c in clues)
+    embedder = embedder_for("minilm")
+    judge = EmbeddingJudge(VocabIndex(embedder))
+    out["own"] = float(statistics.mean(judge.soft_score(c["clue"], c["secret"], c["card"]) for c in clues))
+    try:
+        from models.eval.decoys import EmbeddingDecoys, pick
+        from models.eval.evaluators import EmbeddingEvaluator, secret_index
+        from models.eval.instances import Instance
+        from models.eval.metrics import score
+    except ImportError:
+        return out
+    ev, decoys = EmbeddingEvaluator(embedder, "embed:minilm"), EmbeddingDecoys(embedder)
+    soft = []
+    for c in clues:
+        inst = Instance("chameleon", c.get("category", ""), tuple(c["card"]), c["secret"], c["clue"])
+        chosen = pick(decoys.pool_now(inst.category, inst.candidates), inst.message)
+        ally, cham = ev.ally_now(inst, (inst.message, *chosen)), ev.chameleon_now(inst)
+        soft.append(score(ally.probs, 0, cham.probs, secret_index(inst)).soft)
+    out["sneak_embed"] = float(statistics.mean(soft))
+    return out
 
 
 def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -175,12 +202,15 @@ def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]
             "log_p50_s": pct([m["log_ms"] for m in ms], 0.5) / 1000,
         }
     for agent in dict.fromkeys(m["agent"] for m in moves):
-        pos = Counter(m["position"][0] for m in moves if m["agent"] == agent and m["position"] and m["position"][1] >= 4)
-        n = sum(pos.values())
-        hist = {"ABCDE"[min(p, 4)]: 0.0 for p in range(5)}
-        for p, c in pos.items():
-            hist["ABCDE"[min(p, 4)]] += c / n if n else 0
-        out[f"{agent}|positions"] = {"n": n, **hist}
+        sizes = sorted({m["position"][1] for m in moves if m["agent"] == agent and m["kind"] == "choice" and m["position"]})
+        for size in [*sizes, "all"]:
+            pos = Counter(m["position"][0] for m in moves if m["agent"] == agent and m["kind"] == "choice" and m["position"]
+                          and (size == "all" or m["position"][1] == size))
+            n = sum(pos.values())
+            hist = {"ABCDE"[min(p, 4)]: 0.0 for p in range(5)}
+            for p, c in pos.items():
+                hist["ABCDE"[min(p, 4)]] += c / n if n else 0
+            out[f"{agent}|positions|{size} options"] = {"n": n, **hist}
         out[f"{agent}|softscore"] = soft_scores([m["clue"] for m in moves if m["agent"] == agent and "clue" in m])
         for game in dict.fromkeys(r["game"] for r in results):
             rows = [r["details"] for r in results if r["agent"] == agent and r["game"] == game]
@@ -204,9 +234,9 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             continue
         b = other.get(key) if other else None
         print(f"{key:44s} " + " ".join(f"{(cell(b, c) + ' -> ' if other else '') + cell(d, c):>16s}" for c in cols))
-    print("\n== chosen positions, choices with 4+ options (share of label-scored choices per position)")
+    print("\n== chosen positions of label-scored choices, by number of options (E = the fifth position or later)")
     for key, d in summary.items():
-        if key.endswith("|positions"):
+        if "|positions|" in key:
             b = other.get(key) if other else None
             row = " ".join(f"{p}={(cell(b, p) + '->' if other else '') + cell(d, p)}" for p in "ABCDE")
             print(f"{key:44s} n={(cell(b, 'n') + '->' if other else '') + cell(d, 'n')} {row}")
@@ -215,15 +245,17 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
         if "|outcome|" in key:
             b = other.get(key) if other else None
             print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
-    print("\n== mean SoftScore of Chameleon clues (embedding estimate)")
+    print("\n== mean SoftScore of Chameleon clues (non-chameleon seats): sneak_embed = models/eval's bundled embedding"
+          " evaluator (llm:default ranks its clues by it: judge=sneak); own = the strategy's own estimate")
     for key, v in summary.items():
         if key.endswith("|softscore"):
             b = other.get(key) if other else None
-            print(f"{key:44s} " + (f"{b if b is None else round(b, 3)} -> " if other else "") + f"{v if v is None else round(v, 3)}")
+            print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(v, k)}"
+                                           for k in ("sneak_embed", "own")))
 
 
 async def main(args: argparse.Namespace) -> None:
-    registry, pool = build_factory()
+    registry, pool = build_factory(args.define)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     tables = [t for t in TABLES if not args.only or f"{t[0]}:{t[1]}" in args.only.split(",")]
     moves: list[dict[str, Any]] = []
@@ -246,9 +278,9 @@ async def main(args: argparse.Namespace) -> None:
     load = os.getloadavg()
     label = (f"{args.games} game(s) per variant, {time.perf_counter() - started:.0f} s, {os.cpu_count()} cores, "
              f"load avg {load[0]:.1f}/{load[1]:.1f}")
-    summary = summarize(moves, results)
     if args.out:
         Path(args.out).write_text(json.dumps({"label": label, "moves": moves, "results": results}, indent=1))
+    summary = summarize(moves, results)
     other = None
     if args.compare:
         before = json.loads(Path(args.compare).read_text())
@@ -262,6 +294,7 @@ if __name__ == "__main__":
     parser.add_argument("--games", type=int, default=1, help="seeded games per game and variant (same deals for every agent)")
     parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
     parser.add_argument("--only", default="", help="comma-separated game:variant to play (default: all)")
+    parser.add_argument("--define", default="", help="extra agent entries, as HUSHTABLE_AGENTS JSON")
     parser.add_argument("--out", default="", help="write the raw moves and results here (JSON)")
     parser.add_argument("--compare", default="", help="a stored run to print beside this one (before -> after)")
     asyncio.run(main(parser.parse_args()))

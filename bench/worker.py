@@ -14,7 +14,10 @@ Runs the same prompts, in one process, through:
    tokens) with a warm prefix.
 
 Prints a table and the ratios. ``--quick`` runs a ~1-minute version.
-Usage: ``python bench/worker.py [--quick] [--model default|/path] [--threads N]``.
+``--cpu-options`` instead compares, on the same scoring prompts, float32 against dynamic
+int8 quantization of the linear layers and 1 against 2 torch threads: time per forward
+and how often the label choice changes (adopt a speed-up only if choices do not move).
+Usage: ``python bench/worker.py [--quick | --cpu-options] [--model default|/path] [--threads N]``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -140,6 +145,14 @@ class Naive:
 # ------------------------------------------------------------------- helpers
 
 
+def naive_scores(naive: Any, reqs: Sequence[Any]) -> int:
+    return sum(naive.score(r.messages)[1] for r in reqs)
+
+
+def naive_generations(naive: Any, reqs: Sequence[Any]) -> int:
+    return sum(naive.generate(r.messages, r.max_tokens)[1] for r in reqs)
+
+
 def timed(fn: Callable[[], int]) -> tuple[float, int]:
     t0 = time.perf_counter()
     n = fn()
@@ -233,9 +246,9 @@ async def main(args: argparse.Namespace) -> None:
         for rnd in range(rounds):
             chunk = list(reqs[rnd::rounds])
             if section == "scoring":
-                dt, toks = timed(lambda chunk=chunk: sum(naive.score(r.messages)[1] for r in chunk))
+                dt, toks = timed(partial(naive_scores, naive, chunk))
             else:
-                dt, toks = timed(lambda chunk=chunk: sum(naive.generate(r.messages, r.max_tokens)[1] for r in chunk))
+                dt, toks = timed(partial(naive_generations, naive, chunk))
             acc.setdefault("naive loop", [0.0, 0])
             acc["naive loop"][0] += dt
             acc["naive loop"][1] += toks
@@ -263,7 +276,7 @@ async def main(args: argparse.Namespace) -> None:
     toks_naive_d = toks_off = 0
     b = Batcher(be_nc, max_batch=8)
     for turn in turns[:n_turns_off]:  # alternate, so both paths see the same machine load
-        dt, toks = timed(lambda turn=turn: naive.score(turn.messages)[1])
+        dt, toks = timed(partial(naive_scores, naive, [turn]))
         dt_naive_d, toks_naive_d = dt_naive_d + dt, toks_naive_d + toks
         dt, toks, _ = await run_games(b, [turn], 1)
         dt_off, toks_off = dt_off + dt, toks_off + toks
@@ -302,8 +315,8 @@ async def main(args: argparse.Namespace) -> None:
 
     # ----------------------------------------------------------------- report
     print(f"{'section':<10} {'path':<24} {'reqs':>5} {'seconds':>8} {'req/s':>7} {'tokens':>7}")
-    for r in rows:
-        print(f"{r.section:<10} {r.name:<24} {r.requests:>5} {r.seconds:>8.2f} {r.rate:>7.2f} {r.tokens:>7}")
+    for row in rows:
+        print(f"{row.section:<10} {row.name:<24} {row.requests:>5} {row.seconds:>8.2f} {row.rate:>7.2f} {row.tokens:>7}")
     print()
 
     def ratio(section: str, name: str) -> float:
@@ -322,7 +335,9 @@ async def main(args: argparse.Namespace) -> None:
     naive_row = rows[0]
     tps_short = naive_row.tokens / naive_row.seconds
     tps_long = toks_off / dt_off
-    frac = lambda tps: tps * 2 * nonemb / (gflops * 1e9)  # noqa: E731
+    def frac(tps: float) -> float:
+        return tps * 2 * nonemb / (gflops * 1e9)
+
     print(f"prompt tokens/s: short prompts (naive) {tps_short:.0f} = {frac(tps_short):.0%} of matmul rate; "
           f"~{turn_tokens}-token prompts (batcher) {tps_long:.0f} = {frac(tps_long):.0%}   [target: >= 70%]")
     per_off, per_on = dt_off / n_turns_off, dt_on / n_turns_on
@@ -337,9 +352,49 @@ async def main(args: argparse.Namespace) -> None:
           f"clue (8 tokens) {statistics.median(clue_lat):.3f}s [target < 3s]")
 
 
+def cpu_options(n_prompts: int = 6) -> None:
+    """float32 vs dynamic int8 (linear layers), 1 vs 2 threads: seconds per scoring forward and choice agreement."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from models.worker.default_model import ensure_converted
+
+    folder = ensure_converted()
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    fp32 = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()  # type: ignore[no-untyped-call]  # transformers is untyped
+    int8 = torch.ao.quantization.quantize_dynamic(fp32, {torch.nn.Linear}, dtype=torch.qint8)  # type: ignore[no-untyped-call]  # torch.ao is untyped
+    prompts = [chameleon_prompt(i) for i in range(n_prompts)]
+    ids = [torch.tensor([tok(tok.apply_chat_template([m.to_json() for m in p], add_generation_prompt=True, tokenize=False),
+                             add_special_tokens=False)["input_ids"]]) for p in prompts]
+    labels = [tok(lab, add_special_tokens=False)["input_ids"][0] for lab in "ABCD"]
+
+    def run(model: torch.nn.Module) -> tuple[list[torch.Tensor], float]:
+        probs, times = [], []
+        with torch.inference_mode():
+            for x in ids:
+                t = time.perf_counter()
+                logits = model(input_ids=x).logits[0, -1]
+                times.append(time.perf_counter() - t)
+                probs.append(torch.softmax(logits[labels].float(), -1))
+        return probs, statistics.median(times)
+
+    print(f"{'threads':>7} {'fp32 s':>8} {'int8 s':>8} {'speed-up':>8} {'same choice':>11} {'max |dp|':>8}  (load avg {os.getloadavg()[0]:.1f})")
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        a, ta = run(fp32)
+        b, tb = run(int8)
+        agree = sum(int(x.argmax() == y.argmax()) for x, y in zip(a, b, strict=True))
+        dp = max(float((x - y).abs().max()) for x, y in zip(a, b, strict=True))
+        print(f"{threads:>7} {ta:8.3f} {tb:8.3f} {ta / tb:7.2f}x {agree:>6}/{len(ids)} {dp:8.3f}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a ~1-minute version")
     parser.add_argument("--model", default="default", help="'default', a HF model folder or a .gguf file")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--cpu-options", action="store_true", help="int8 quantization and thread counts vs float32")
+    cli = parser.parse_args()
+    if cli.cpu_options:
+        cpu_options()
+    else:
+        asyncio.run(main(cli))

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.service import TableService
+from bot.ops.logs import setup_logging
+from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
+from bot.sneak import attach_sneak
 from models.agents import AgentRegistry
 from storage.store import DatabaseReadOnly, Store
 
@@ -23,9 +26,12 @@ class App:
     store: Store
     service: TableService
     pool: Any  # models.client.ClientPool
+    ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
 
     async def aclose(self) -> None:
         await self.service.stop()
+        if self.ops is not None:
+            await self.ops.aclose()
         await self.pool.aclose()
         await self.store.aclose()
 
@@ -49,8 +55,10 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device, dtype=settings.dtype,
                                     model_cache=str(settings.model_cache), openai_api_key=settings.openai_api_key))
     registry = agents or build_agents(settings, pool)
-    service = TableService(store, settings=settings, agents=registry)
-    return App(settings, store, service, pool)
+    ops = await start_ops(settings, store)
+    service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
+    attach_sneak(service, store, client_for=pool.get)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
+    return App(settings, store, service, pool, ops)
 
 
 async def main(*, force_console: bool = False, hotseat: bool = False, settings: Settings | None = None) -> None:
@@ -58,10 +66,10 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
     discord_on = not force_console and bool(settings.discord_token)
     slack_on = not force_console and bool(settings.slack_bot_token and (settings.slack_app_token or settings.slack_signing_secret))
     console = not (discord_on or slack_on)
-    # The console is a game screen: only warnings go to stderr there.
-    logging.basicConfig(level=logging.WARNING if console else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # Services log to .hushtable/logs/ and stderr. The console is a game screen: its adapter
+    # sends every record to .hushtable/logs/console.log beside the database and none to the screen.
+    if not console:
+        setup_logging(settings, console=False)
     app = await build_app(settings)
     try:
         await app.store.check_writable()
@@ -73,7 +81,7 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
         if discord_on:
             from bot.discord.adapter import run_discord
 
-            runners.append(run_discord(app.service, settings))
+            runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles))
         if slack_on:
             from bot.slack.adapter import run_slack
 

@@ -20,6 +20,30 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Hushtable: hidden-information word games for humans and AI.")
+
+
+def _version_string() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return f"hushtable {dist_version('hushtable')}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "hushtable (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(_version_string())
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="Print the version and exit."),
+) -> None:
+    """Hushtable: hidden-information word games for humans and AI."""
 app.add_typer(research_app)  # stats, import (bot/research/cli.py)
 app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
 
@@ -27,7 +51,7 @@ app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
 @app.command()
 def version() -> None:
     """Print the version."""
-    typer.echo("hushtable 0.1.0")
+    typer.echo(_version_string())
 
 
 @app.command()

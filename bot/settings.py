@@ -59,7 +59,8 @@ class Settings(BaseSettings):
 
     # admins
     admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)
-    admin_role: str = ""  # Discord role name that may export
+    # Discord roles, by id, whose members are admins of their server like Manage Server (a role *name* never counts).
+    discord_admin_role_ids: str = ""
 
     # Discord
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "HUSHTABLE_DISCORD_TOKEN"))
@@ -81,3 +82,14 @@ class Settings(BaseSettings):
     @property
     def admins(self) -> frozenset[str]:
         return frozenset(a.strip() for a in self.admin_users.split(",") if a.strip())
+
+    @property
+    def discord_admin_roles(self) -> frozenset[int]:
+        """The configured admin role ids; a value that is not a number is refused at start."""
+        out: set[int] = set()
+        for raw in self.discord_admin_role_ids.split(","):
+            if raw.strip():
+                if not raw.strip().isdigit():
+                    raise ValueError(f"HUSHTABLE_DISCORD_ADMIN_ROLE_IDS holds role ids (numbers), not {raw.strip()!r}")
+                out.add(int(raw.strip()))
+        return frozenset(out)

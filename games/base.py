@@ -439,6 +439,10 @@ class Game(Protocol):
 
     def result(self, s: Any) -> Result | None: ...
 
+    def deal_of(self, s: Any) -> Any:
+        """The complete deal of this game so far, in the form the config's ``deal`` option takes:
+        a record carrying it replays without the seed."""
+
     def secrets(self, s: Any) -> tuple[Secret, ...]:
         """Values still hidden from some seats in this state (for leak checks)."""
 

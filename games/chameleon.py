@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, ClassVar, TypedDict
 
-from games import decks, vote
+from games import deals, decks, vote
 from games.base import (
     PUBLIC,
     READY,
@@ -157,6 +157,24 @@ class ChameleonConfig:
     max_rounds: int = 20
     deck: tuple[Card, ...] | None = None
     """None plays the bundled cards; otherwise the custom cards themselves, so replay is exact."""
+    deal: tuple[RoundDeal, ...] | None = None
+    """Card, secret, chameleon and first player fixed per round (the rest drawn); see ``RoundDeal``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDeal:
+    """One round of a Chameleon deal: ``{"card": category name or [category, [words]], "secret":
+    word, "chameleon": seat, "first": seat}``; any key may be left out to draw it from the seed.
+
+    A deal is one such mapping (the first round) or a list of them (rounds 1, 2, ... of a match).
+    A named card comes from the game's deck; a listed card is played as given (its first
+    ``card_size`` words). The secret must be a word of the card; a match never reuses a card.
+    """
+
+    card: Card | None = None
+    secret: str | None = None
+    chameleon: Seat | None = None
+    first: Seat | None = None
 
 
 def _with_defaults(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -165,6 +183,59 @@ def _with_defaults(raw: Mapping[str, Any]) -> dict[str, Any]:
     if "card_size" not in out and out["variant"] in VARIANT_CARD_SIZE:
         out["card_size"] = VARIANT_CARD_SIZE[Variant(out["variant"])]
     return out
+
+
+def _parse_card(where: str, raw: object, cfg: ChameleonConfig) -> Card:
+    if isinstance(raw, str):
+        found = [c for c in _deck(cfg) if deals.same(c[0], raw)]
+        if not found:
+            raise deals.error(f"{where}: no card {raw!r} in the deck; name a card of the deck or give [category, [words]]")
+        category, words = found[0]
+    else:
+        try:
+            ((category, words),) = decks.parse_cards([raw], size=cfg.card_size)
+        except decks.DeckError as exc:
+            raise deals.error(f"{where}: {str(exc).removeprefix('entry 1: ')}") from None
+    return category, words[: cfg.card_size]
+
+
+def _parse_round(where: str, raw: object, cfg: ChameleonConfig) -> RoundDeal:
+    if isinstance(raw, RoundDeal):
+        raw = {f: getattr(raw, f) for f in ("card", "secret", "chameleon", "first")}
+    given = deals.mapping(raw, ("card", "secret", "chameleon", "first"))
+    card = None if given.get("card") is None else _parse_card(where, given["card"], cfg)
+    secret = None
+    if given.get("secret") is not None:
+        secret = deals.word(f"{where}: the secret", given["secret"])
+        if card is not None:
+            on_card = [w for w in card[1] if deals.same(w, secret)]
+            if not on_card:
+                raise deals.error(f"{where}: the secret {secret!r} is not a word of the {card[0]} card")
+            secret = on_card[0]
+    chameleon = None if given.get("chameleon") is None else deals.seat(f"{where}: chameleon", given["chameleon"])
+    first = None if given.get("first") is None else deals.seat(f"{where}: first", given["first"])
+    return RoundDeal(card, secret, chameleon, first)
+
+
+def _parse_deal(raw: object, cfg: ChameleonConfig) -> tuple[RoundDeal, ...]:
+    rounds = list(raw) if isinstance(raw, (list, tuple)) else [raw]
+    if not rounds:
+        raise deals.error("an empty list deals nothing; leave the deal out instead")
+    if cfg.mode is Mode.SINGLE and len(rounds) > 1:
+        raise deals.error(f"{len(rounds)} rounds dealt for a single-round game; use mode=match")
+    if len(rounds) > cfg.max_rounds:
+        raise deals.error(f"{len(rounds)} rounds dealt for a match of at most {cfg.max_rounds} rounds")
+    out = tuple(_parse_round(f"round {i}", r, cfg) for i, r in enumerate(rounds, start=1))
+    cards = [(i, d.card[0]) for i, d in enumerate(out, start=1) if d.card is not None]
+    for k, (i, name) in enumerate(cards):
+        again = next((j for j, other in cards[:k] if deals.same(other, name)), None)
+        if again is not None:
+            raise deals.error(f"round {i} deals the {name} card of round {again} again; a match never reuses a card")
+    return out
+
+
+def _round_deal(cfg: ChameleonConfig, round_no: int) -> RoundDeal:
+    return cfg.deal[round_no - 1] if cfg.deal is not None and round_no <= len(cfg.deal) else RoundDeal()
 
 
 def _validate(cfg: ChameleonConfig) -> ChameleonConfig:
@@ -179,6 +250,8 @@ def _validate(cfg: ChameleonConfig) -> ChameleonConfig:
         discussion=flag("discussion", cfg.discussion),
         deck=None if cfg.deck is None else decks.custom(decks.parse_cards, cfg.deck, size=card_size),
     )
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
     available = len(_deck(cfg))
     if cfg.mode is Mode.MATCH and available < cfg.max_rounds:
         # A match never reuses a card, so the deck must outlast the round limit.
@@ -333,6 +406,39 @@ def _points(outcome: Outcome, chameleon: Seat, seats: int) -> tuple[int, ...]:
     return tuple(0 if s == chameleon else 2 for s in range(seats))
 
 
+def _deck_index(deck: Sequence[Card], category: str) -> int:
+    """Where a card is in the deck, or -1 for a dealt card the deck does not hold."""
+    return next((i for i, c in enumerate(deck) if deals.same(c[0], category)), -1)
+
+
+def _card_for(cfg: ChameleonConfig, seed: int, round_no: int, cards_used: tuple[int, ...]) -> tuple[int, Card]:
+    """The round's card, as dealt or drawn among the deck's unused cards, with its deck index.
+
+    Cards a deal fixes for any round are never drawn: the match would meet them twice."""
+    deck = _deck(cfg)
+    dealt = _round_deal(cfg, round_no)
+    if dealt.card is not None:
+        return _deck_index(deck, dealt.card[0]), dealt.card
+    reserved = {_deck_index(deck, d.card[0]) for d in cfg.deal or () if d.card is not None}
+    unused = [i for i in range(len(deck)) if i not in cards_used and i not in reserved]
+    index = rng(seed, "card", round_no).choice(unused)
+    category, words = deck[index]
+    return index, (category, words[: cfg.card_size])
+
+
+def _check_deal(cfg: ChameleonConfig, seats: int, seed: int) -> None:
+    """What a deal can only be checked against once the seats and the drawn cards are known."""
+    used: tuple[int, ...] = ()
+    for round_no, d in enumerate(cfg.deal or (), start=1):
+        for name, value in (("chameleon", d.chameleon), ("first", d.first)):
+            if value is not None:
+                deals.in_range(f"round {round_no}: {name}", (value,), seats)
+        index, (category, card) = _card_for(cfg, seed, round_no, used)
+        used = (*used, index)
+        if d.secret is not None and not any(deals.same(w, d.secret) for w in card):
+            raise deals.error(f"round {round_no}: the secret {d.secret!r} is not a word of the {category} card")
+
+
 def _deal(
     cfg: ChameleonConfig,
     seats: int,
@@ -343,15 +449,15 @@ def _deal(
     history: tuple[RoundRecord, ...],
     log: tuple[Event, ...],
 ) -> tuple[ChameleonState, tuple[Event, ...]]:
-    """Start a round: draw an unused card, the secret, the chameleon and the first speaker."""
-    deck = _deck(cfg)
-    unused = [i for i in range(len(deck)) if i not in cards_used]
-    index = rng(seed, "card", round_no).choice(unused)
-    category, all_words = deck[index]
-    card = all_words[: cfg.card_size]
-    secret = rng(seed, "secret", round_no).choice(card)
-    chameleon = rng(seed, "chameleon", round_no).randrange(seats)
-    first = rng(seed, "first", round_no).randrange(seats)
+    """Start a round: the card, the secret, the chameleon and the first speaker, as dealt or drawn."""
+    dealt = _round_deal(cfg, round_no)
+    index, (category, card) = _card_for(cfg, seed, round_no, cards_used)
+    if dealt.secret is not None:  # in the card's own spelling (checked at the deal)
+        secret = next(w for w in card if deals.same(w, dealt.secret))
+    else:
+        secret = rng(seed, "secret", round_no).choice(card)
+    chameleon = dealt.chameleon if dealt.chameleon is not None else rng(seed, "chameleon", round_no).randrange(seats)
+    first = dealt.first if dealt.first is not None else rng(seed, "first", round_no).randrange(seats)
     order = tuple((first + i) % seats for i in range(seats))
     events: list[Event] = [
         Event(
@@ -422,6 +528,7 @@ class ChameleonGame:
     def new(self, cfg: ChameleonConfig, seats: int, seed: int) -> tuple[ChameleonState, tuple[Event, ...]]:
         if not MIN_SEATS <= seats <= MAX_SEATS:
             raise ConfigError(f"the Chameleon needs {MIN_SEATS} to {MAX_SEATS} players, not {seats}")
+        _check_deal(cfg, seats, seed)
         return _deal(cfg, seats, seed, 1, (), (0,) * seats, (), ())
 
     def to_act(self, s: ChameleonState) -> frozenset[Seat]:
@@ -747,12 +854,24 @@ class ChameleonGame:
                 "runoffs": sum(1 for r in s.history for b in r.ballots if b.runoff),
             },
         }
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(
             winners=winners,
             summary=summary,
             scores={i: float(v) for i, v in enumerate(s.scores)},
             details=details,
         )
+
+    def deal_of(self, s: ChameleonState) -> dict[str, Any] | list[dict[str, Any]]:
+        """The complete deal so far: each round's card, secret, chameleon and first speaker
+        (one mapping for a single game, a list for a match)."""
+        rounds = [
+            {"card": [r.category, list(r.card)], "secret": r.secret, "chameleon": r.chameleon, "first": r.order[0]}
+            for r in s.history
+        ]
+        if s.phase is not Phase.OVER:
+            rounds.append({"card": [s.category, list(s.card)], "secret": s.secret, "chameleon": s.chameleon, "first": s.order[0]})
+        return rounds[0] if s.config.mode is Mode.SINGLE else rounds
 
     def secrets(self, s: ChameleonState) -> tuple[Secret, ...]:
         """The current secret word, known by all but the chameleon. The chameleon's identity is

@@ -7,12 +7,20 @@ or entry (list) it is on. Parsing is pure, so a deck can be checked before a gam
 File formats (``#`` starts a comment line, blank lines are ignored):
 
 - Decrypto keywords: one keyword per line.
-- Who-is-Spy pairs: ``villager word, spy word`` per line.
+- Who-is-Spy pairs: ``villager word, spy word`` per line: the word-pair list researchers
+  publish (SpyGame's keyword pairs). A ``villager_word, spy_word`` header line is skipped, a
+  tab may separate the two words, and a word holding a comma is written in double quotes.
 - Chameleon cards: ``Category: word, word, ...`` per line, 16 words on a bundled card.
+- Chameleon cards from category-production norms (SNEAK built its instances from Banks &
+  Connell 2023): a CSV with a ``category,word,frequency`` header (columns in any order,
+  others ignored), one row per produced word; each category becomes a card of its most
+  frequently produced words, as many as the card size (12 for sneak, 16 for classic),
+  most frequent first (ties keep the file's order). ``parse_cards`` recognises the header.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
@@ -74,11 +82,26 @@ def parse_keywords(raw: str | Sequence[object], *, minimum: int = 8) -> tuple[st
     return tuple(words)
 
 
+_PAIR_HEADERS = ({"villager_word", "spy_word"}, {"villager word", "spy word"}, {"villager", "spy"})
+
+
+def _pair_fields(line: str) -> list[str]:
+    """The fields of one pair line: comma- or tab-separated, double quotes around a comma."""
+    delimiter = "\t" if "\t" in line and "," not in line else ","
+    return [f.strip() for f in next(csv.reader([line], delimiter=delimiter, skipinitialspace=True))]
+
+
 def parse_pairs(raw: str | Sequence[object], *, minimum: int = 1) -> tuple[tuple[str, str], ...]:
     seen: dict[frozenset[str], str] = {}
     pairs = []
-    for where, entry in _rows(raw, "pair"):
-        parts = entry.split(",") if isinstance(entry, str) else entry
+    for n, (where, entry) in enumerate(_rows(raw, "pair")):
+        if isinstance(entry, str):
+            fields = _pair_fields(entry)
+            if n == 0 and {f.lower() for f in fields} in _PAIR_HEADERS:
+                continue  # the header of a published pair list
+            parts: object = fields
+        else:
+            parts = entry
         if not isinstance(parts, (list, tuple)) or len(parts) != 2:
             raise DeckError(f"{where}: expected two words, 'villager word, spy word', got {entry!r}")
         a, b = (_word(where, p, "word") for p in parts)
@@ -93,8 +116,66 @@ def parse_pairs(raw: str | Sequence[object], *, minimum: int = 1) -> tuple[tuple
     return tuple(pairs)
 
 
+NORMS_COLUMNS = ("category", "word", "frequency")
+
+
+def _is_norms(raw: object) -> bool:
+    """Category-norms CSV text: its first line that is not a comment names the norms columns."""
+    if not isinstance(raw, str):
+        return False
+    first = next((ln for ln in raw.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
+    return set(NORMS_COLUMNS) <= {c.strip().lower() for c in first.split(",")}
+
+
+def parse_norms(text: str, *, size: int = 16) -> list[tuple[str, list[str]]]:
+    """Cards from category-production norms: per category, the ``size`` most frequent words.
+
+    Every malformed row is named by its line: a missing column, an empty category or word, a
+    frequency that is not a number of at least 0, a word listed twice in one category, a
+    category with fewer than ``size`` words. The cards then go through ``parse_cards``."""
+    lines = [(no, ln) for no, ln in enumerate(text.splitlines(), start=1) if ln.strip() and not ln.strip().startswith("#")]
+    if not lines:
+        raise DeckError("a category-norms deck needs a header line 'category,word,frequency'")
+    (head_no, head), rows = lines[0], lines[1:]
+    columns = [c.strip().lower() for c in next(csv.reader([head]))]
+    missing = [c for c in NORMS_COLUMNS if c not in columns]
+    if missing:
+        raise DeckError(f"line {head_no}: the header needs columns {', '.join(NORMS_COLUMNS)}; missing {', '.join(missing)}")
+    at = {c: columns.index(c) for c in NORMS_COLUMNS}
+    by_category: dict[str, tuple[str, list[tuple[float, int, str]]]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for order, (no, line) in enumerate(rows):
+        fields = next(csv.reader([line], skipinitialspace=True))
+        if len(fields) < len(columns):
+            raise DeckError(f"line {no}: expected {len(columns)} columns ({', '.join(columns)}), got {len(fields)}: {line.strip()!r}")
+        category = _word(f"line {no}", fields[at["category"]], "category")
+        word = _word(f"line {no}", fields[at["word"]], "word")
+        raw_freq = fields[at["frequency"]].strip()
+        try:
+            freq = float(raw_freq)
+        except ValueError:
+            freq = float("nan")
+        if not freq >= 0 or freq == float("inf"):
+            raise DeckError(f"line {no}: frequency must be a number of at least 0, not {raw_freq!r}")
+        key = (normalize(category), normalize(word))
+        if key in seen:
+            raise DeckError(f"line {no}: {word!r} repeats line {seen[key]} in category {category!r}")
+        seen[key] = no
+        by_category.setdefault(key[0], (category, []))[1].append((-freq, order, word))
+    cards = []
+    for category, words in by_category.values():
+        if len(words) < size:
+            raise DeckError(f"category {category!r} has {len(words)} words; a card needs the {size} most frequent")
+        cards.append((category, [w for _, _, w in sorted(words)[:size]]))
+    return cards
+
+
 def parse_cards(raw: str | Sequence[object], *, size: int = 16, minimum: int = 1) -> tuple[Card, ...]:
-    """Cards of at least ``size`` distinct words (a game may play only the first ``size``)."""
+    """Cards of at least ``size`` distinct words (a game may play only the first ``size``).
+
+    Card-file text, lists, or category-norms CSV text (see ``parse_norms``)."""
+    if isinstance(raw, str) and _is_norms(raw):
+        raw = parse_norms(raw, size=size)
     seen: dict[str, str] = {}
     cards = []
     for where, entry in _rows(raw, "card"):

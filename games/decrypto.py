@@ -4,8 +4,11 @@ Both variants share the same turn shape. A team holds four secret keywords
 numbered 1-4. Each turn its encoder receives a secret code of three distinct
 digits from 1-4 (24 possible codes; a team never gets the same code twice in a
 game) and writes three hints, one per digit, in code order. Each hint is one or
-two words (at most 30 characters) and may not contain any of the team's own
-keywords as a word. The team's decoder then guesses the code while an opponent
+two words (at most 30 characters; a hyphen separates words) and may not contain
+any of the team's own keywords, nor a form of one (plural, -ed, -ing, -er), as a
+word after normalisation (``games.text``), nor a number (``3-4-1``, ``341``):
+a hint is words. The options ``hint_max_words``/``hint_max_chars`` raise the
+limits (to replay recorded games). The team's decoder then guesses the code while an opponent
 tries to intercept it; both pick one of the 24 codes ``"d-d-d"`` at the same
 time, and the code, both guesses and the hints are revealed to everyone. A
 wrong decoder guess gives the team a miscommunication token; a right opponent
@@ -57,9 +60,10 @@ from enum import Enum, StrEnum
 from itertools import permutations
 from typing import Any, ClassVar, TypedDict
 
-from games import decks
+from games import deals, decks
 from games.base import (
     ABSTAIN,
+    MAX_TEXT_CHARS,
     Action,
     Audience,
     Choice,
@@ -143,11 +147,92 @@ class DecryptoConfig:
     max_interceptions: int = 2
     max_miscommunications: int = 2
     exclude_used_codes: bool = False
+    hint_max_words: int = HINT_MAX_WORDS
+    hint_max_chars: int = HINT_MAX_CHARS
+    """Hint limits: the rules' 2 words and 30 characters unless raised (e.g. to import
+    recorded games whose hints broke them, marked as such by the importer)."""
     deck: tuple[str, ...] | None = None
+    deal: DecryptoDeal | None = None
+    """Keywords and codes fixed in advance (the rest drawn from the seed); see ``DecryptoDeal``."""
 
-    @property
-    def kind(self) -> Variant:
-        return Variant(self.variant)
+
+@dataclass(frozen=True)
+class DecryptoDeal:
+    """A Decrypto deal as data: ``{"keywords": [[4 words] per team], "codes": {"A:3": [d, d, d]}}``.
+
+    ``keywords`` (all teams, in keyword order) may be left out to draw them; ``codes`` fixes the
+    code of any team and turn ("A:1", or by team index "0:1"; the benchmark's one team is "A"),
+    the others are drawn
+    and never repeat a fixed one. A team never gets the same code twice: such a deal is refused.
+    """
+
+    keywords: tuple[tuple[str, ...], ...] | None = None
+    codes: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
+
+    def code(self, team: int, round_no: int) -> tuple[int, ...] | None:
+        return self.codes.get(f"{TEAM_LABELS[team]}:{round_no}")
+
+    def reserved(self, team: int) -> frozenset[tuple[int, ...]]:
+        """Codes fixed for this team on any turn: the seed never draws them."""
+        return frozenset(c for k, c in self.codes.items() if k.startswith(f"{TEAM_LABELS[team]}:"))
+
+
+def _parse_code(where: str, raw: object) -> tuple[int, ...]:
+    """``[3, 4, 1]``, ``"3-4-1"`` or ``"341"``: three different digits from 1 to 4."""
+    if isinstance(raw, str):
+        digits = [ch for ch in raw if not ch.isspace() and ch != "-"]
+        raw = [int(ch) if ch.isdigit() else ch for ch in digits]
+    if (
+        not isinstance(raw, (list, tuple))
+        or len(raw) != 3
+        or any(isinstance(d, bool) or d not in DIGITS for d in raw)
+        or len(set(raw)) != 3
+    ):
+        raise deals.error(f"{where} must be three different digits from 1 to 4, not {raw!r}")
+    return tuple(int(d) for d in raw)
+
+
+def _parse_deal(raw: object, cfg: DecryptoConfig) -> DecryptoDeal:
+    if isinstance(raw, DecryptoDeal):
+        raw = dataclasses.asdict(raw)
+    given = deals.mapping(raw, ("keywords", "codes"))
+    n_teams = _team_count(cfg)
+    labels = TEAM_LABELS[:n_teams]
+    keywords = None
+    if given.get("keywords") is not None:
+        kw = given["keywords"]
+        if not isinstance(kw, (list, tuple)) or len(kw) != n_teams:
+            raise deals.error(f"keywords must be {n_teams} list(s) of 4 words, one per team ({', '.join(labels)})")
+        teams = []
+        for label, words in zip(labels, kw, strict=True):
+            if not isinstance(words, (list, tuple)) or len(words) != 4:
+                raise deals.error(f"team {label} needs exactly 4 keywords, in keyword order, not {words!r}")
+            teams.append(tuple(deals.word(f"team {label} keyword {i}", w) for i, w in enumerate(words, start=1)))
+        flat = [w for team in teams for w in team]
+        for i, w in enumerate(flat):
+            if any(deals.same(w, other) for other in flat[:i]):
+                raise deals.error(f"keyword {w!r} is dealt twice; every keyword of a game is different")
+        keywords = tuple(teams)
+    codes_raw = given.get("codes") or {}
+    if not isinstance(codes_raw, Mapping):
+        raise deals.error('codes must map "<team>:<turn>" to a code, e.g. {"A:1": [3, 4, 1]}')
+    limit = cfg.max_turns if cfg.variant is Variant.BENCHMARK else cfg.max_rounds
+    codes: dict[str, tuple[int, ...]] = {}
+    for key, value in codes_raw.items():
+        label, _, turn = str(key).partition(":")
+        label = labels[int(label)] if label.isdigit() and int(label) < n_teams else label  # "0:1" is "A:1"
+        if label not in labels or not turn.isdigit() or not 1 <= int(turn) <= limit:
+            raise deals.error(
+                f"code key {key!r} must be '<team>:<turn>' with team {' or '.join(labels)} (or its index) and turn 1 to {limit}"
+            )
+        code = _parse_code(f"code {key}", value)
+        earlier = next((k for k, c in codes.items() if c == code and k.split(":")[0] == label), None)
+        if earlier is not None:
+            raise deals.error(
+                f"team {label} gets code {code_id(code)} on {earlier} and {label}:{int(turn)}; a team never gets the same code twice"
+            )
+        codes[f"{label}:{int(turn)}"] = code
+    return DecryptoDeal(keywords, dict(sorted(codes.items(), key=lambda kv: (kv[0][0], int(kv[0][2:])))))
 
 
 _DEFAULTS = DecryptoConfig()
@@ -164,14 +249,18 @@ def _validate(cfg: DecryptoConfig) -> DecryptoConfig:
         max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
         max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
         exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+        hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, 20),
+        hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, MAX_TEXT_CHARS),
     )
     if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
     if cfg.variant is Variant.TEAMS and cfg.max_turns != _DEFAULTS.max_turns:
         raise ConfigError("max_turns belongs to the benchmark variant; the teams variant counts rounds with max_rounds")
-    if cfg.deck is None:
-        return cfg
-    return dataclasses.replace(cfg, deck=_validate_deck(cfg.deck, 4 * _team_count(cfg)))
+    if cfg.deck is not None:
+        cfg = dataclasses.replace(cfg, deck=_validate_deck(cfg.deck, 4 * _team_count(cfg)))
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
+    return cfg
 
 
 def _validate_deck(deck: object, minimum: int) -> tuple[str, ...]:
@@ -402,8 +491,14 @@ def _keyword_map(words: Sequence[str]) -> dict[str, str]:
 def _start_round(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     teams = range(_team_count(s.config))
     codes = []
+    deal = s.config.deal
     for t in teams:
-        used = set(_used_codes(s, t))
+        fixed = deal.code(t, s.round) if deal else None
+        if fixed is not None:
+            codes.append(fixed)
+            continue
+        # Codes a deal fixes for later turns are never drawn: the team would get them twice.
+        used = set(_used_codes(s, t)) | (deal.reserved(t) if deal else frozenset())
         fresh = [c for c in ALL_CODES if c not in used]
         codes.append(rng(s.seed, "code", t, s.round).choice(fresh))
     s = dataclasses.replace(
@@ -628,7 +723,15 @@ def _result(s: DecryptoState) -> Result | None:
                 else None
             ),
         )
+    details["deal"] = _deal_of(s)  # exports carry the result: with the deal they replay without a seed
     return Result(winners=winners, summary=o.summary, scores=scores, details=details)
+
+
+def _deal_of(s: DecryptoState) -> dict[str, Any]:
+    codes = {f"{TEAM_LABELS[r.team]}:{r.round}": list(r.code) for r in s.history}
+    for t, c in enumerate(s.codes):
+        codes.setdefault(f"{TEAM_LABELS[t]}:{s.round}", list(c))
+    return {"keywords": [list(k) for k in s.keywords], "codes": codes}
 
 
 # --------------------------------------------------------------------------- the game
@@ -665,7 +768,10 @@ class Decrypto:
         n_teams = _team_count(cfg)
         if len(deck) < 4 * n_teams:
             raise ConfigError(f"the deck needs at least {4 * n_teams} keywords")
-        drawn = rng(seed, "keywords").sample(list(deck), 4 * n_teams)
+        if cfg.deal is not None and cfg.deal.keywords is not None:
+            drawn = [w for team in cfg.deal.keywords for w in team]
+        else:
+            drawn = rng(seed, "keywords").sample(list(deck), 4 * n_teams)
         s = DecryptoState(
             config=cfg,
             seats=seats,
@@ -720,16 +826,15 @@ class Decrypto:
             team = _team_of(s, seat)
             assert team is not None
             code = s.codes[team]
-            return Text(
+            spec = Text(
                 kind="hints",
-                prompt=(
-                    f"Your code is {code_id(code)}. Write one hint for each digit, in code order: "
-                    f"one or two words about the meaning of that keyword, never the keyword itself."
-                ),
+                prompt=f"Your code is {code_id(code)}. Write one hint for each digit, in code order, about the meaning of that digit's keyword: ",
                 fields=tuple(f"Hint for {d}" for d in code),
-                max_words=HINT_MAX_WORDS,
-                max_chars=HINT_MAX_CHARS,
+                max_words=s.config.hint_max_words,
+                max_chars=s.config.hint_max_chars,
             )
+            # The prompt states the spec's own limits, so it can never disagree with them.
+            return dataclasses.replace(spec, prompt=f"{spec.prompt}{spec.limits()} each, never the keyword itself, never a number.")
         if s.phase is Phase.DECODE:
             team = s.decoding
             hints = s.hints[team]
@@ -935,6 +1040,10 @@ class Decrypto:
 
     def result(self, s: DecryptoState) -> Result | None:
         return _result(s)
+
+    def deal_of(self, s: DecryptoState) -> dict[str, Any]:
+        """The complete deal this game was played with: every keyword and every code drawn so far."""
+        return _deal_of(s)
 
     def secrets(self, s: DecryptoState) -> tuple[Secret, ...]:
         if s.phase is Phase.OVER:

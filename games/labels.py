@@ -14,10 +14,11 @@ from everything a player writes before an engine keeps it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
-from games.base import Seat
+from games.base import ActionSpec, Choice, Option, Seat
 
 OPEN, CLOSE = "\ue000", "\ue001"
 _TOKEN = re.compile(f"{OPEN}(\\d{{1,4}}){CLOSE}")
@@ -66,3 +67,14 @@ def seats_in(text: str) -> list[Seat]:
 def strip_refs(text: str) -> str:
     """``text`` without the token delimiters: for names and other text that must not carry tokens."""
     return text.replace(OPEN, "").replace(CLOSE, "")
+
+
+def fill_spec(spec: ActionSpec, names: Sequence[str] | Mapping[Seat, str] | None = None) -> ActionSpec:
+    """An action spec with its prompt, field names and option labels named (ids unchanged): what
+    an agent or a form shows. AI players read the neutral "Player k" (``names`` None)."""
+    if isinstance(spec, Choice):
+        options = tuple(Option(o.id, fill_labels(o.label, names)) for o in spec.options)
+        return Choice(spec.kind, fill_labels(spec.prompt, names), options)
+    return dataclasses.replace(
+        spec, prompt=fill_labels(spec.prompt, names), fields=tuple(fill_labels(f, names) for f in spec.fields)
+    )

@@ -1,12 +1,16 @@
 """JSON-lines records of games: written by ``hushtable sim --json``, read by ``hushtable replay``.
 
 A record is one object per line:
-- ``{"type": "game", "game", "variant", "config", "seats", "seed"}`` first;
+- ``{"type": "game", "game", "variant", "config", "seats", "seed", "deal"}`` first;
+  ``deal`` (contract 7) is the complete deal the game was played with (``Game.deal_of``): with it
+  the record replays exactly without ``seed``; records written before deals existed have no
+  ``deal`` and replay from their seed as before;
 - then ``{"type": "action", "seat", "action": {"kind", "value"}}`` and
   ``{"type": "event", "kind", "data", "audience"}`` lines in play order;
 - ``{"type": "result", ...}`` last (optional when replaying).
 An exported game (``hushtable export``, schema ``hushtable.game/1``: one line holding
-the whole game) is accepted too.
+the whole game) is accepted too; its deal comes from ``deal`` or, for a finished game, from
+``result.details.deal`` (every engine's result carries the deal).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import get
-from games.base import Action, ConfigError, Event, Game, IllegalAction, Result, Seat, config_to_dict
+from games.base import Action, ConfigError, Event, Game, IllegalAction, Result, Seat, config_to_dict, replay
 
 
 class RecordError(ValueError):
@@ -35,13 +39,26 @@ class Record:
     actions: tuple[tuple[Seat, Action], ...]
     result: dict[str, Any] | None
     lines: tuple[int, ...] = ()  # the line each action came from
+    deal: Any = None  # the recorded deal, already part of ``config``; None in older records
+
+
+def deal_for(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tuple[Seat, Action]]) -> Any:
+    """The complete deal of a played game (replayed from its seed): what a record or an export
+    carries so that it replays without the seed."""
+    state, _ = replay(game, cfg, seats, seed, actions)
+    return game.deal_of(state)
 
 
 def to_lines(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tuple[Seat, Action]],
-             events: Sequence[Event], result: Result | None, action_of_event: Sequence[int] | None = None) -> list[dict[str, Any]]:
-    """Interleave actions and the events they caused (``action_of_event[i]`` = index of the action, -1 for the deal)."""
-    out: list[dict[str, Any]] = [{"type": "game", "game": game.id, "variant": cfg.variant, "config": config_to_dict(cfg),
-                        "seats": seats, "seed": seed}]
+             events: Sequence[Event], result: Result | None, action_of_event: Sequence[int] | None = None,
+             deal: Any = None) -> list[dict[str, Any]]:
+    """Interleave actions and the events they caused (``action_of_event[i]`` = index of the action, -1 for the deal).
+
+    The header carries the game's complete deal (``deal``, or replayed from the seed when not given)."""
+    if deal is None:
+        deal = deal_for(game, cfg, seats, seed, actions)
+    out: list[dict[str, Any]] = [{"type": "game", "game": game.id, "variant": str(cfg.variant),
+                                  "config": config_to_dict(cfg), "seats": seats, "seed": seed, "deal": deal}]
     if action_of_event is None:
         out += [{"type": "action", "seat": s, "action": a.to_json()} for s, a in actions]
         out += [{"type": "event", **e.to_json()} for e in events]
@@ -60,21 +77,30 @@ def to_lines(game: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tupl
     return out
 
 
-def _header(no: int, raw: dict[str, Any]) -> tuple[Game, Any, int, int]:
+def _header(no: int, raw: dict[str, Any]) -> tuple[Game, Any, int, int, Any]:
     try:
         game = get(str(raw["game"]))
     except KeyError as exc:
         raise RecordError(no, f"unknown or missing game ({exc.args[0]})") from None
+    config = dict(raw.get("config") or {"variant": raw.get("variant")})
+    deal = raw.get("deal")
+    if deal is None and isinstance(raw.get("result"), dict):
+        # An exported game carries its result, and every result's details carry the deal.
+        deal = (raw["result"].get("details") or {}).get("deal")
+    if deal is not None:
+        config["deal"] = deal  # the complete deal replaces any partial one the config held
     try:
-        cfg = game.config_from_dict(raw.get("config") or {"variant": raw.get("variant")})
+        cfg = game.config_from_dict(config)
     except (ConfigError, TypeError, ValueError) as exc:
         raise RecordError(no, f"bad config: {exc}") from None
     seats, seed = raw.get("seats"), raw.get("seed")
     if isinstance(seats, list):
         seats = len(seats)
+    if seed is None and deal is not None:
+        seed = 0  # a complete deal leaves nothing for the seed to draw
     if not isinstance(seats, int) or not isinstance(seed, int):
-        raise RecordError(no, "the game line needs integer 'seats' and 'seed'")
-    return game, cfg, seats, seed
+        raise RecordError(no, "the game line needs integer 'seats' and 'seed' (or a 'deal')")
+    return game, cfg, seats, seed, deal
 
 
 def parse(lines: Iterable[str]) -> Record:
@@ -93,12 +119,12 @@ def parse(lines: Iterable[str]) -> Record:
         if not isinstance(raw, dict):
             raise RecordError(no, "each line must be a JSON object")
         if raw.get("schema", "").startswith("hushtable.game/"):
-            game, cfg, seats, seed = _header(no, raw)
+            game, cfg, seats, seed, deal = _header(no, raw)
             try:
                 acts = tuple((int(a["seat"]), Action(a["kind"], tuple(a["value"]))) for a in raw.get("actions", []))
             except (KeyError, TypeError, ValueError) as exc:
                 raise RecordError(no, f"bad action in the exported game: {exc}") from None
-            return Record(game, cfg, seats, seed, acts, raw.get("result"), (no,) * len(acts))
+            return Record(game, cfg, seats, seed, acts, raw.get("result"), (no,) * len(acts), deal)
         kind = raw.get("type")
         if header is None:
             if kind != "game":
@@ -116,8 +142,8 @@ def parse(lines: Iterable[str]) -> Record:
             raise RecordError(no, f"unknown line type {kind!r}")
     if header is None:
         raise RecordError(1, "the record is empty")
-    game, cfg, seats, seed = header
-    return Record(game, cfg, seats, seed, tuple(actions), result, tuple(at))
+    game, cfg, seats, seed, deal = header
+    return Record(game, cfg, seats, seed, tuple(actions), result, tuple(at), deal)
 
 
 def replay_record(rec: Record) -> tuple[Any, list[Event], Result | None]:

@@ -12,8 +12,9 @@ word. How many spies there are, and whether there is a Mr. White, is public.
 Round. Each living player describes their word once, in a speaking order
 shuffled anew every round (SpyGame's mitigation of speaking-order bias). A
 description must not be empty, must stay within ``max_words``, must not
-contain the speaker's own word (nor its plural), and must not repeat any
-earlier description of the game. Optionally (``discussion=True``) a discussion
+contain the speaker's own word nor a form of it (plural, -ed, -ing, -er) after
+normalisation (``games.text``: accents, look-alike letters, invisible characters
+do not hide it), and must not repeat any earlier description of the game. Optionally (``discussion=True``) a discussion
 phase follows, which ends when every living player says "ready". Then every
 living player votes, simultaneously and secretly, for another living player
 (an absent player abstains). The vote options are listed in a seeded random
@@ -57,7 +58,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, ClassVar, TypedDict
 
-from games import decks, vote
+from games import deals, decks, vote
 from games.base import (
     MAX_TEXT_CHARS,
     READY,
@@ -143,6 +144,76 @@ class SpyConfig:
     discussion: bool = False
     max_rounds: int | None = None
     deck: tuple[tuple[str, str], ...] | None = None
+    deal: SpyDeal | None = None
+    """Word pair, roles and speaking orders fixed in advance (the rest drawn); see ``SpyDeal``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpyDeal:
+    """A Who-is-Spy deal as data: ``{"pair": [villager word, spy word], "spies": [seats],
+    "blank": [Mr. White's seat] or [], "order": [[round 1 speaking order], ...]}``.
+
+    Every key may be left out to draw it from the seed. Each speaking order lists every seat
+    of the table once; players already voted out are skipped when the round begins. Rounds
+    beyond the listed orders are shuffled from the seed.
+    """
+
+    pair: tuple[str, str] | None = None
+    spies: tuple[Seat, ...] | None = None
+    blank: tuple[Seat, ...] | None = None
+    order: tuple[tuple[Seat, ...], ...] = ()
+
+
+def _parse_deal(raw: object, cfg: SpyConfig) -> SpyDeal:
+    if isinstance(raw, SpyDeal):
+        raw = dataclasses.asdict(raw)
+    given = deals.mapping(raw, ("pair", "spies", "blank", "order"))
+    pair = None
+    if given.get("pair") is not None:
+        p = given["pair"]
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise deals.error(f"pair must be [villager word, spy word], not {p!r}")
+        pair = (deals.word("the villager word", p[0]), deals.word("the spy word", p[1]))
+        if deals.same(*pair):
+            raise deals.error("the two words of the pair must differ")
+    spies = None if given.get("spies") is None else deals.seats("spies", given["spies"])
+    blank = None if given.get("blank") is None else deals.seats("blank", given["blank"])
+    if spies is not None:
+        if not spies:
+            raise deals.error("a game needs at least one spy")
+        if cfg.spies is not None and len(spies) != cfg.spies:
+            raise deals.error(f"the config asks for {cfg.spies} spies but the deal names {len(spies)}")
+        if cfg.variant is Variant.SPYGAME and len(spies) != 1:
+            raise deals.error("the spygame variant is played with exactly 1 spy")
+    if blank is not None:
+        if len(blank) != int(cfg.blank):
+            want = "one seat (blank=true)" if cfg.blank else "no seat (blank=false)"
+            raise deals.error(f"blank must name {want}, not {list(blank)}")
+        if spies is not None and set(blank) & set(spies):
+            raise deals.error("Mr. White cannot also be a spy")
+    orders = given.get("order") or ()
+    if not isinstance(orders, (list, tuple)):
+        raise deals.error("order must be a list of speaking orders, one per round")
+    order = tuple(deals.seats(f"order of round {r}", o) for r, o in enumerate(orders, start=1))
+    if cfg.max_rounds is not None and len(order) > cfg.max_rounds:
+        raise deals.error(f"{len(order)} speaking orders for a game of at most {cfg.max_rounds} rounds")
+    return SpyDeal(pair, spies, blank, order)
+
+
+def _check_deal_seats(deal: SpyDeal, cfg: SpyConfig, seats: int) -> None:
+    """What a deal can only be checked against once the table's size is known."""
+    n_spies = spies_for(cfg, seats)
+    if deal.spies is not None:
+        deals.in_range("spies", deal.spies, seats)
+        if len(deal.spies) != n_spies:
+            raise deals.error(f"a table of {seats} plays with {n_spies} spies, but the deal names {len(deal.spies)}")
+    if deal.blank is not None:
+        deals.in_range("blank", deal.blank, seats)
+    if len(deal.order) > (cfg.max_rounds if cfg.max_rounds is not None else seats):
+        raise deals.error(f"{len(deal.order)} speaking orders for a game of at most {seats} rounds")
+    for r, o in enumerate(deal.order, start=1):
+        if sorted(o) != list(range(seats)):
+            raise deals.error(f"the order of round {r} must list every seat 0 to {seats - 1} once, not {list(o)}")
 
 
 def description_chars(max_words: int) -> int:
@@ -194,6 +265,8 @@ def _validate(cfg: SpyConfig) -> SpyConfig:
         if cfg.discussion:
             raise ConfigError("the spygame variant has no discussion phase; use the classic variant")
     cfg = dataclasses.replace(cfg, deck=None if cfg.deck is None else _check_deck(cfg.deck))
+    if cfg.deal is not None:
+        cfg = dataclasses.replace(cfg, deal=_parse_deal(cfg.deal, cfg))
     if not any(_seats_ok(cfg, n) for n in range(MIN_SEATS, MAX_SEATS + 1)):
         raise ConfigError(
             f"with {cfg.spies} spies{' and a Mr. White' if cfg.blank else ''} no table of "
@@ -230,6 +303,26 @@ class SpyView(TypedDict):
     my_vote: Seat | None
     ready: list[Seat]
     outcome: dict[str, Any] | None
+
+
+def _roles(cfg: SpyConfig, deal: SpyDeal, seats: int, seed: int) -> list[Role]:
+    """Spies and Mr. White: as dealt, or drawn from the seed among the seats the deal leaves."""
+    n_spies = spies_for(cfg, seats)
+    if deal.spies is None and deal.blank is None:
+        picked = rng(seed, "roles").sample(range(seats), n_spies + int(cfg.blank))
+        spies, whites = picked[:n_spies], picked[n_spies:]
+    else:
+        taken = set(deal.spies or ()) | set(deal.blank or ())
+        rest = [x for x in range(seats) if x not in taken]
+        spies = list(deal.spies) if deal.spies is not None else rng(seed, "roles").sample(rest, n_spies)
+        rest = [x for x in rest if x not in spies]
+        whites = list(deal.blank) if deal.blank is not None else rng(seed, "blank").sample(rest, int(cfg.blank))
+    roles = [Role.VILLAGER] * seats
+    for x in spies:
+        roles[x] = Role.SPY
+    for x in whites:
+        roles[x] = Role.MR_WHITE
+    return roles
 
 
 # --------------------------------------------------------------------------- state
@@ -322,8 +415,13 @@ def _emit(s: SpyState, events: list[Event]) -> SpyState:
 
 
 def _start_round(s: SpyState, rnd: int, events: list[Event]) -> SpyState:
-    order = list(s.living)
-    rng(s.seed, "order", rnd).shuffle(order)
+    deal = s.config.deal
+    if deal is not None and rnd <= len(deal.order):
+        living = set(s.living)
+        order = [x for x in deal.order[rnd - 1] if x in living]
+    else:
+        order = list(s.living)
+        rng(s.seed, "order", rnd).shuffle(order)
     events.append(Event("round_started", {"round": rnd, "order": order}))
     return dataclasses.replace(
         s, phase=Phase.DESCRIBE, round=rnd, order=tuple(order), turn=0, ready=frozenset(), ballot=None
@@ -460,16 +558,15 @@ class SpyGame:
         if not _seats_ok(cfg, seats):
             lo, hi = self.seat_range(cfg)
             raise ConfigError(f"this Who-is-Spy setup needs {lo}-{hi} players, not {seats}")
-        deck = cfg.deck if cfg.deck is not None else decks.pairs()
-        first, second = rng(seed, "pair").choice(deck)
-        villager_word, spy_word = (first, second) if rng(seed, "sides").random() < 0.5 else (second, first)
-        n_spies = spies_for(cfg, seats)
-        picked = rng(seed, "roles").sample(range(seats), n_spies + int(cfg.blank))
-        roles = [Role.VILLAGER] * seats
-        for x in picked[:n_spies]:
-            roles[x] = Role.SPY
-        if cfg.blank:
-            roles[picked[-1]] = Role.MR_WHITE
+        deal = cfg.deal or SpyDeal()
+        _check_deal_seats(deal, cfg, seats)
+        if deal.pair is not None:
+            villager_word, spy_word = deal.pair
+        else:
+            deck = cfg.deck if cfg.deck is not None else decks.pairs()
+            first, second = rng(seed, "pair").choice(deck)
+            villager_word, spy_word = (first, second) if rng(seed, "sides").random() < 0.5 else (second, first)
+        roles = _roles(cfg, deal, seats, seed)
         s = SpyState(
             config=cfg, seats=seats, seed=seed, villager_word=villager_word, spy_word=spy_word,
             roles=tuple(roles), phase=Phase.DESCRIBE, round=0, order=(), turn=0, descriptions=(),
@@ -486,7 +583,7 @@ class SpyGame:
             Event(
                 "game_started",
                 {
-                    "variant": cfg.variant.value, "seats": seats, "spies": n_spies, "blank": cfg.blank,
+                    "variant": cfg.variant.value, "seats": seats, "spies": spies_for(cfg, seats), "blank": cfg.blank,
                     "max_rounds": s.max_rounds, "tie_rule": cfg.tie_rule.value,
                 },
             )  # fmt: skip
@@ -686,6 +783,21 @@ class SpyGame:
             Secret(s.spy_word, frozenset(s.seats_with(Role.SPY))),
         )
 
+    def deal_of(self, s: SpyState) -> dict[str, Any]:
+        """The complete deal so far: the pair, the roles and every round's speaking order (players
+        already out, whom the round skipped, listed last)."""
+        orders = []
+        for e in s.log:
+            if e.kind == "round_started":
+                spoke = list(e.data["order"])
+                orders.append(spoke + [x for x in range(s.seats) if x not in spoke])
+        return {
+            "pair": [s.villager_word, s.spy_word],
+            "spies": list(s.seats_with(Role.SPY)),
+            "blank": list(s.seats_with(Role.MR_WHITE)),
+            "order": orders,
+        }
+
     def result(self, s: SpyState) -> Result | None:
         """The end of the game. ``details`` keys: team, reason, villager_word, spy_word,
         spies (seats), blank (Mr. White's seat or None), roles, rounds (played),
@@ -711,7 +823,7 @@ class SpyGame:
         whites = s.seats_with(Role.MR_WHITE)
         lead = _lead(s.team.value, [r.value for r in s.roles], s.winners)
         summary = f"{lead}: {s.end_reason}. Villagers had {s.villager_word!r}, spies had {s.spy_word!r}."
-        details = {
+        details: dict[str, Any] = {
             "team": s.team.value,
             "reason": s.end_reason,
             "villager_word": s.villager_word,
@@ -728,6 +840,7 @@ class SpyGame:
             "descriptions": [{"round": r, "seat": x, "text": t} for r, x, t in s.descriptions],
         }
         scores = {x: (1.0 if x in s.winners else 0.0) for x in range(s.seats)}
+        details["deal"] = self.deal_of(s)  # exports carry the result: with the deal they replay without a seed
         return Result(winners=s.winners, summary=summary, scores=scores, details=details)
 
     # ---- words for people

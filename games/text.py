@@ -64,7 +64,7 @@ def _invisible(ch: str) -> bool:
     return cat in ("Cf", "Co", "Cs") or "\ufe00" <= ch <= "\ufe0f" or ch == "\u034f"
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def normalize(s: str) -> str:
     """The text a rule compares: NFKC, look-alikes folded to Latin, invisible characters and
     combining marks (accents) removed, case-folded. Word boundaries are kept."""
@@ -113,7 +113,8 @@ def has_number(s: str) -> bool:
 _VOWELS = frozenset("aeiou")
 
 
-def _plural_stems(word: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _plural_stems(word: str) -> frozenset[str]:
     """Singulars a word could be the plural (or possessive) of: bees, cities, boxes, leaves."""
     out: set[str] = set()
     n = len(word)
@@ -127,9 +128,10 @@ def _plural_stems(word: str) -> set[str]:
         out.add(word[:-1])
     if n >= 4 and word.endswith("'s"):
         out.add(word[:-2])
-    return out
+    return frozenset(out)
 
 
+@lru_cache(maxsize=8192)
 def _stems(word: str) -> frozenset[str]:
     """Base forms a word could be an inflection of: ``bees`` -> bee, ``cities`` -> city,
     ``baked`` -> bake, ``stopping`` -> stop, ``painter`` -> paint, ``baker`` -> bake.

@@ -134,3 +134,19 @@ async def games_to_score(store: Store, *, game_id: int | None = None, since: dat
         return [await store.load_game(game_id)]
     rows = await store.games(status=GameStatus.FINISHED.value, since=since)
     return [await store.load_game(r.id) for r in rows if r.id is not None and r.game in games]
+
+
+def evaluation_json(r: EvaluationRow) -> dict[str, Any]:
+    """One stored evaluation as the export writes it (``hushtable.game/1``'s ``evaluations`` list)."""
+    return {
+        "action_seq": r.action_seq, "part": r.part, "game": r.game, "evaluator": r.evaluator, "settings": r.settings,
+        "settings_json": r.settings_json, "instance": r.instance, "decoys": r.decoys, "perm_seed": r.perm_seed,
+        "ally_probs": r.ally_probs, "cham_probs": r.cham_probs, "utility": r.utility, "leakage": r.leakage,
+        "soft": r.soft, "binary": r.binary, "error": r.error,
+        "created_at": r.created_at.isoformat() if r.created_at else None,
+    }  # fmt: skip
+
+
+async def evaluations_json(store: Store, game_id: int) -> list[dict[str, Any]]:
+    """A game's stored evaluations, JSON-ready (no personal data: the instance holds no speaker)."""
+    return [evaluation_json(r) for r in await evaluations(store, game_ids=[game_id])]

@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
+from storage.evaluations import evaluations_json
 from storage.export_secret import export_secret
 from storage.store import GameLog, Store
 from storage.tables import ENDED, AgentCallRow
@@ -263,6 +264,7 @@ async def export_games(
         log = await store.load_game(row.id)
         calls = await store.agent_calls(row.id)
         rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret or "")
+        rec["evaluations"] = await evaluations_json(store, row.id)  # SNEAK scores (storage/evaluations.py)
         if writer is None:
             out.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
         else:

@@ -73,7 +73,7 @@ def _runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     found: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
 
-    def visit(node: ast.AST) -> None:
+    def visit(node: ast.AST) -> None:  # noqa: C901 - one walk, four node kinds
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.orelse:
                 visit(child)
@@ -88,8 +88,8 @@ def _runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub)
 
     visit(tree)
     return found

@@ -50,7 +50,7 @@ def test_replay_names_the_first_bad_line(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "line 4" in r.output
     # An action the rules refuse: name its line.
     lines = list(good)
-    idx = next(i for i, l in enumerate(lines) if json.loads(l)["type"] == "action")
+    idx = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "action")
     act = json.loads(lines[idx])
     act["seat"] = (act["seat"] + 1) % 3
     lines[idx] = json.dumps(act)
@@ -89,3 +89,11 @@ def test_export_then_replay(tmp_path: Path) -> None:
     csv_out = tmp_path / "export.csv"
     r = runner.invoke(app, ["export", "--database", url, "--format", "csv", "--out", str(csv_out), "--game", "spy"])
     assert r.exit_code == 0 and csv_out.read_text().count("\n") > 5
+
+
+def test_version_flag_and_command_agree() -> None:
+    from importlib.metadata import version
+
+    flag, cmd = runner.invoke(app, ["--version"]), runner.invoke(app, ["version"])
+    assert flag.exit_code == 0 and cmd.exit_code == 0
+    assert flag.output == cmd.output == f"hushtable {version('hushtable')}\n"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 import secrets
 import signal
 import sys
@@ -36,8 +35,6 @@ PLATFORM = "console"
 TENANT = "console"
 TABLE = Place(PLATFORM, "table")
 LOG_FILE = "console.log"
-# The core's prompt ends with chat wording ("Or reply here ..."); at the console the answer is typed here anyway.
-_CHAT_HINT = re.compile(r"\s*Or reply here\b[^\n]*")
 CLEAR = "\033[2J\033[H"
 
 GAMES = [
@@ -147,7 +144,7 @@ class ConsolePlatform:
 
 
 def render_prompt(m: Outgoing) -> str:
-    lines = [_CHAT_HINT.sub("", m.text)]
+    lines = [m.text]
     for i, b in enumerate(m.buttons, start=1):
         lines.append(f"  {i}) {b.label}")
     if m.form:

@@ -1,36 +1,76 @@
-"""AgentRunner: asks an AI seat for its action with a timeout, bounded retries and a fallback.
+"""AgentRunner: asks an AI seat for its action with a timeout, bounded re-asks and a fallback.
 
 The game never stalls on a seat: a slow, failing or stubborn agent is replaced for
-that turn by the fallback agent, and if even that finds nothing legal, by the
-rules' timeout action. Every attempt is kept for the agent-call log.
+that turn by the fallback agent, then by the random player, which keeps drawing until
+the rules accept an answer, and only then by the rules' timeout action.
+
+Every attempt is kept for the agent-call log, truthfully: each row carries its own
+latency (the runner's own rows only the time no agent row accounts for) and the
+attempt it belongs to; the move's total time is ``Outcome.latency_ms``, recorded once.
+A re-ask after the engine refused an answer continues the attempt count (the agent
+draws with a new seed) and carries the refusal; an answer identical to one already
+refused is not sent to the engine again. Log lines name the agent and the kind of
+failure only: refusal texts can quote a secret word, so they go to the call log, never
+to a log line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from games.base import Action, Game, IllegalAction, Seat
-from models.agents.base import CallLog, Player
+from games.base import Action, ActionSpec, Game, IllegalAction, Observation, Seat
+from games.labels import fill_spec
+from models.agents.base import CallLog, Check, Decision, Player
 from models.agents.random_agent import RandomAgent
 from storage.tables import ActionSource
 
 log = logging.getLogger(__name__)
 
 AgentFactory = Callable[[str, int], Player]
-"""Builds a player from a spec string (``random``, ``llm:default``...) and a seed; raises ValueError on a bad spec."""
+"""Builds a player from a configured agent name (``random``, ``llm:default``...) and a seed; raises ValueError
+(``UnknownAgent``) for a name that is not configured."""
+
+RANDOM = "random"
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     action: Action
     source: ActionSource
-    actor: str  # the agent spec that produced the action
+    actor: str  # the agent name that produced the action
     calls: tuple[CallLog, ...]
+    latency_ms: float = 0.0  # the whole move, from the first ask to the action (each call row has its own part)
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+def _newer_protocol(player: Player) -> bool:
+    """True when ``player.act`` takes ``attempt`` and ``check`` (players written before them take ``feedback`` only)."""
+    try:
+        params = inspect.signature(player.act).parameters
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) or {"attempt", "check"} <= set(params)
+
+
+def _ask(player: Player, obs: Observation, legal: ActionSpec, feedback: str | None, attempt: int,
+         check: Check) -> Awaitable[Decision]:
+    if _newer_protocol(player):
+        return player.act(obs, legal, feedback=feedback, attempt=attempt, check=check)
+    return player.act(obs, legal, feedback=feedback)
+
+
+def _next_attempt(calls: Sequence[CallLog], attempt: int) -> int:
+    """The attempt after these calls: agents number their own calls, at least one per answer."""
+    return max([attempt, *(c.retries + 1 for c in calls)])
 
 
 class AgentRunner:
@@ -40,7 +80,7 @@ class AgentRunner:
         *,
         timeout_s: float = 60.0,
         retries: int = 3,
-        fallback_spec: str = "random",
+        fallback_spec: str = RANDOM,
     ) -> None:
         self.factory = factory
         self.timeout_s = timeout_s
@@ -59,62 +99,90 @@ class AgentRunner:
             del self._players[key]
 
     async def decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
+        started = time.perf_counter()
         calls: list[CallLog] = []
-        feedback: str | None = None
-        try:
-            player = self.player(game_id, seat, spec, seed)
-        except Exception as exc:  # a spec that no longer builds (e.g. model missing after restart)
-            calls.append(CallLog(spec, error=f"could not build agent: {exc}", fallback=True))
-            player = None
-        if player is not None:
-            for attempt in range(self.retries + 1):
-                obs, legal = game.observe(state, seat), game.legal(state, seat)
-                if legal is None:
-                    raise IllegalAction("this seat has nothing to do now")
-                started = time.perf_counter()
-                try:
-                    decision = await asyncio.wait_for(player.act(obs, legal, feedback=feedback), self.timeout_s)
-                except TimeoutError:
-                    calls.append(CallLog(spec, error=f"timed out after {self.timeout_s:g} s", retries=attempt,
-                                         latency_ms=(time.perf_counter() - started) * 1000))
-                    break  # a slow worker will not get faster by asking again this turn
-                except Exception as exc:  # the worker is down or the agent crashed: fall back
-                    # The type only: an agent's error may quote its prompt, secret included (issue 9.7).
-                    log.warning("agent %s failed: %s", spec, type(exc).__name__)
-                    calls.extend(replace(c, retries=attempt) for c in getattr(exc, "calls", ()))
-                    calls.append(CallLog(spec, error=f"{type(exc).__name__}: {exc}", retries=attempt,
-                                         latency_ms=(time.perf_counter() - started) * 1000))
-                    break
-                calls.extend(replace(c, retries=attempt) for c in decision.calls)
-                try:
-                    game.apply(state, seat, decision.action)
-                except IllegalAction as exc:
-                    feedback = str(exc)
-                    calls.append(CallLog(spec, error=f"illegal: {feedback}", retries=attempt))
-                    continue
-                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls))
-        return await self._fallback(game, state, seat, game_id=game_id, seed=seed, calls=calls)
+        raw_legal, obs = game.legal(state, seat), game.observe(state, seat)
+        if raw_legal is None:
+            raise IllegalAction("this seat has nothing to do now")
+        legal = fill_spec(raw_legal)  # agents read "Player k", never the engine's seat tokens
 
-    async def _fallback(self, game: Game, state: Any, seat: Seat, *, game_id: int, seed: int, calls: list[CallLog]) -> Outcome:
-        """The fallback agent, then the random player, then the rules' timeout action."""
-        for spec in dict.fromkeys((self.fallback_spec, "random")):
+        def check(action: Action) -> str | None:
+            # The engines are pure: trying an action on the current state changes nothing.
             try:
-                fallback = self.player(game_id, seat, spec, seed) if spec != "random" else RandomAgent("random", seed)
-                feedback = None
-                for _ in range(50 if spec == "random" else 3):
+                game.apply(state, seat, action)
+            except IllegalAction as exc:
+                return str(exc)
+            return None
+
+        try:
+            player: Player | None = self.player(game_id, seat, spec, seed)
+        except Exception as exc:  # a name that no longer builds (e.g. removed from the settings)
+            calls.append(CallLog(spec, error=f"could not build agent: {type(exc).__name__}", fallback=True))
+            log.warning("agent %s could not be built (%s); the fallback plays", spec, type(exc).__name__)
+            player = None
+        attempt = 0
+        if player is not None:
+            feedback: str | None = None
+            refused: set[Action] = set()
+            for _ in range(self.retries + 1):
+                asked = time.perf_counter()
+                try:
                     decision = await asyncio.wait_for(
-                        fallback.act(game.observe(state, seat), game.legal(state, seat), feedback=feedback), self.timeout_s)
-                    try:
-                        game.apply(state, seat, decision.action)
-                    except IllegalAction as exc:
-                        feedback = str(exc)
-                        continue
+                        _ask(player, obs, legal, feedback, attempt, check),
+                        self.timeout_s,
+                    )
+                except TimeoutError:
+                    calls.append(CallLog(spec, error=f"timed out after {self.timeout_s:g} s", retries=attempt, latency_ms=_ms(asked)))
+                    log.warning("agent %s timed out after %g s; the fallback plays", spec, self.timeout_s)
+                    break  # a slow worker will not get faster by asking again this turn
+                except Exception as exc:  # the worker is down or the agent crashed or gave up: fall back
+                    inner: tuple[CallLog, ...] = tuple(getattr(exc, "calls", ()))
+                    calls.extend(inner)
+                    own = max(0.0, _ms(asked) - sum(c.latency_ms for c in inner))
+                    attempt = _next_attempt(inner, attempt)
+                    calls.append(CallLog(spec, error=f"{type(exc).__name__}: {exc}", retries=max(0, attempt - 1), latency_ms=own))
+                    log.warning("agent %s failed (%s); the fallback plays", spec, type(exc).__name__)
+                    break
+                calls.extend(decision.calls)
+                own = max(0.0, _ms(asked) - sum(c.latency_ms for c in decision.calls))
+                attempt = _next_attempt(decision.calls, attempt + 1 if not decision.calls else attempt)
+                if decision.action in refused:
+                    # Asked again, it said the same: that answer is not tried again; the next ask draws anew.
+                    calls.append(CallLog(spec, error="repeated a refused answer", retries=attempt - 1, latency_ms=own))
+                    continue
+                reason = check(decision.action)
+                if reason is not None:
+                    refused.add(decision.action)
+                    feedback = reason
+                    calls.append(CallLog(spec, error=f"illegal: {reason}", retries=attempt - 1, latency_ms=own))
+                    continue
+                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls), _ms(started))
+        return await self._fallback(game, state, seat, obs, legal, game_id=game_id, seed=seed, calls=calls, check=check,
+                                    attempt=attempt, started=started)
+
+    async def _fallback(
+        self, game: Game, state: Any, seat: Seat, obs: Observation, legal: ActionSpec, *, game_id: int, seed: int,
+        calls: list[CallLog], check: Check, attempt: int, started: float,
+    ) -> Outcome:
+        """The fallback agent, then the random player (which draws until the rules accept), then the timeout action."""
+        for spec in dict.fromkeys((self.fallback_spec, RANDOM)):
+            try:
+                fallback = RandomAgent(RANDOM, seed) if spec == RANDOM else self.player(game_id, seat, spec, seed)
+                for _ in range(3):
+                    decision = await asyncio.wait_for(
+                        _ask(fallback, obs, legal, None, attempt, check),
+                        self.timeout_s,
+                    )
                     calls.extend(replace(c, fallback=True) for c in decision.calls)
-                    return Outcome(decision.action, ActionSource.FALLBACK, spec, tuple(calls))
+                    attempt = _next_attempt(decision.calls, attempt + 1 if not decision.calls else attempt)
+                    reason = check(decision.action)
+                    if reason is None:
+                        return Outcome(decision.action, ActionSource.FALLBACK, spec, tuple(calls), _ms(started))
+                    calls.append(CallLog(spec, error=f"illegal: {reason}", retries=attempt - 1, fallback=True))
             except Exception as exc:  # the fallback itself failed: the next one in line plays
-                log.warning("fallback agent %s failed: %s", spec, type(exc).__name__)
+                log.warning("fallback agent %s failed (%s)", spec, type(exc).__name__)
                 calls.append(CallLog(spec, error=f"fallback failed: {type(exc).__name__}: {exc}", fallback=True))
         action = game.timeout_action(state, seat)
         if action is None:
             raise RuntimeError(f"{game.id}: no legal action found for AI seat {seat}")
-        return Outcome(action, ActionSource.TIMEOUT, "rules", tuple(calls))
+        return Outcome(action, ActionSource.TIMEOUT, "rules", tuple(calls), _ms(started))

@@ -32,6 +32,8 @@ from bot.core.messages import Command, CommandKind, Place, UserRef
 
 __all__ = [
     "LOBBY_KINDS",
+    "dm_tenant",
+    "reaches",
     "IntakeError",
     "Origin",
     "command_for",
@@ -167,6 +169,22 @@ def default_agent(choices: Sequence[str], configured: str) -> str:
     if configured in choices or not choices:
         return configured
     return choices[0]
+
+
+def dm_tenant(platform: str) -> str:
+    """The tenant of a command made in a direct message, where the platform names no guild or
+    workspace (a Discord DM): ``"<platform>:dm"``."""
+    return f"{platform}:dm"
+
+
+def reaches(cmd: Command, tenant: str) -> bool:
+    """Whether ``cmd`` may act on a table of ``tenant``: its own tenant's tables, and, from a DM
+    (which names no tenant), its platform's tables; the member's seat then decides, since a seat
+    is held by one platform user and nobody else can click in that user's DMs."""
+    if cmd.tenant == tenant:
+        return True
+    platform = cmd.place.platform
+    return cmd.tenant == dm_tenant(platform) and tenant.startswith(f"{platform}:")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,23 +14,15 @@ from bot.core import codec
 from bot.core.messages import Button, Form, Outgoing, Style
 from bot.core.tables import Lobby, Table
 from games.base import Choice, Event, Seat, Text
+from games.labels import fill_labels
 from storage.tables import SeatKind
-
-try:
-    from games.labels import fill_labels
-except ImportError:  # until contract 3 (games/labels.py) reaches this branch: engines still write "Player k"
-
-    def fill_labels(text: str, names: Sequence[str] | None = None) -> str:
-        for i in range(len(names or ()), 0, -1):
-            text = text.replace(f"Player {i}", (names or ())[i - 1])
-        return text
 
 MAX_SELECT_BUTTONS = 5  # more options than this render as a select menu
 
 
 def label(text: str, names: Sequence[str]) -> str:
     """Engine text with each seat token replaced by that seat's display name (one pass)."""
-    return str(fill_labels(text, names))
+    return fill_labels(text, names)
 
 
 def human_list(items: Sequence[str], empty: str = "nobody") -> str:
@@ -62,6 +54,7 @@ def prompt_message(table: Table, seat: Seat, spec: Choice | Text, *, text_replie
 
 
 def events_message(table: Table, events: Sequence[Event]) -> Outgoing:
+    # Engine.text fills its own seat tokens with the names given (contract 3).
     return Outgoing("\n".join(table.engine.text(e, table.names) for e in events),
                     title=table.title, user_text=True)
 
@@ -120,3 +113,12 @@ def result_text(result: Mapping[str, Any], names: Sequence[str], *, summary: boo
     winners = [names[w] for w in result.get("winners") or [] if isinstance(w, int) and 0 <= w < len(names)]
     head = f"{result.get('summary', 'The game is over.')}\n" if summary else ""
     return f"{head}Winners: {human_list(winners)}."
+
+
+def end_text(game_id: int, result: Mapping[str, Any], names: Sequence[str], told: str) -> str:
+    """The announcement after the engine's last events (``told``): it names the winners unless those
+    events already did, so "Winners: ..." is never printed twice."""
+    winners = [names[w] for w in result.get("winners") or [] if isinstance(w, int) and 0 <= w < len(names)]
+    if winners and all(w in told for w in winners):
+        return f"Game #{game_id} is over. Thanks for playing."
+    return result_text(result, names, summary=False)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from bot.core import render
+from bot.core import intake, render
 from bot.core.agents import AgentRunner, Outcome
 from bot.core.commands import ActArgs, Refused, ReplyTextArgs, TableRef
 from bot.core.deadlines import Deadlines
@@ -23,7 +23,7 @@ from bot.core.messages import Command, Outgoing, Reply
 from bot.core.observe import ServiceObserver
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
-from games.base import Action, IllegalAction, Seat, Text
+from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, Store
 from storage.tables import ActionSource, GameStatus
@@ -87,7 +87,7 @@ class Turns:
                 await self.deadlines.clear(table.game_id, seat)
             await self.delivery.fan_out(table, events)
             if table.engine.result(table.state) is not None:
-                await self.finish(table)
+                await self.finish(table, events)
         if not table.over:
             await self.advance(table)
         return Reply("Got it.")
@@ -96,9 +96,9 @@ class Turns:
 
     async def act(self, cmd: Command, a: ActArgs) -> Reply:
         table = self.tables.get(a.game_id)
-        if table is None or table.tenant != cmd.tenant:
+        if table is None or not intake.reaches(cmd, table.tenant):
             row = await self.store.game(a.game_id)
-            if row is None or row.tenant != cmd.tenant:
+            if row is None or not intake.reaches(cmd, row.tenant):
                 raise Refused("There is no such game.")
             raise Refused("That game has not started." if row.status == GameStatus.LOBBY else "That game is over.")
         seat = table.seat_of(cmd.user)
@@ -117,7 +117,7 @@ class Turns:
         candidates: list[tuple[Table, SeatInfo, Text]] = []
         for t in self.tables.values():
             s = t.seat_of(cmd.user)
-            if s is not None and t.tenant == cmd.tenant and s.seat in t.acting():
+            if s is not None and intake.reaches(cmd, t.tenant) and s.seat in t.acting():
                 spec = t.engine.legal(t.state, s.seat)
                 if isinstance(spec, Text):
                     candidates.append((t, s, spec))
@@ -138,7 +138,7 @@ class Turns:
     async def show(self, cmd: Command, a: TableRef) -> Reply:
         """The caller's private view: their secrets, the story so far and their prompt, if they owe a move."""
         table = self.tables.get(a.game_id or 0)
-        if table is None or table.tenant != cmd.tenant:
+        if table is None or not intake.reaches(cmd, table.tenant):
             raise Refused("That game is not running.")
         info = table.seat_of(cmd.user)
         if info is None:
@@ -256,8 +256,9 @@ class Turns:
 
     # ------------------------------------------------------------------ the end
 
-    async def finish(self, table: Table) -> None:
-        """Save the result, announce it once, and let the table go from memory. Holds table.lock."""
+    async def finish(self, table: Table, last: Sequence[Event] = ()) -> None:
+        """Save the result, announce it once, and let the table go from memory. Holds table.lock.
+        ``last``: the final events, already posted; winners they name are not named twice."""
         result = table.engine.result(table.state)
         assert result is not None
         table.over = True
@@ -265,9 +266,10 @@ class Turns:
         await self.deadlines.clear(table.game_id)
         self.runner.forget(table.game_id)
         if await self.store.mark_announced(table.game_id):
-            # The engine's own last event already told how it ended; the announcement names the winners.
-            await self.delivery.public(table, Outgoing(render.result_text(result.to_json(), table.names, summary=False),
-                                                       title=f"Game #{table.game_id} is over", user_text=True))
+            told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
+            await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
+                                                                       told), title=f"Game #{table.game_id} is over",
+                                                       user_text=True))
         await self.ended(table, result.to_json())
 
     async def supervise_once(self) -> int:

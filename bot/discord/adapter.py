@@ -21,6 +21,7 @@ from bot.core.ports import ServicePort
 from bot.discord.commands import register
 from bot.discord.platform import DiscordPlatform
 from bot.discord.router import Router
+from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
 from bot.discord.views import NO_MENTIONS, PERSISTENT_ITEMS
 
@@ -54,6 +55,7 @@ class HushtableBot(commands.Bot):
         self.add_dynamic_items(*PERSISTENT_ITEMS)
         register(self.tree, self.router)
         register_tournaments(self.tree, self.router)
+        register_sneak(self.tree, self.router)  # /sneak (bot/discord/sneak.py)
         if self.sync_commands:
             guild_id = self.settings.discord_guild_id
             if guild_id:

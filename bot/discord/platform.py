@@ -16,6 +16,7 @@ from typing import Any
 
 import discord
 
+from bot.core.fit import fit_label
 from bot.core.messages import DeliveryFailed, Form, MessageRef, Outgoing, Place, UserRef
 from bot.discord.text import DISCORD_TEXT_LIMIT, contents
 from bot.discord.views import NO_MENTIONS, view_of
@@ -108,7 +109,7 @@ class DiscordPlatform:
     async def open_thread(self, place: Place, title: str, anchor: MessageRef | None) -> Place:
         if place.thread:
             return place
-        name = (title or "game")[:THREAD_NAME_MAX]
+        name = fit_label(title or "game", THREAD_NAME_MAX)
         try:
             with delivery(f"thread in {place.channel}"):
                 # The cached channel knows its guild; a partial one cannot start threads.

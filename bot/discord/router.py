@@ -27,7 +27,7 @@ from bot.discord.views import NO_MENTIONS, FormModal, modal_values
 
 log = logging.getLogger("hushtable.discord")
 
-DM_TENANT = f"{PLATFORM}:dm"
+DM_TENANT = intake.dm_tenant(PLATFORM)
 
 
 def user_of(who: discord.abc.User) -> UserRef:

@@ -9,6 +9,7 @@ is then opened and every game in it replayed (``bot.ops.verify``).
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def backup_sqlite(src: Path, out: Path) -> None:
     if out.exists():
         raise BackupRefused(f"{out} exists; choose a new file")
     out.parent.mkdir(parents=True, exist_ok=True)
+    # The log holds user ids and players' words: the copy is readable by its owner only.
+    os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     source = sqlite3.connect(src)
     try:
         dest = sqlite3.connect(out)

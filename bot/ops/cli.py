@@ -35,8 +35,9 @@ def db_copy(
     except (CopyRefused, SchemaOutOfDate, ValueError) as exc:
         typer.echo(f"db copy: {exc}", err=True)
         raise typer.Exit(2) from None
+    width = max(map(len, report.counts), default=0)
     for table, n in report.counts.items():
-        typer.echo(f"{table:>14}: {n} row(s)")
+        typer.echo(f"{table:>{width}}: {n} row(s)")
     for table, (a, b) in report.mismatched.items():
         typer.echo(f"count mismatch in {table}: source {a}, destination {b}", err=True)
     for problem in report.replay.problems:

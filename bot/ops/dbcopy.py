@@ -1,7 +1,8 @@
 """``hushtable db copy``: move a whole game log to another database (SQLite → PostgreSQL when a
 community outgrows one file), then prove the copy: row counts per table and a replay of every game.
 
-Every table of the schema is copied in foreign-key order with its ids unchanged, through
+Every table of the schema (and any other table in the source, such as APScheduler's job
+store) is copied in foreign-key order with its ids unchanged, through
 SQLAlchemy's column types (JSON and UTC timestamps read and written the same on both sides).
 The destination must be empty (it is migrated to the newest revision first); the source must
 already be at that revision and is only read. On PostgreSQL the id sequences are moved past the
@@ -11,12 +12,14 @@ copied ids, so the bot's next game gets a fresh id.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import storage.tables  # noqa: F401 - registers every table on the metadata
 from bot.ops.verify import ReplayReport, replay_every_game
+from storage.engine import plan_engine
 from storage.store import Store
 from storage.tables import metadata
 
@@ -49,6 +52,10 @@ async def _count(store: Store, table: sa.Table) -> int:
 
 async def copy_log(src_url: str, dst_url: str) -> CopyReport:
     """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy."""
+    plan = plan_engine(src_url)
+    if plan.is_sqlite and not plan.in_memory and not Path(plan.url.database or "").expanduser().is_file():
+        # Opening would create an empty file where the operator expected their log.
+        raise CopyRefused(f"no database at {plan.url.database}")
     src = await Store.open(src_url, create=False)
     try:
         dst = await Store.open(dst_url)
@@ -60,8 +67,35 @@ async def copy_log(src_url: str, dst_url: str) -> CopyReport:
         await src.aclose()
 
 
+async def _extra_tables(src: Store, dst: Store) -> list[sa.Table]:
+    """Tables in the source that are not ours (APScheduler's job store), made in the destination.
+
+    Reflected from the source with their types made generic (SQLite's BLOB becomes bytea on
+    PostgreSQL), so a scheduled tournament's jobs move with the log.
+    """
+    ours = {t.name for t in _tables()} | {"alembic_version"}
+
+    def reflect(sync_conn: sa.Connection) -> list[sa.Table]:
+        md = sa.MetaData()
+        md.reflect(sync_conn)
+        return [t for t in md.sorted_tables if t.name not in ours]
+
+    async with src.engine.connect() as conn:
+        found = await conn.run_sync(reflect)
+    md = sa.MetaData()
+    extras = []
+    for t in found:
+        cols = [sa.Column(c.name, c.type.as_generic(), primary_key=c.primary_key, nullable=c.nullable) for c in t.columns]
+        extras.append(sa.Table(t.name, md, *cols))
+    if extras:
+        async with dst.engine.begin() as conn:
+            await conn.run_sync(md.create_all)
+    return extras
+
+
 async def _copy(src: Store, dst: Store) -> CopyReport:
     tables = _tables()
+    tables += await _extra_tables(src, dst)
     for t in tables:
         if await _count(dst, t):
             raise CopyRefused(f"the destination already holds rows in {t.name}: copy into an empty database")

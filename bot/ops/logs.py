@@ -74,9 +74,14 @@ def setup_logging(settings: Any, console: bool) -> Path:
     redact = Redact(_credentials(settings))
 
     root = logging.getLogger()
-    for h in [h for h in root.handlers if getattr(h, _OURS, False) or isinstance(h, logging.StreamHandler)]:
-        root.removeHandler(h)  # basicConfig's stderr handler included: on the console it would print between game lines
-        h.close()
+    for h in list(root.handlers):
+        # Ours from an earlier call, and a plain stderr/stdout handler (basicConfig's): on the
+        # console it would print between game lines. Other handlers (a test's capture) stay.
+        plain = type(h) is logging.StreamHandler and getattr(h, "stream", None) in (sys.stderr, sys.stdout)
+        if getattr(h, _OURS, False) or plain:
+            root.removeHandler(h)
+            if getattr(h, _OURS, False):
+                h.close()
     handlers: list[logging.Handler] = [
         logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     ]

@@ -38,8 +38,8 @@ from enum import StrEnum
 from typing import Any
 
 import games
-from games.base import Action, ConfigError, IllegalAction, Text, check_text, words_of
-from games.decrypto import ABSTAIN, BENCH_DECODER, BENCH_ENCODER, BENCH_INTERCEPTOR, HINT_MAX_CHARS, HINT_MAX_WORDS, code_id
+from games.base import ABSTAIN, Action, ConfigError, IllegalAction, Text, check_text, words_of
+from games.decrypto import BENCH_DECODER, BENCH_ENCODER, BENCH_INTERCEPTOR, HINT_MAX_CHARS, HINT_MAX_WORDS, code_id
 from games.record import Record
 from games.text import has_number, mentions_secret
 
@@ -229,7 +229,7 @@ def _hint_issues(ep: Episode, turn: Turn) -> tuple[list[Issue], int, int]:
 def deal_of(keywords: Sequence[str], codes: Mapping[int, tuple[int, int, int]]) -> dict[str, Any]:
     """The engine's explicit deal (contract 7) for a benchmark game: the keywords and the
     code of each turn (engine turns count from 1; the file's from 0)."""
-    return {"keywords": [list(keywords)], "codes": {f"0:{n + 1}": list(c) for n, c in codes.items()}}
+    return {"keywords": [list(keywords)], "codes": {f"A:{n + 1}": list(c) for n, c in codes.items()}}
 
 
 def play(ep: Episode) -> Played:
@@ -284,7 +284,7 @@ def _play(ep: Episode, limits: tuple[int, int] | None) -> Played:
         result = engine.result(state)
         if result is not None:
             issues.append(Issue(ep.index, t.number, IssueKind.PAST_END,
-                                f"recorded after the game ended on turn {played - 1} ({result.summary})"))
+                                f"recorded after the game ended at turn {played - 1} (our turn {played}): {result.summary}"))
             continue
         if t.number in bad_code:
             issues.append(Issue(ep.index, t.number, IssueKind.BAD_CODE, bad_code[t.number]))

@@ -9,6 +9,7 @@ import's marks) is kept in the game's ``lobby`` column under ``"import"``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -154,6 +155,19 @@ async def log_record(
     )
     if game_id is None:
         return Logged(None, None, "already imported")
+    try:
+        return await _play_into(store, game_id, rec, config, seats, actor, source)
+    except BaseException:
+        # A half-written import must not look like a live game to a bot starting on this
+        # database (it would try to resume it): end it as aborted, then report the error.
+        with contextlib.suppress(Exception):
+            await store.finish_game(game_id, status=GameStatus.ABORTED, result=None)
+        raise
+
+
+async def _play_into(store: Store, game_id: int, rec: Record, config: Mapping[str, Any], seats: Sequence[SeatRecord],
+                     actor: str, source: ActionSource) -> Logged:
+    engine, cfg = rec.game, rec.config
     state, events = engine.new(cfg, rec.seats, rec.seed)
     await store.start_game(game_id, seed=rec.seed, config=config, seats=list(seats),
                            events=[_event(e) for e in events], rules_version=RULES_VERSION)

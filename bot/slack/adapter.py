@@ -22,7 +22,7 @@ from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserR
 from bot.core.platform import Platform
 from bot.core.ports import ServicePort
 from bot.settings import Settings
-from bot.slack import actions, commands, events, tournaments, views
+from bot.slack import actions, commands, events, sneak, tournaments, views
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
 
@@ -116,7 +116,7 @@ def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClien
         url_verification_enabled=http,
     )
     ctx = SlackContext(service=service, settings=settings, admin_users=frozenset(admin_users))
-    for module in (tournaments, commands, actions, views, events):  # tournaments first: it matches a subcommand
+    for module in (tournaments, sneak, commands, actions, views, events):  # subcommand listeners first
         module.register(app, ctx)
     return SlackBot(app=app, platform=SlackPlatform(client), context=ctx)
 
@@ -155,10 +155,11 @@ async def run_slack(service: ServicePort, settings: Settings, *, start_service: 
 
             handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
             log.info("Slack Socket Mode connecting")
+            # slack_bolt's socket-mode handler carries no annotations: these two calls are untyped.
             try:
-                await handler.start_async()
+                await handler.start_async()  # type: ignore[no-untyped-call]
             finally:
-                await handler.close_async()
+                await handler.close_async()  # type: ignore[no-untyped-call]
     finally:
         await bot.idle()
         if start_service:

@@ -35,9 +35,9 @@ replayed game replays the same answers.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -46,10 +46,11 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, contains_word, normalize, rng, words_of
-from models.agents.base import CallLog, Decision
+from models.agents.base import CallLog, Check, Decision
 from models.agents.vocab import default_vocab
 
 DEFAULT_K = 16
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -78,8 +79,16 @@ class VocabIndex:
                 self._matrix = np.asarray(self.embedder.embed(list(self.words)), dtype=np.float32)
             return self._matrix
 
+    def warm(self) -> None:
+        """Embed the vocabulary now (a background thread at start-up), so no move pays for it."""
+        try:
+            _ = self.matrix
+        except Exception as exc:  # a missing model is reported by the move that needs it
+            log.debug("vocabulary warm-up failed: %s", type(exc).__name__)
+
     def vec(self, text: str) -> np.ndarray:
-        return np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        row: np.ndarray = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        return row
 
     def vecs(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
@@ -89,13 +98,13 @@ class VocabIndex:
         return np.argsort(-(self.matrix @ target), kind="stable")
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
+def unit_vec(v: np.ndarray) -> np.ndarray:
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v
 
 
-def _mean(vecs: np.ndarray) -> np.ndarray:
-    return _unit(vecs.mean(axis=0))
+def mean_vec(vecs: np.ndarray) -> np.ndarray:
+    return unit_vec(vecs.mean(axis=0))
 
 
 def overlaps(candidate: str, word: str) -> bool:
@@ -111,6 +120,14 @@ def overlaps(candidate: str, word: str) -> bool:
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 4 and short in long_
+
+
+def spy_target(index: VocabIndex, v: Any) -> np.ndarray | None:
+    """What a Who-is-Spy seat aims at: its word, or for Mr. White the mean of what the table said."""
+    if v["my_word"]:
+        return index.vec(v["my_word"])
+    said = [d["text"] for d in v["descriptions"] if d["seat"] != v["my_seat"]]
+    return mean_vec(index.vecs(said)) if said else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +225,7 @@ def decrypto_intercept(
         return options[r.randrange(len(options))], sim
     h = index.vecs(list(hints))
     for d in known:
-        sim[:, d - 1] = h @ _mean(index.vecs(history[str(d)]))
+        sim[:, d - 1] = h @ mean_vec(index.vecs(history[str(d)]))
     rows, cols = linear_sum_assignment(sim, maximize=True)
     order = np.argsort(rows)
     best = "-".join(str(int(cols[i]) + 1) for i in order)
@@ -233,28 +250,31 @@ class EmbeddingAgent:
         self.seed = seed
         self.k = k
 
-    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
+    async def act(
+        self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0, check: Check | None = None
+    ) -> Decision:
         started = time.perf_counter()
         # Embedding is CPU work: keep it off the event loop the bot's platforms share.
-        action, note = await asyncio.to_thread(self.decide, obs, spec, feedback)
+        action, note = await asyncio.to_thread(self.decide, obs, spec, attempt)
         log = CallLog(
             self.spec,
             model_id=self.index.embedder.model_id,
             operation="embed",
-            prompt={"game": obs.game, "phase": obs.phase, "kind": spec.kind, "feedback": feedback},
+            prompt={"game": obs.game, "phase": obs.phase, "kind": spec.kind, "feedback": feedback, "attempt": attempt},
             raw_output=" | ".join(action.value),
             label_probs=note or None,
             latency_ms=(time.perf_counter() - started) * 1000,
+            retries=attempt,
         )
         return Decision(action, (log,))
 
-    def _rng(self, obs: Observation, feedback: str | None) -> Any:
-        attempt = 0 if feedback is None else zlib.crc32(feedback.encode())
+    def _rng(self, obs: Observation, attempt: int) -> Any:
+        # The attempt is in the seed: a re-ask after a refusal draws another answer.
         return rng(self.seed, "embed-agent", obs.game, obs.seat, len(obs.events), obs.phase, attempt)
 
-    def decide(self, obs: Observation, spec: ActionSpec, feedback: str | None = None) -> tuple[Action, dict[str, float]]:
+    def decide(self, obs: Observation, spec: ActionSpec, attempt: int = 0) -> tuple[Action, dict[str, float]]:
         """The action and, for choices, the score of each option (logged in place of label probabilities)."""
-        r = self._rng(obs, feedback)
+        r = self._rng(obs, attempt)
         if isinstance(spec, Choice) and len(spec.options) == 1:
             return Action.choose(spec.kind, spec.options[0].id), {}
         handler = {
@@ -270,7 +290,7 @@ class EmbeddingAgent:
         }.get((obs.game, spec.kind))
         if handler is None:
             raise ValueError(f"the embedding baseline does not play {obs.game}/{spec.kind}")
-        return handler(obs, spec, r)  # type: ignore[operator]
+        return handler(obs, spec, r)
 
     # ----------------------------------------------------------------- Decrypto
 
@@ -312,11 +332,11 @@ class EmbeddingAgent:
         for d in range(1, 5):
             hints = history.get(str(d), [])
             if hints:
-                target = _mean(self.index.vecs(hints))
-                pick = sample_top_k(
-                    self.index, target, 1, r,
-                    lambda i, w, hints=hints: fits(w, spec) and w not in guesses and not any(overlaps(w, h) for h in hints),
-                )
+                target = mean_vec(self.index.vecs(hints))
+                def allowed(i: int, w: str, hints: list[str] = hints) -> bool:
+                    return fits(w, spec) and w not in guesses and not any(overlaps(w, h) for h in hints)
+
+                pick = sample_top_k(self.index, target, 1, r, allowed)
                 guesses.append(pick.word)
             else:
                 pool = [w for w in self.index.words if fits(w, spec) and w not in guesses]
@@ -326,11 +346,7 @@ class EmbeddingAgent:
     # ----------------------------------------------------------------- Who-is-Spy
 
     def _spy_target(self, v: Any) -> np.ndarray | None:
-        """What this seat aims at: its word, or for Mr. White the mean of what the table said."""
-        if v["my_word"]:
-            return self.index.vec(v["my_word"])
-        said = [d["text"] for d in v["descriptions"] if d["seat"] != v["my_seat"]]
-        return _mean(self.index.vecs(said)) if said else None
+        return spy_target(self.index, v)
 
     def _spy_describe(self, obs: Observation, spec: ActionSpec, r: Any) -> tuple[Action, dict[str, float]]:
         assert isinstance(spec, Text)
@@ -358,7 +374,7 @@ class EmbeddingAgent:
             if target is None or not texts:
                 scores[opt] = 1.0  # nothing to hold against them
             else:
-                scores[opt] = float(_mean(self.index.vecs(texts)) @ target)
+                scores[opt] = float(mean_vec(self.index.vecs(texts)) @ target)
         return Action.choose(spec.kind, _least(scores, r)), scores
 
     def _spy_guess(self, obs: Observation, spec: ActionSpec, r: Any) -> tuple[Action, dict[str, float]]:
@@ -368,14 +384,14 @@ class EmbeddingAgent:
         if not said:
             pool = [w for w in self.index.words if fits(w, spec)]
             return Action.say(spec.kind, pool[r.randrange(len(pool))]), {}
-        target = _mean(self.index.vecs(said))
+        target = mean_vec(self.index.vecs(said))
         pick = sample_top_k(self.index, target, 1, r, lambda i, w: fits(w, spec) and not any(overlaps(w, s) for s in said))
         return Action.say(spec.kind, pick.word), {pick.word: pick.similarity}
 
     # ----------------------------------------------------------------- Chameleon
 
     def _card_centroid(self, v: Any) -> np.ndarray:
-        return _mean(self.index.vecs(v["card"]))
+        return mean_vec(self.index.vecs(v["card"]))
 
     def _chameleon_clue(self, obs: Observation, spec: ActionSpec, r: Any) -> tuple[Action, dict[str, float]]:
         assert isinstance(spec, Text)
@@ -407,7 +423,7 @@ class EmbeddingAgent:
         clues = [c["clue"] for c in v["clues"] if c["seat"] != v["seat"]]
         if not clues:
             return Action.choose(spec.kind, spec.options[r.randrange(len(spec.options))].id), {}
-        target = _mean(self.index.vecs(clues))
+        target = mean_vec(self.index.vecs(clues))
         scores = {o.id: float(self.index.vec(o.label) @ target) for o in spec.options}
         best = max(scores.values())
         ties = [o for o in spec.ids() if scores[o] == best]
@@ -417,4 +433,4 @@ class EmbeddingAgent:
 def _least(scores: dict[str, float], r: Any) -> str:
     low = min(scores.values())
     ties = [o for o, s in scores.items() if s == low]
-    return ties[r.randrange(len(ties))]
+    return str(ties[r.randrange(len(ties))])

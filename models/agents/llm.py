@@ -1,7 +1,14 @@
 """LLM players for every role (``llm:default``, ``llm:plain`` and the operator's named entries).
 
 Prompts come from ``models.agents.prompts`` (filled from the seat's Observation only),
-answers are parsed strictly by ``models.agents.answers``.
+answers are parsed strictly by ``models.agents.answers``. Two modes:
+
+``mode=strategic`` (the default of ``agent_from_params``, hence of ``llm:default``):
+choices by debiased label scoring (``models.scoring``) weighed with the seat's
+evidence, free text by propose-then-choose, clues for utility against leakage;
+all within a per-move time budget (``models.agents.propose``).
+
+``mode=plain``: the papers' protocol, for research fidelity:
 
 - Free text (hints, clues, descriptions, Mr. White's guess, tie-break
   keywords) is generated with a strict format, ``ANSWER: text``. A refused
@@ -19,15 +26,20 @@ answers are parsed strictly by ``models.agents.answers``.
 
 from __future__ import annotations
 
+import random
 import string
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from enum import StrEnum
 
 from games.base import Action, ActionSpec, Choice, Observation, Option, Text, rng
 from models.agents.answers import answer_format, parse_choice_answer, parse_text_answer, refuse_copied_instructions
-from models.agents.base import CallLog, Decision
+from models.agents.base import CallLog, Check, Decision
+from models.agents.embed import VocabIndex
 from models.agents.prompts import Prompt, PromptBook, build_messages, player_name
+from models.agents.propose import Strategy, choose, propose_then_choose
 from models.types import GenerateRequest, Inference, Message, ScoreRequest
 
 InferenceFor = Callable[[str], Awaitable[Inference]]
@@ -48,6 +60,12 @@ class AnswerRefused(ValueError):
 # --------------------------------------------------------------------------- the agent
 
 
+
+class Mode(StrEnum):
+    STRATEGIC = "strategic"
+    PLAIN = "plain"
+
+
 class LLMAgent:
     """A Player backed by a language model reached through ``inference_for(model_spec)``."""
 
@@ -64,6 +82,8 @@ class LLMAgent:
         prompts: PromptBook | None = None,
         spec: str = "llm:default",
         examples: bool = True,
+        mode: Mode = Mode.PLAIN,
+        strategy: Strategy | None = None,
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be 0 or more")
@@ -80,6 +100,8 @@ class LLMAgent:
         self.choices = choices
         self.prompts = prompts or PromptBook()
         self.examples = examples
+        self.mode = Mode(mode)
+        self.strategy = strategy or Strategy()
         self._inference_for = inference_for
         self._client: Inference | None = None
 
@@ -88,35 +110,46 @@ class LLMAgent:
             self._client = await self._inference_for(self.model_spec)
         return self._client
 
-    def messages(self, obs: Observation, spec: ActionSpec, feedback: str | None = None) -> tuple[tuple[Message, ...], Prompt, dict[str, Option]]:
+    def messages(
+        self, obs: Observation, spec: ActionSpec, feedback: str | None = None, attempt: int = 0
+    ) -> tuple[tuple[Message, ...], Prompt, dict[str, Option]]:
         """The chat for this turn, what it was filled from, and the label of each shown option."""
-        labelled = self.labelled_options(obs, spec, feedback) if isinstance(spec, Choice) else {}
+        labelled = self.labelled_options(obs, spec, attempt) if isinstance(spec, Choice) else {}
         messages, prompt = build_messages(self.prompts, obs, spec, labelled, feedback=feedback, examples=self.examples)
         return messages, prompt, labelled
 
-    def labelled_options(self, obs: Observation, spec: Choice, feedback: str | None = None) -> dict[str, Option]:
+    def rng(self, obs: Observation, purpose: str, attempt: int) -> random.Random:
+        """Every draw from the agent's seed, the turn and the attempt: a re-ask draws anew, a replay the same."""
+        return rng(self.seed, purpose, obs.game, obs.seat, len(obs.events), obs.phase, attempt)
+
+    def labelled_options(self, obs: Observation, spec: Choice, attempt: int = 0) -> dict[str, Option]:
         """Options in a seeded random order, labelled A, B, C... (or by their own text past 26)."""
         options = list(spec.options)
-        attempt = 0 if feedback is None else zlib.crc32(feedback.encode())
-        rng(self.seed, "llm-options", obs.game, obs.seat, len(obs.events), obs.phase, attempt).shuffle(options)
+        self.rng(obs, "llm-options", attempt).shuffle(options)
         if len(options) <= len(LETTERS):
             return {LETTERS[i]: o for i, o in enumerate(options)}
         texts = [o.label for o in options]
         keys = texts if len(set(texts)) == len(texts) else [o.id for o in options]
         return dict(zip(keys, options, strict=False))
 
-    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
+    async def act(
+        self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0, check: Check | None = None
+    ) -> Decision:
         if isinstance(spec, Choice) and len(spec.options) == 1:
             # Nothing to decide ("ready"): no model call.
             only = spec.options[0]
-            return Decision(Action.choose(spec.kind, only.id), (CallLog(self.spec, operation="none", raw_output=only.id),))
-        messages, prompt, labelled = self.messages(obs, spec, feedback)
+            return Decision(Action.choose(spec.kind, only.id), (CallLog(self.spec, operation="none", raw_output=only.id, retries=attempt),))
+        if self.mode is Mode.STRATEGIC:
+            if isinstance(spec, Choice):
+                return await choose(self, obs, spec, feedback=feedback, attempt=attempt)
+            return await propose_then_choose(self, obs, spec, feedback=feedback, attempt=attempt, check=check)
+        messages, prompt, labelled = self.messages(obs, spec, feedback, attempt)
         if isinstance(spec, Choice) and self.choices == "score":
-            return await self._score(obs, spec, messages, labelled, feedback)
-        return await self._generate(obs, spec, messages, prompt, labelled, feedback)
+            return await self._score(obs, spec, messages, labelled, attempt)
+        return await self._generate(obs, spec, messages, prompt, labelled, feedback, attempt, check)
 
     async def _score(
-        self, obs: Observation, spec: Choice, messages: tuple[Message, ...], labelled: dict[str, Option], feedback: str | None
+        self, obs: Observation, spec: Choice, messages: tuple[Message, ...], labelled: dict[str, Option], attempt: int
     ) -> Decision:
         client = await self.client()
         labels = tuple(labelled)
@@ -127,7 +160,7 @@ class LLMAgent:
         probs = dict(zip(labels, result.probs, strict=False))
         if self.temperature > 0:
             weights = [p ** (1.0 / self.temperature) for p in probs.values()]
-            r = rng(self.seed, "llm-sample", obs.game, obs.seat, len(obs.events), obs.phase, feedback or "")
+            r = self.rng(obs, "llm-sample", attempt)
             label = r.choices(labels, weights=weights)[0] if sum(weights) > 0 else labels[0]
         else:
             label = max(labels, key=lambda k: probs[k])  # first of equals in the shuffled order
@@ -139,6 +172,7 @@ class LLMAgent:
             raw_output=label,
             label_probs={labelled[k].id: p for k, p in probs.items()},
             latency_ms=latency,
+            retries=attempt,
         )
         return Decision(Action.choose(spec.kind, labelled[label].id), (log,))
 
@@ -150,41 +184,51 @@ class LLMAgent:
         prompt: Prompt,
         labelled: dict[str, Option],
         feedback: str | None,
+        first_attempt: int,
+        check: Check | None,
     ) -> Decision:
         client = await self.client()
         chat = list(messages)
         calls: list[CallLog] = []
         fmt = answer_format(spec) if isinstance(spec, Text) else f"ANSWER: <one letter from {', '.join(labelled)}>"
-        base_seed = zlib.crc32(repr((self.seed, obs.game, obs.seat, len(obs.events), feedback)).encode())
         # A short answer needs few tokens: a budget near its word limit keeps a rambling
         # model from spending seconds on text that will be refused anyway.
         budget = self.max_tokens
         if isinstance(spec, Text):
             budget = min(self.max_tokens, 6 + 3 * spec.max_words * len(spec.fields))
-        for attempt in range(self.retries + 1):
+        refused: dict[str, str] = {}  # answers already refused this move, and why
+        for attempt in range(first_attempt, first_attempt + self.retries + 1):
             # The reply is begun for the model: small models then answer instead of chatting.
-            # A retry samples (a greedy model would repeat the refused answer word for word).
-            again = attempt > 0 or feedback is not None  # the table refused our last answer too
+            # A re-ask samples with a new seed (a greedy model would repeat the refused answer).
+            again = attempt > 0 or feedback is not None
             temperature = max(self.temperature, RETRY_TEMPERATURE) if again else self.temperature
-            req = GenerateRequest(tuple(chat), max_tokens=budget, temperature=temperature,
-                                  seed=base_seed + attempt, prefill="ANSWER:", stop=("\n",))
+            seed = zlib.crc32(repr((self.seed, obs.game, obs.seat, len(obs.events), obs.phase, attempt)).encode())
+            req = GenerateRequest(tuple(chat), max_tokens=budget, temperature=temperature, seed=seed, prefill="ANSWER:", stop=("\n",))
             started = time.perf_counter()
             result = await client.generate(req)
             latency = (time.perf_counter() - started) * 1000
             try:
+                key = " ".join(result.text.split()).lower()
+                if key in refused:
+                    # The same answer again is not checked again: it is refused for its old reason.
+                    raise ValueError(f"you gave this answer before and it was refused ({refused[key]}); write a different one.")
                 if isinstance(spec, Text):
                     action = Action.say(spec.kind, *parse_text_answer(result.text, spec, prompt.forbidden))
                     refuse_copied_instructions(action.value, chat)
                 else:
                     action = Action.choose(spec.kind, parse_choice_answer(result.text, labelled))
+                verdict = check(action) if check is not None else None
+                if verdict is not None:
+                    raise ValueError(verdict)
             except ValueError as exc:
                 reason = str(exc)
+                refused.setdefault(key, reason)
                 calls.append(self._gen_log(client, result.model, chat, result.text, latency, attempt, f"refused: {reason}"))
                 chat += [Message("assistant", result.text), Message("user", self.prompts.fill("retry", "user", {"reason": reason, "format": fmt}))]
                 continue
             calls.append(self._gen_log(client, result.model, chat, result.text, latency, attempt, None))
             return Decision(action, tuple(calls))
-        raise AnswerRefused(f"no acceptable answer after {self.retries + 1} tries; last: {calls[-1].error}", calls)
+        raise AnswerRefused(f"no acceptable answer after {self.retries + 1} tries", calls)
 
     def _gen_log(
         self, client: Inference, model: str, chat: Sequence[Message], raw: str, latency: float, attempt: int, error: str | None
@@ -202,19 +246,27 @@ class LLMAgent:
 
 
 def agent_from_params(
-    inference_for: InferenceFor, arg: str, params: Mapping[str, str], seed: int, *, spec: str = ""
+    inference_for: InferenceFor, arg: str, params: Mapping[str, str], seed: int, *, spec: str = "",
+    index_for: Callable[[str], VocabIndex | None] | None = None,
 ) -> LLMAgent:
-    """Build from a spec's parts: ``llm:<model>?temperature=0.6&retries=3&max_tokens=32&choices=score&prompts=DIR&examples=0``.
+    """Build from a configured entry's options (README, "AI players"):
 
-    ``examples=0`` leaves out the worked example some templates carry: the prompt then has
-    exactly the papers' structure (rules, role, turn summary, request)."""
-    known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode"}
-    if params.get("mode", "plain") not in ("plain", "strategic"):
-        raise ValueError(f"bad llm agent spec: mode is 'strategic' or 'plain', not {params.get('mode')!r}")
+    ``mode=strategic|plain`` (default strategic), ``temperature``, ``retries``, ``max_tokens``,
+    ``choices=score|generate`` (plain), ``prompts=DIR``, ``examples=0`` (plain prompts then have
+    exactly the papers' structure), and for the strategic mode ``debias`` (none, cyclic,
+    calibrated, cyclic+calibrated), ``orderings`` (cyclic shifts at most), ``samples``
+    (proposals per move), ``budget_s`` (time per move), ``evidence`` (weight of the seat's
+    evidence against the model's probabilities) and ``embed`` (the embedding model of the
+    strategy, ``minilm`` or ``none``)."""
+    known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode", *Strategy.PARAMS}
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"unknown llm agent parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     try:
+        mode = Mode(params.get("mode", Mode.STRATEGIC.value))
+        strategy = Strategy.from_params(params)
+        if mode is Mode.STRATEGIC and strategy.embed != "none" and index_for is not None:
+            strategy = replace(strategy, index=index_for(strategy.embed))
         return LLMAgent(
             inference_for,
             arg or "default",
@@ -226,6 +278,8 @@ def agent_from_params(
             prompts=PromptBook(params["prompts"]) if params.get("prompts") else None,
             spec=spec or f"llm:{arg or 'default'}",
             examples=params.get("examples", "1").lower() not in ("0", "false", "no", "off"),
+            mode=mode,
+            strategy=strategy,
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad llm agent spec: {exc}") from exc
@@ -235,10 +289,7 @@ __all__ = [
     "AnswerRefused",
     "InferenceFor",
     "LLMAgent",
-    "PromptBook",
+    "Mode",
     "agent_from_params",
-    "answer_format",
-    "parse_choice_answer",
-    "parse_text_answer",
     "player_name",
 ]

@@ -49,13 +49,22 @@ def register_agents(
         with lock:
             if name not in indexes:
                 indexes[name] = VocabIndex(embedder_for(name))
+                if isinstance(indexes[name].embedder, Embedder):
+                    # The vocabulary is embedded once, in the background, from the first build on
+                    # (the registry builds every entry at start): the first move does not pay for it.
+                    threading.Thread(target=indexes[name].warm, name=f"warm-vocab:{name}", daemon=True).start()
             return indexes[name]
+
+    def usable_index(name: str) -> VocabIndex | None:
+        """The strategy's index, when an embedding model is there (a set-up without one plays on the LLM alone)."""
+        index = index_for(name)
+        return index if isinstance(index.embedder, Embedder) else None
 
     def build_llm(entry: AgentEntry, seed: int) -> Player:
         async def endpoint(_: str) -> Inference:
             return await reach(entry.model, entry.api_key)
 
-        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name)
+        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=usable_index)
 
     def build_embed(entry: AgentEntry, seed: int) -> Player:
         unknown = sorted(set(entry.params) - {"k"})

@@ -37,6 +37,16 @@ def _pool(settings: Any) -> Any:
                                     model_cache=str(settings.model_cache)))
 
 
+def _secret(store: Any, settings: Any) -> str:
+    """The export key (people appear by the same pseudonyms as in exports); refused with a sentence if unset."""
+    from storage.export_secret import ExportSecretMissing, export_secret
+
+    try:
+        return export_secret(store.plan, settings.export_secret)
+    except ExportSecretMissing as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def _embedder_for() -> Callable[[str], Any]:
     from models.worker.embedding_backend import embedder_for
 
@@ -101,7 +111,7 @@ def score(
             typer.echo(f"{run.games} game(s), {run.instances} message(s); scored {run.scored} pair(s), stored "
                        f"{run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
             ids = [game] if game is not None else None
-            summary = await live_summary(store, secret=settings.export_secret, game_ids=ids, since=since,
+            summary = await live_summary(store, secret=_secret(store, settings), game_ids=ids, since=since,
                                          evaluators=[e.spec for e in evs])
             typer.echo(_tables("\nBy game", summary.by_game, "Game"))
             typer.echo(_tables("\nBy player", summary.by_player, "Player"))
@@ -119,7 +129,7 @@ def write_bench(res: BenchResult, out: Path) -> list[Path]:
     meta = {"generator": res.config.generator, "evaluators": list(res.config.evaluators), "setting": res.config.setting,
             "cards": res.config.cards, "refine": res.config.refine, "instances": res.instances,
             "generation_failures": res.generation_failures, "seconds": {k: round(v, 1) for k, v in res.seconds.items()},
-            "examples": res.examples}
+            "examples": res.examples, "errors": res.errors}
     paths = [out / "table.txt", out / "results.csv", out / "results.json"]
     paths[0].write_text(bench_text(res) + "\n", encoding="utf-8")
     paths[1].write_text(to_csv(res.rows), encoding="utf-8")
@@ -137,6 +147,9 @@ def bench_text(res: BenchResult) -> str:
     for name, ref in PAPER_BASELINES.items():
         x = ref.x100()
         lines.append(f"  {name:<16}" + "".join(f"{x[m]:8.2f}" for m in ("utility", "leakage", "soft", "binary")))
+    if res.errors:
+        lines.append("\nEvaluation failures (counted in the fail column), most common reasons:")
+        lines += [f"  {n} x {reason}" for reason, n in res.errors.items()]
     lines.append("\nEvaluator validity (the paper's orderings of the reference baselines):")
     for v in res.verdicts:
         lines.append(f"  {v.evaluator}: {'VALID' if v.valid else 'NOT VALID'} — {v.text()}")
@@ -190,7 +203,7 @@ def report(
     async def go() -> Any:
         store = await Store.open(database or settings.database_url)
         try:
-            return await live_summary(store, secret=settings.export_secret, since=since)
+            return await live_summary(store, secret=_secret(store, settings), since=since)
         finally:
             await store.aclose()
 

@@ -6,7 +6,7 @@ card alone (category and candidates), so one ranked pool per card serves every
 secret of that card; per message, the first ``n`` pool entries that do not
 overlap the message are used.
 
-Strategies:
+Strategies (a ``DecoyStrategy`` is anything with ``name`` and ``pool``):
 
 - ``EmbeddingDecoys`` (default, offline): category-level terms from a
   vocabulary of broad descriptors, contexts and uses we ship
@@ -15,10 +15,17 @@ Strategies:
   similarity to the card's words minus ``peak_penalty`` times how far its
   similarity to the single closest card word rises above that mean: close to
   the card as a whole, close to no word in particular. Near-duplicates of an
-  already chosen decoy (cosine above ``max_mutual``) are skipped.
+  already chosen decoy (cosine above ``max_mutual``) are skipped, and so are
+  restatements of the category name (cosine with it at or above
+  ``max_category``): the paper's decoys are attributes and associations of the
+  category's members (WordNet), not synonyms of the category, which is a
+  reference baseline of its own. (Without that filter, on our first 10 cards
+  the category-synonym baseline was barely told apart from its decoys.)
 - ``LLMDecoys`` (appendix C's structure): asks a model for broad terms that
   cover many candidates, in rounds, keeping valid ones; tops up from
   ``EmbeddingDecoys`` if the model does not give enough.
+
+``FixedDecoys`` uses a given list of terms for every card.
 
 No decoy ever names or contains a card word (so never the secret, whichever
 card word it is) or the category.
@@ -54,9 +61,17 @@ class DecoyStrategy(Protocol):
     async def pool(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]: ...
 
 
+def _stems(text: str) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in normalize(text).split() if len(w) >= 3}
+
+
 def forbidden(term: str, category: str, candidates: Sequence[str]) -> bool:
-    """True when a term names or contains the category or any card word (or is contained in one)."""
-    return not normalize(term) or any(overlaps(term, w) for w in (category, *candidates))
+    """True when a term names, contains or shares a word with the category or any card word
+    (appendix C: "use words that are different from the category/candidate words")."""
+    if not normalize(term):
+        return True
+    stems = _stems(term)
+    return any(overlaps(term, w) or stems & _stems(w) for w in (category, *candidates))
 
 
 def pick(pool: Sequence[str], message: str, n: int = DEFAULT_DECOYS) -> tuple[str, ...]:
@@ -73,17 +88,29 @@ def decoy_vocab() -> tuple[str, ...]:
     return build_vocab(parse_vocab(text))
 
 
+class FixedDecoys:
+    """The same researcher-given terms for every card (minus any that touch the card): decoys from a list."""
+
+    def __init__(self, terms: Sequence[str], name: str = "fixed") -> None:
+        self.terms = tuple(terms)
+        self.name = f"{name}:{len(self.terms)}"
+
+    async def pool(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]:
+        return tuple(t for t in self.terms if not forbidden(t, category, candidates))
+
+
 class EmbeddingDecoys:
     """Category-level terms near the card's centroid and near no single card word (see the module docstring)."""
 
     def __init__(self, embedder: Embedder, *, words: Sequence[str] | None = None, peak_penalty: float = 1.0,
-                 max_mutual: float = 0.75, size: int = POOL_SIZE) -> None:
+                 max_mutual: float = 0.75, max_category: float = 0.5, size: int = POOL_SIZE) -> None:
         self.embedder = embedder
         self.words = tuple(words) if words is not None else decoy_vocab()
         self.peak_penalty = peak_penalty
         self.max_mutual = max_mutual
+        self.max_category = max_category
         self.size = size
-        self.name = f"embed:{embedder.model_id}?peak={peak_penalty:g}&mutual={max_mutual:g}"
+        self.name = f"embed:{embedder.model_id}?peak={peak_penalty:g}&mutual={max_mutual:g}&category={max_category:g}"
         self._matrix: np.ndarray | None = None
         self._cache: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
         self._lock = threading.Lock()
@@ -101,13 +128,14 @@ class EmbeddingDecoys:
                 return hit
             vocab = self._vocab_matrix()
             card = np.asarray(self.embedder.embed(list(candidates)), dtype=np.float32)
+            to_category = vocab @ np.asarray(self.embedder.embed([category]), dtype=np.float32)[0]
             sims = vocab @ card.T  # (V, |W|)
             mean = sims.mean(axis=1)
             score = mean - self.peak_penalty * (sims.max(axis=1) - mean)
             chosen: list[int] = []
             for i in np.argsort(-score, kind="stable"):
                 i = int(i)
-                if forbidden(self.words[i], category, candidates):
+                if to_category[i] >= self.max_category or forbidden(self.words[i], category, candidates):
                     continue
                 if any(float(vocab[i] @ vocab[j]) > self.max_mutual for j in chosen):
                     continue
@@ -181,5 +209,5 @@ class LLMDecoys:
         return out
 
 
-__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "LLMDecoys", "forbidden", "parse_decoys",
+__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "FixedDecoys", "LLMDecoys", "forbidden", "parse_decoys",
            "pick"]

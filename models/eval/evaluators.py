@@ -5,15 +5,16 @@ command line, never from chat):
 
 - ``llm:default``, ``llm:/path/to/model``, ``llm:http://worker:port``,
   ``llm:openai:http://host:8000/v1#model`` (vLLM etc.), with optional
-  ``?p=N`` (orderings averaged, default 1) and ``&seed=S``.
+  ``?p=N`` (orderings averaged, default 1), ``&seed=S`` and ``&calibrate=1``
+  (contextual calibration; ``models.scoring``).
 - ``embed:minilm`` (or ``embed:/path``), with optional ``?t_cham=..&t_ally=..``
   (softmax temperatures; defaults from ``data/embed_calibration.json``).
 
 LLM evaluators follow section 2.3: options are shuffled, labelled A, B, C...,
 and the probability of each option is the softmax of the first-token logits
 over the label tokens (the worker's ``score_labels``), mapped back to the
-option. With ``p`` > 1 the probabilities of ``p`` seeded orderings are
-averaged. The chameleon's candidate order is drawn per card and ordering index
+option, through ``models.scoring.score_choices``. With ``p`` > 1 the
+probabilities of ``p`` cyclic shifts of the seeded ordering are averaged. The chameleon's candidate order is drawn per card and ordering index
 (not per message), so every message about a card shares the prompt prefix and
 the worker computes it once; the secret's label still varies from card to card
 and secret to secret. The ally's message order is drawn per message.
@@ -45,7 +46,8 @@ from models.agents.embed import Embedder
 from models.eval.instances import Instance
 from models.eval.prompts import PROMPT_VERSION, prompt
 from models.eval.spec import parse_spec
-from models.types import Inference, InferenceError, ScoreRequest
+from models.scoring import Debias, Render, score_choices
+from models.types import Inference, InferenceError, Message
 
 LETTERS = string.ascii_uppercase
 MAX_OPTIONS = len(LETTERS)
@@ -87,13 +89,6 @@ def check_distribution(probs: Sequence[float], n: int) -> str | None:
     return None
 
 
-def labelled(items: Sequence[str], *, with_index: bool = False) -> str:
-    """``A) x B) y ...`` (appendix A's layout); the ally's messages read ``A) message 0: x``."""
-    if with_index:
-        return " ".join(f"{LETTERS[i]}) message {i}: {t}" for i, t in enumerate(items))
-    return " ".join(f"{LETTERS[i]}) {t}" for i, t in enumerate(items))
-
-
 def order(n: int, seed: int, *salt: object) -> list[int]:
     idx = list(range(n))
     rng(seed, *salt).shuffle(idx)
@@ -101,69 +96,71 @@ def order(n: int, seed: int, *salt: object) -> list[int]:
 
 
 class LLMEvaluator:
-    """Ally and chameleon by first-token label scoring through an ``Inference`` client."""
+    """Ally and chameleon by first-token label scoring, through ``models.scoring.score_choices`` (contract 9).
 
-    def __init__(self, client: Inference, spec: str, *, permutations: int = 1, seed: int = 0) -> None:
+    ``permutations`` = 1: one seeded shuffle (section 2.3). More: that many
+    evenly spaced cyclic shifts of the seeded shuffle, averaged, so every
+    option moves through the label positions. ``calibrate`` adds contextual
+    calibration (a content-free prompt's label prior divided out).
+    """
+
+    def __init__(self, client: Inference, spec: str, *, permutations: int = 1, seed: int = 0,
+                 calibrate: bool = False) -> None:
         if permutations < 1:
             raise ValueError("p (orderings averaged) must be at least 1")
         self.client = client
         self.spec = spec
         self.permutations = permutations
         self.seed = seed
+        self.calibrate = calibrate
 
     @property
     def settings(self) -> dict[str, Any]:
-        return {"kind": "llm", "permutations": self.permutations, "seed": self.seed, "prompts": PROMPT_VERSION}
+        return {"kind": "llm", "permutations": self.permutations, "seed": self.seed, "calibrate": self.calibrate,
+                "prompts": PROMPT_VERSION}
 
-    async def _score(self, orders: Sequence[Sequence[int]], build: Callable[[Sequence[int]], Any], n: int) -> Judgement:
-        """Average, over the orderings, each option's probability mapped back from its label."""
+    @property
+    def debias(self) -> Debias:
+        if self.permutations > 1:
+            return Debias.CYCLIC_CALIBRATED if self.calibrate else Debias.CYCLIC
+        return Debias.CALIBRATED if self.calibrate else Debias.NONE
+
+    async def _score(self, render: Render, options: Sequence[str], first: Sequence[int]) -> Judgement:
+        n = len(options)
         if n > MAX_OPTIONS:
             return Judgement(error=f"{n} options; label scoring takes at most {MAX_OPTIONS}")
-        total = [0.0] * n
-        labels = tuple(LETTERS[:n])
-        masses: list[float] = []
-
-        async def one(perm: Sequence[int]) -> Sequence[float]:
-            res = await self.client.score_labels(ScoreRequest(build(perm), labels))
-            bad = check_distribution(res.probs, n)
-            if bad:
-                raise ValueError(bad)
-            if "label_mass" in res.extra:
-                masses.append(float(res.extra["label_mass"]))
-            return res.probs
-
         try:
-            results = await asyncio.gather(*(one(p) for p in orders))
+            res = await score_choices(self.client, render, options, debias=self.debias,
+                                      max_orderings=self.permutations, order=first)
         except (InferenceError, ValueError) as exc:
             return Judgement(error=f"{type(exc).__name__}: {exc}")
-        for perm, probs in zip(orders, results, strict=True):
-            for pos, option in enumerate(perm):
-                total[option] += probs[pos] / len(orders)
-        extra = {"label_mass": sum(masses) / len(masses)} if masses else {}
-        return Judgement(tuple(total), extra=extra)
+        bad = check_distribution(res.probs, n)
+        if bad:
+            return Judgement(error=bad)
+        return Judgement(tuple(res.probs), extra={"orderings": [list(o) for o in res.orderings]})
 
     async def chameleon(self, inst: Instance) -> Judgement:
         cands = inst.candidates
         n = len(cands)
-        orders = [order(n, self.seed, "sneak-chameleon", inst.category, cands, k) for k in range(self.permutations)]
 
-        def build(perm: Sequence[int]) -> Any:
-            return prompt("chameleon", category=inst.category, candidates=labelled([cands[i] for i in perm]),
-                          message=inst.message, labels=", ".join(LETTERS[:n]))
+        def render(labels: Sequence[str], texts: Sequence[str]) -> Sequence[Message]:
+            listing = " ".join(f"{lab}) {t}" for lab, t in zip(labels, texts, strict=True))
+            return prompt("chameleon", category=inst.category, candidates=listing, message=inst.message,
+                          labels=", ".join(labels))
 
-        return await self._score(orders, build, n)
+        # Seeded per card (not per message): every message about a card shares the prompt prefix.
+        return await self._score(render, cands, order(n, self.seed, "sneak-chameleon", inst.category, cands))
 
     async def ally(self, inst: Instance, messages: Sequence[str]) -> Judgement:
         n = len(messages)
-        orders = [order(n, self.seed, "sneak-ally", inst.category, inst.secret, tuple(messages), k)
-                  for k in range(self.permutations)]
 
-        def build(perm: Sequence[int]) -> Any:
+        def render(labels: Sequence[str], texts: Sequence[str]) -> Sequence[Message]:
+            listing = " ".join(f"{lab}) message {i}: {t}" for i, (lab, t) in enumerate(zip(labels, texts, strict=True)))
             return prompt("ally", category=inst.category, candidates=", ".join(inst.candidates), secret=inst.secret,
-                          messages=labelled([messages[i] for i in perm], with_index=True),
-                          labels=", ".join(LETTERS[:n]))
+                          messages=listing, labels=", ".join(labels))
 
-        return await self._score(orders, build, n)
+        return await self._score(render, messages,
+                                 order(n, self.seed, "sneak-ally", inst.category, inst.secret, tuple(messages)))
 
 
 # --------------------------------------------------------------------------- embeddings
@@ -236,11 +233,12 @@ async def resolve(spec: str, *, client_for: ClientFor, embedder_for: EmbedderFor
     """An evaluator for a spec (``llm:...`` or ``embed:...``); ValueError with the reason otherwise."""
     kind, arg, params = parse_spec(spec)
     if kind == "llm":
-        unknown = sorted(set(params) - {"p", "seed"})
+        unknown = sorted(set(params) - {"p", "seed", "calibrate"})
         if unknown:
-            raise ValueError(f"unknown llm evaluator parameter(s) {', '.join(unknown)}; known: p, seed")
+            raise ValueError(f"unknown llm evaluator parameter(s) {', '.join(unknown)}; known: p, seed, calibrate")
         client = await client_for(arg or "default")
-        return LLMEvaluator(client, spec, permutations=_int_param(params, "p", 1), seed=_int_param(params, "seed", 0))
+        return LLMEvaluator(client, spec, permutations=_int_param(params, "p", 1), seed=_int_param(params, "seed", 0),
+                            calibrate=params.get("calibrate", "0") in ("1", "true", "yes"))
     if kind == "embed":
         unknown = sorted(set(params) - {"t_cham", "t_ally"})
         if unknown:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from models.bundled import BundledModelMissing, bundled_path
 
@@ -71,6 +72,7 @@ class TransformersEmbedder:
         self._cache: dict[str, np.ndarray] = {}
 
     def _load(self) -> None:
+        hf_logging.disable_progress_bar()  # a chat bot's console is no place for loading bars
         folder = model_dir_for(self._name)
         self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self._model = AutoModel.from_pretrained(str(folder)).eval()

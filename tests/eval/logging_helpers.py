@@ -15,18 +15,21 @@ from storage.tables import ActionSource, GameStatus, SeatKind
 async def log_random_game(
     store: Store, game: str, variant: str, seats: int, seed: int, *, humans: Sequence[int] = (0,),
     agent: str = "llm:default", options: dict[str, Any] | None = None, platform: str = "console", place: str = "tty",
+    user_keys: dict[int, str] | None = None, tenant: str | None = None,
 ) -> tuple[int, Result | None]:
-    """Play ``game`` with random moves and log it: seats in ``humans`` are people, the rest ``agent``."""
+    """Play ``game`` with random moves and log it: seats in ``humans`` are people (user key
+    ``platform:user<seat>`` unless ``user_keys`` names it), the rest ``agent``."""
+    keys = {s: (user_keys or {}).get(s, f"{platform}:user{s}") for s in humans}
     engine = games.get(game)
     cfg = engine.make_config(variant, **(options or {}))
     pt = play_random(engine, cfg, seats, seed)
     gid = await store.create_game(game=engine.id, variant=cfg.variant, config={}, platform=platform, place=place,
-                                  place_name="", host=f"{platform}:host", lobby={})
+                                  place_name="", host=f"{platform}:host", lobby={}, tenant=tenant or platform)
     assert gid is not None
     from games.base import config_to_dict
 
     roster = [
-        SeatRecord(s, SeatKind.HUMAN, f"Human {s}", user_key=f"{platform}:user{s}") if s in humans
+        SeatRecord(s, SeatKind.HUMAN, f"Human {s}", user_key=keys[s]) if s in humans
         else SeatRecord(s, SeatKind.AI, f"AI {s}", agent_spec=agent)
         for s in range(seats)
     ]
@@ -39,7 +42,7 @@ async def log_random_game(
         await store.append_turn(
             gid,
             action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI,
-                                   actor=f"{platform}:user{seat}" if human else agent),
+                                   actor=keys[seat] if human else agent),
             events=[EventRecord.of(e) for e in evs],
             inbound_key=f"{gid}:{i}",
         )

@@ -47,3 +47,91 @@ def test_a_players_deck_problem_is_a_config_error() -> None:
 def test_bundled_decks_load() -> None:
     assert len(decks.keywords()) >= 500 and len(decks.pairs()) >= 150 and len(decks.cards()) >= 80
     assert all(len(words) == 16 for _, words in decks.cards())
+
+
+# --------------------------------------------------------------------------- external decks (issue 14 item 4)
+
+PAIR_LIST = """villager_word, spy_word
+BERT, GPT
+apple, pear
+"ice cream, vanilla", frozen yogurt
+tea\tcoffee
+"""
+
+
+def test_a_published_word_pair_list_is_a_spy_deck() -> None:
+    from games.spy import GAME as SPY
+
+    pairs = decks.parse_pairs(PAIR_LIST)
+    assert pairs == (("BERT", "GPT"), ("apple", "pear"), ("ice cream, vanilla", "frozen yogurt"), ("tea", "coffee"))
+    cfg = SPY.make_config("spygame", deck=PAIR_LIST)
+    s, _ = SPY.new(cfg, 4, 3)
+    assert {s.villager_word, s.spy_word} in [set(p) for p in pairs]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("villager_word, spy_word\nBERT, GPT\napple\n", "line 3: expected two words"),
+        ("BERT, GPT\napple, pear, plum\n", "line 2: expected two words"),
+        ("BERT, GPT\nsun, \n", "line 2: empty word"),
+        ("BERT, GPT\ngpt, bert\n", "line 2: pair 'gpt'/'bert' repeats line 1"),
+    ],
+)
+def test_a_malformed_pair_list_names_the_line(text: str, message: str) -> None:
+    from games.spy import GAME as SPY
+
+    with pytest.raises(ConfigError, match=f"custom deck: {message}"):
+        SPY.make_config("classic", deck=text)
+
+
+def norms(categories: dict[str, int], extra: str = "") -> str:
+    """A category-norms CSV of our own: ``n`` words per category, word k produced 100 - k times,
+    written in shuffled order so the ranking must come from the frequencies."""
+    rows = ["Category,Word,Frequency,Study"]
+    for cat, n in categories.items():
+        for k in reversed(range(n)):
+            rows.append(f"{cat},{cat.lower()}{k:02d},{100 - k},b&c")
+    return "\n".join(rows) + "\n" + extra
+
+
+def test_category_norms_become_cards_of_the_most_frequent_words() -> None:
+    from games.chameleon import GAME as CHAMELEON
+
+    text = norms({"Birds": 20, "Tools": 16, "Fruit": 12})
+    sneak = decks.parse_cards(text, size=12)
+    assert [c for c, _ in sneak] == ["Birds", "Tools", "Fruit"]
+    assert sneak[0][1] == tuple(f"birds{k:02d}" for k in range(12))  # most frequent first, the rest left out
+    with pytest.raises(decks.DeckError, match="category 'Fruit' has 12 words; a card needs the 16 most frequent"):
+        decks.parse_cards(text, size=16)
+    cfg = CHAMELEON.make_config("sneak", deck=text)
+    s, _ = CHAMELEON.new(cfg, 4, 2)
+    assert s.card in [w for _, w in sneak] and len(s.card) == 12
+    classic = CHAMELEON.make_config("classic", deck=norms({"Birds": 20, "Tools": 16}))
+    assert all(len(words) == 16 for _, words in classic.deck or ())
+
+
+def test_ties_keep_the_file_order() -> None:
+    text = "category,word,frequency\n" + "".join(f"Odd,w{i},5\n" for i in range(14))
+    assert decks.parse_cards(text, size=12)[0][1] == tuple(f"w{i}" for i in range(12))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("Birds,sparrow\n", "line 22: expected 4 columns"),
+        ("Birds,sparrow,often,b&c\n", "line 22: frequency must be a number of at least 0, not 'often'"),
+        ("Birds,sparrow,-3,b&c\n", "line 22: frequency must be a number"),
+        ("Birds,sparrow,nan,b&c\n", "line 22: frequency must be a number"),
+        ("Birds,BIRDS03,4,b&c\n", "line 22: 'BIRDS03' repeats line"),
+        (",sparrow,4,b&c\n", "line 22: empty category"),
+    ],
+)
+def test_malformed_norms_rows_are_named(extra: str, message: str) -> None:
+    with pytest.raises(decks.DeckError, match=message):
+        decks.parse_cards(norms({"Birds": 20}, extra), size=12)
+
+
+def test_a_norms_header_without_the_columns_is_refused() -> None:
+    with pytest.raises(decks.DeckError, match="missing frequency"):
+        decks.parse_norms("category,word,count\nBirds,robin,3\n", size=12)

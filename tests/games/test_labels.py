@@ -6,7 +6,7 @@ import pytest
 
 import games
 from games.base import Action, Choice
-from games.labels import default_name, fill_labels, seat_ref, seats_in, strip_refs
+from games.labels import default_name, fill_labels, fill_spec, seat_ref, seats_in, strip_refs
 from games.play import play_random
 from games.spy import GAME as SPY
 from games.spy import Phase
@@ -74,3 +74,18 @@ def test_player_text_cannot_forge_a_label() -> None:
     (said,) = [e for e in events if e.kind == "described"]
     names = ["Alice", "Bo", "Cy", "Di", "Ed"]
     assert SPY.text(said, names) == f'{names[speaker]} describes their word: "I trust 0 fully"'
+
+
+def test_fill_spec_names_the_options_for_agents_and_forms() -> None:
+    pt = play_random(SPY, SPY.make_config("classic"), 5, 3)
+    state, _ = SPY.new(SPY.make_config("classic"), 5, 3)
+    for seat, action in pt.actions:
+        spec = SPY.legal(state, seat)
+        if isinstance(spec, Choice) and spec.kind == "vote":
+            named = fill_spec(spec)
+            assert named.ids() == spec.ids()
+            assert [o.label for o in named.options] == [f"Player {int(o.id) + 1}" for o in spec.options]
+            assert [o.label for o in fill_spec(spec, ["A", "B", "C", "D", "E"]).options] == ["ABCDE"[int(o.id)] for o in spec.options]
+            return
+        state, _ = SPY.apply(state, seat, action)
+    pytest.fail("no vote reached")

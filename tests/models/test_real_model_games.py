@@ -59,7 +59,7 @@ async def play_all() -> dict[str, dict[str, Any]]:
             s, _ = g.new(g.make_config(variant, **opts), seats, 7)
             # The agent re-prompts on a malformed answer itself; the runner does not ask again, to bound the run time.
             runner = AgentRunner(factory, timeout_s=120.0, retries=0)
-            stats = {"moves": 0, "fallbacks": 0, "reprompted": 0, "scored": 0, "prob_sums": []}
+            stats: dict[str, Any] = {"moves": 0, "fallbacks": 0, "reprompted": 0, "scored": 0, "prob_sums": []}
             for _ in range(200):
                 if g.result(s) is not None:
                     break
@@ -93,3 +93,43 @@ def test_smollm2_plays_every_game_through_the_http_worker() -> None:
         assert all(abs(x - 1.0) < 1e-4 for x in stats["prob_sums"])
         # Most turns are the model's own: fallbacks are the exception.
         assert stats["fallbacks"] < stats["moves"]
+
+
+async def play_default() -> dict[str, dict[str, Any]]:
+    """The configured default (llm:default: the strategic agent) over the bundled model, in process."""
+    from bot.settings import Settings
+    from models.agents.registry import build_registry
+    from models.client import ClientPool
+    from models.worker.embedding_backend import embedder_for
+
+    pool = ClientPool()
+    registry = build_registry(Settings(_env_file=None), pool.get, embedder_for)  # type: ignore[call-arg]  # no .env
+    report: dict[str, dict[str, Any]] = {}
+    try:
+        for game_id, variant, seats, opts in GAMES:
+            g = games.get(game_id)
+            s, _ = g.new(g.make_config(variant, **opts), seats, 7)
+            runner = AgentRunner(registry, timeout_s=120.0, retries=3, fallback_spec="embed:minilm")
+            stats: dict[str, Any] = {"moves": 0, "fallbacks": 0, "refusals": 0}
+            for _ in range(200):
+                if g.result(s) is not None:
+                    break
+                seat = min(g.to_act(s))
+                out = await runner.decide(g, s, seat, game_id=0, spec="llm:default", seed=seat)
+                s, _ = g.apply(s, seat, out.action)
+                stats["moves"] += 1
+                stats["fallbacks"] += out.source != "ai"
+                stats["refusals"] += sum(1 for c in out.calls if (c.error or "").startswith("illegal"))
+            stats["result"] = g.result(s)
+            report[game_id] = stats
+    finally:
+        await pool.aclose()
+    return report
+
+
+def test_the_default_agent_plays_every_game_without_a_fallback() -> None:
+    report = asyncio.run(play_default())
+    for game_id, stats in report.items():
+        print(f"{game_id} (llm:default): {stats['moves']} moves, {stats['fallbacks']} fallbacks, {stats['refusals']} refused")
+        assert stats["result"] is not None, f"{game_id} did not end"
+        assert stats["fallbacks"] == 0 and stats["refusals"] == 0, f"{game_id}: every move is the default's own, legal at once"

@@ -37,6 +37,7 @@ async def test_backup_while_writing_replays_every_game(tmp_path: Path) -> None:
         written = await task
     assert report.ok and report.replayed == len(GAMES)
     assert not (tmp_path / "copy" / "backup.db-wal").exists()  # one self-contained file
+    assert (tmp_path / "copy" / "backup.db").stat().st_mode & 0o777 == 0o600
     with sqlite3.connect(tmp_path / "copy" / "backup.db") as c:
         assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         claimed = c.execute("select count(*) from inbound where key like 'w%'").fetchone()[0]

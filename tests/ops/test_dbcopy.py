@@ -4,6 +4,7 @@ counts and a replay of every game; the copy keeps working as a live log afterwar
 from __future__ import annotations
 
 import io
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.ops.dbcopy import CopyRefused, copy_log
+from storage import tournaments
 from storage.export import export_games
 from storage.store import AgentCallRecord, Store
 from storage.tables import metadata
@@ -31,12 +33,28 @@ async def filled_log(url: str) -> None:
         await store.set_deadline(lobby, 0, datetime.now(UTC) + timedelta(minutes=3))
         await store.add_evaluation(gid, 1, "sneak:test", {"utility": 0.5})
         await store.log_agent_calls([AgentCallRecord(0, "random", game_id=gid, raw_output="x")])
+        tid = await tournaments.create_tournament(
+            store, tenant="console", name="nightly", game="spy", variant="classic", options={}, entrants=["random", "random"],
+            format="round_robin", seats=4, games_per_pairing=1, duplicate=False, seed=3,
+            matches=[tournaments.MatchPlanRecord(0, ["random"] * 4, 11, 0)], schedule="0 3 * * *")
+        await tournaments.save_ratings(store, tid, "spy", "classic",
+                                       [tournaments.RatingRecord("random", 1, 25.0, 8.3, 0.0, 50.0, 1, {"wins": 1})])
+        assert await tournaments.acquire_lease(store, "scheduler", "proc-1", timedelta(minutes=1))
+    # A table that is not ours: APScheduler's job store, as its SQLAlchemyJobStore makes it.
+    async with await Store.open(url) as store, store.engine.begin() as conn:
+        await conn.execute(sa.text("CREATE TABLE apscheduler_jobs (id VARCHAR(191) PRIMARY KEY, "
+                                   "next_run_time FLOAT, job_state BLOB NOT NULL)"))
+        await conn.execute(sa.text("INSERT INTO apscheduler_jobs VALUES ('t1', 1795000000.5, :b)"), {"b": b"\x80\x04pickled"})
 
 
 async def table_counts(url: str) -> dict[str, int]:
     async with await Store.open(url, create=False) as store, store.engine.connect() as conn:
-        return {t.name: int((await conn.execute(sa.select(sa.func.count()).select_from(t))).scalar_one())
-                for t in metadata.sorted_tables}
+        counts = {t.name: int((await conn.execute(sa.select(sa.func.count()).select_from(t))).scalar_one())
+                  for t in metadata.sorted_tables}
+        jobs = (await conn.execute(sa.text("SELECT id, next_run_time, job_state FROM apscheduler_jobs"))).all()
+    counts["apscheduler_jobs"] = len(jobs)
+    assert [(j[0], j[1], bytes(j[2])) for j in jobs] == [("t1", 1795000000.5, b"\x80\x04pickled")]
+    return counts
 
 
 async def exported(url: str) -> str:
@@ -85,4 +103,8 @@ def test_cli_copy_and_refusal(tmp_path: Path) -> None:
     again = runner.invoke(app, ["db", "copy", "--from", src, "--to", f"sqlite:///{tmp_path / 'b.db'}"])
     assert again.exit_code == 2 and "empty database" in again.output
     stale = runner.invoke(app, ["db", "copy", "--from", f"sqlite:///{tmp_path / 'none.db'}", "--to", f"sqlite:///{tmp_path / 'c.db'}"])
-    assert stale.exit_code == 2 and "revision" in stale.output
+    assert stale.exit_code == 2 and "no database" in stale.output and not (tmp_path / "none.db").exists()
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    sqlite3.connect(tmp_path / "empty.db").close()  # a file, but never migrated
+    old = runner.invoke(app, ["db", "copy", "--from", empty, "--to", f"sqlite:///{tmp_path / 'c.db'}"])
+    assert old.exit_code == 2 and "revision" in old.output

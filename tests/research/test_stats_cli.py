@@ -121,3 +121,28 @@ def test_an_unfinished_record_is_logged_aborted_and_left_out_of_stats(tmp_path: 
     assert code == 0 and "aborted" in out
     code, out = cli("stats", "--database", db, "--json")
     assert json.loads(out)["games_measured"] == 0
+
+
+def test_a_half_written_import_is_ended_as_aborted(tmp_path: Path) -> None:
+    """A write that fails after the game row exists (two seat records for seat 0: the
+    database refuses the roster) leaves an aborted game, never one a bot would resume."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/h.db"
+
+    async def go() -> tuple[str, str]:
+        store = await Store.open(url)
+        try:
+            seats = [SeatRecord(s, SeatKind.AI, f"P{s}", agent_spec="random") for s in (0, 0, 1)]
+            try:
+                await log_record(store, decrypto_benchmark(SURVIVED), seats=seats, place="here", place_name="",
+                                 provenance={}, actor="test", key="k")
+            except Exception as exc:  # noqa: BLE001 - whichever error the database raises
+                error = type(exc).__name__
+            else:
+                error = "none"
+            rows = await store.games()
+            return error, rows[0].status
+        finally:
+            await store.aclose()
+
+    error, status = asyncio.run(go())
+    assert error == "IntegrityError" and status == "aborted"

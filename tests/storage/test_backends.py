@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
+from bot.core.observe import ServiceObserver
 from bot.core.service import TableService
 from bot.settings import Settings
 from games.record import parse, replay_record
@@ -33,10 +34,11 @@ HOST = UserRef("memory", "1", "Host")
 GAMES = [("decrypto", "benchmark", 3), ("spy", "classic", 5), ("chameleon", "classic", 4)]
 
 
-async def play_ai_tables(store: Store, tables: list[tuple[str, str, int]], *, seed: int = 7) -> TableService:
+async def play_ai_tables(store: Store, tables: list[tuple[str, str, int]], *, seed: int = 7,
+                         observer: ServiceObserver | None = None) -> TableService:
     """Open, fill with random AIs and start one table per entry; returns once every game has ended."""
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
-    service = TableService(store, settings=settings, agents=AgentRegistry())
+    service = TableService(store, settings=settings, agents=AgentRegistry(), observer=observer)
     service.attach(MemoryPlatform())
     await service.start()
     for i, (game, variant, seats) in enumerate(tables):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pexpect
 
-from bot.console.app import ConsoleUI, LineReader, answer_command, render_prompt
+from bot.console.app import ConsolePlatform, ConsoleUI, LineReader, answer_command, render_prompt
 from bot.core import codec, intake
 from bot.core.messages import Button, CommandKind, Form, Outgoing, Place, UserRef
 
@@ -115,8 +115,11 @@ def test_a_code_is_accepted_like_its_number_and_out_of_range_refused() -> None:
 
 
 def test_prompts_carry_no_chat_wording() -> None:
-    m = Outgoing("Give a clue. Or reply here with your answer.", form=Form("g:1:0:clue", "Clue", ("Clue",), 30, "one word"))
-    assert "reply here" not in render_prompt(m) and render_prompt(m).startswith("Give a clue.")
+    # The console tells the core it takes no DM text replies, so the core offers none
+    # ("Or reply here"); the pseudo-terminal test above checks the screen itself.
+    assert ConsolePlatform(io.StringIO()).text_replies is False
+    m = Outgoing("Give a clue.", form=Form("g:1:0:clue", "Clue", ("Clue",), 30, "one word"))
+    assert render_prompt(m).startswith("Give a clue.") and "one word" in render_prompt(m)
 
 
 async def test_lines_typed_while_no_prompt_is_open_are_dropped() -> None:
@@ -124,7 +127,7 @@ async def test_lines_typed_while_no_prompt_is_open_are_dropped() -> None:
     with os.fdopen(read_fd, "r") as stream, os.fdopen(write_fd, "w") as writer:
         reader = LineReader(stream)
         ui = ConsoleUI.__new__(ConsoleUI)  # only the reading half is exercised here
-        ui.reader, ui.p = reader, type("P", (), {"out": io.StringIO()})()  # type: ignore[assignment]
+        ui.reader, ui.p = reader, type("P", (), {"out": io.StringIO()})()
         pending = asyncio.ensure_future(reader.readline())  # start the reader thread
         writer.write("typed ahead\n")
         writer.flush()

@@ -17,8 +17,7 @@ from bot.settings import Settings
 from games.play import random_action
 from models.agents import AgentRegistry
 from storage.store import Store
-
-NONSENSE = tuple(f"zq{i}x" for i in range(80))
+from tests.vocabulary import NONSENSE  # one made-up vocabulary for the suite
 
 
 def settings(**kw) -> Settings:

@@ -85,3 +85,11 @@ def test_long_text_is_split_at_lines_and_loses_nothing() -> None:
     assert len(parts) > 1 and all(len(p) <= 2000 for p in parts)
     assert "\n".join(parts).splitlines() == lines  # every line whole, in order, the last included
     assert split_text("a" * 4500, 2000) == ["a" * 2000, "a" * 2000, "a" * 500]
+
+
+def test_a_dm_reaches_its_platforms_tables_only() -> None:
+    """A Discord DM names no guild: it reaches Discord tables (the seat decides), nothing else."""
+    dm = intake.Origin(UserRef("discord", "9"), Place("discord", "D1"), intake.dm_tenant("discord")).command(CommandKind.SHOW)
+    assert intake.reaches(dm, "discord:123") and not intake.reaches(dm, "slack:T1") and not intake.reaches(dm, "console")
+    guild = intake.Origin(UserRef("discord", "9"), Place("discord", "C1"), "discord:123").command(CommandKind.SHOW)
+    assert intake.reaches(guild, "discord:123") and not intake.reaches(guild, "discord:456")

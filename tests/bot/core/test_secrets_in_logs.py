@@ -17,6 +17,7 @@ import pytest
 import games
 from bot.core.messages import Place
 from games.base import ActionSpec, Observation, contains_word
+from models.agents import AgentEntry, AgentKind, AgentRegistry
 from models.agents.base import Decision
 from tests.bot.core.conftest import make_harness
 
@@ -36,7 +37,7 @@ class Leaky:
     """An agent that fails with its whole observation (its secrets) in the exception text, as a model
     refusal quoting the prompt did ("do not use the secret word 'stool'")."""
 
-    spec = "leaky"
+    spec = "llm:leaky"
 
     async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
         raise RuntimeError(f"refused: {json.dumps(obs.to_json())} / {feedback}")
@@ -46,8 +47,12 @@ class Leaky:
 async def test_no_log_record_carries_a_secret(tmp_path, caplog: pytest.LogCaptureFixture, game: str,
                                               variant: str) -> None:
     caplog.set_level(logging.DEBUG)
-    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/l.db", ai_timeout_s=5, agent_choices="random,leaky")
-    h.service.agents.register("leaky", lambda arg, params, seed: Leaky())  # type: ignore[attr-defined]
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/l.db", ai_timeout_s=5,
+                           agent_choices="random,llm:leaky")
+    registry = h.service.agents
+    assert isinstance(registry, AgentRegistry)
+    registry.define(AgentEntry("llm:leaky", AgentKind.LLM, "leaky"))  # an operator-configured entry
+    registry.register(AgentKind.LLM, lambda entry, seed: Leaky())
     try:
         engine = games.get(game)
         cfg = engine.make_config(variant)
@@ -55,14 +60,14 @@ async def test_no_log_record_carries_a_secret(tmp_path, caplog: pytest.LogCaptur
         secrets: set[str] = set()
         for seed in (1, 2):
             gid = await h.service.open_ai_table(tenant="t", place=Place("memory", f"{game}-{variant}-{seed}"),
-                                                game=game, variant=variant, options={}, agents=["leaky", *["random"] * (lo - 1)],
+                                                game=game, variant=variant, options={}, agents=["llm:leaky", *["random"] * (lo - 1)],
                                                 seed=seed)
             table = h.service.tables[gid]
             state = engine.new(table.cfg, lo, seed)[0]
             secrets |= {s.value for s in engine.secrets(state)}
             assert await asyncio.wait_for(h.service.wait_finished(gid), 120) is not None
         assert secrets, "every game deals a secret"
-        assert any("agent leaky failed" in r.getMessage() for r in caplog.records), "the failure was logged"
+        assert any("agent llm:leaky failed" in r.getMessage() for r in caplog.records), "the failure was logged"
         for r in caplog.records:
             text = _record_text(r)
             for s in secrets:

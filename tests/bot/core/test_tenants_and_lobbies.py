@@ -52,7 +52,7 @@ async def test_agent_names_outside_the_choices_are_refused_and_never_built(tmp_p
         assert registry.built == []
         assert (await send(h, CommandKind.ADD_AI, ALICE, agent="random", count=3)).ok
         assert (await send(h, CommandKind.START, ALICE)).ok
-        await h.service.wait_idle()
+        await h.play_humans()
         assert registry.built and set(registry.built) <= set(h.service.agent_choices())
     finally:
         await h.close()

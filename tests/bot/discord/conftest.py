@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 
 import discord
@@ -34,7 +34,7 @@ class _ErrorTrap(logging.Handler):
 
 
 @pytest.fixture
-def error_trap() -> AsyncIterator[_ErrorTrap]:
+def error_trap() -> Iterator[_ErrorTrap]:
     trap = _ErrorTrap()
     watched = [logging.getLogger(n) for n in ("discord", "hushtable.discord", "bot.core.service")]
     for lg in watched:
@@ -66,7 +66,6 @@ def settings(tmp_path: Path) -> Settings:
         fallback_agent="random",
         agent_choices="random",
         ai_timeout_s=5,
-        admin_role="",
         admin_users="",
         _env_file=None,  # type: ignore[call-arg]
     )
@@ -81,7 +80,7 @@ class Harness:
         self.store: Store | None = None
         self.service: TableService | None = None
         self.bot: HushtableBot | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self.bot_options: dict[str, object] = {}  # e.g. admin_role_ids, for the next start()
 
     async def start(self) -> HushtableBot:
@@ -118,7 +117,7 @@ class Harness:
         await asyncio.sleep(0.05)  # let the bot's pending HTTP calls land on the fake
 
 
-def _set_on_ready(ev: asyncio.Event) -> Callable[[], Awaitable[None]]:
+def _set_on_ready(ev: asyncio.Event) -> Callable[[], Coroutine[object, object, None]]:
     async def on_ready() -> None:
         ev.set()
 

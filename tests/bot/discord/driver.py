@@ -165,9 +165,11 @@ class Players:
                     await self.answer(uid, msg)
                     progressed = True
             if not progressed:
-                before = len(fake.requests)
+                def moved(seen: int = len(fake.requests)) -> bool:
+                    return len(fake.requests) > seen
+
                 try:
-                    await fake.wait_for(lambda before=before: len(fake.requests) > before, timeout=3)
+                    await fake.wait_for(moved, timeout=3)
                 except TimeoutError:
                     pass
         raise AssertionError(f"game {self.gid} did not finish")

@@ -83,7 +83,8 @@ class FakeInteraction:
     def modal(self) -> dict[str, Any] | None:
         for cb in self.callbacks:
             if cb["type"] == 9:
-                return cb["data"]
+                data: dict[str, Any] = cb["data"]
+                return data
         return None
 
     @property
@@ -309,7 +310,8 @@ class FakeDiscord(FakeServer):
             opts.append({"name": key, "type": spec["type"], "value": v, **({"focused": True} if key == focused else {})})
         ix = await self._interact(uid, self.channel_id, 4, {"id": cmd["id"], "name": name, "type": 1, "options": opts})
         await asyncio.wait_for(ix.done.wait(), 10)
-        return ix.callbacks[-1]["data"]["choices"]
+        choices: list[dict[str, Any]] = ix.callbacks[-1]["data"]["choices"]
+        return choices
 
     async def click(self, uid: int, message: dict[str, Any], custom_id: str, iid: int | None = None,
                     wait: bool = True) -> FakeInteraction:
@@ -436,7 +438,7 @@ class FakeDiscord(FakeServer):
             return web.Response(status=status)
         return web.Response(status=status, body=json.dumps(payload), headers={"Content-Type": JSON})
 
-    async def _route(self, method: str, p: list[str], body: dict[str, Any], files: dict[str, bytes],
+    async def _route(self, method: str, p: list[str], body: Any, files: dict[str, bytes],
                      query: Any) -> tuple[int, Any]:
         if p == ["users", "@me"] and method == "GET":
             return 200, {**self.bot_user, "verified": True, "mfa_enabled": False}

@@ -45,7 +45,7 @@ def record(harness: Harness) -> list[Command]:
 async def test_commands_carry_their_guild_and_its_admin_verdict(harness: Harness) -> None:
     """Item 2: tenant "discord:<guild>"; admin = Manage Server there or a configured role *id*."""
     fake = harness.fake
-    harness.settings.admin_role = "Hushtable Admin"  # the old setting: a role *name* proves nothing
+    # Mallory holds a role *named* like an admin role: a name proves nothing (the setting is gone).
     mallory = fake.add_member(name="mallory", extra_roles=(fake.plain_role_id,))
     carol = fake.add_member(name="carol", admin=True)
     seen = record(harness)

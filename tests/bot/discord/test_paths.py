@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from bot.core.service import TableService
 from bot.discord.adapter import run_discord
@@ -46,7 +47,7 @@ async def test_restart_mid_game_keeps_old_buttons_working(harness: Harness) -> N
     players = Players(harness, gid, thread, [alice, bob])
 
     # Play until one member holds an open prompt, then restart before they answer it.
-    pending: tuple[int, dict] | None = None
+    pending: tuple[int, dict[str, Any]] | None = None
     for _ in range(50):
         await harness.idle()
         waiting = [(u, m) for u in (alice, bob) if (m := players.latest_prompt(u)) is not None]
@@ -198,5 +199,6 @@ async def test_ai_seats_are_added_and_removed_by_slash_command(harness: Harness)
     removed = await fake.slash(alice, "removeai")
     assert "Removed" in removed.text
     await harness.idle()
+    assert harness.store is not None
     row = (await harness.store.open_lobbies("discord"))[0]
     assert [s["kind"] for s in row.lobby["seats"]] == ["human", "ai"]

@@ -60,7 +60,7 @@ def make_settings(fake: FakeSlack, db: Path, **over: object) -> Settings:
         "turn_deadline_s": 0.0,
     }
     values.update(over)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg,arg-type]
 
 
 async def open_stack(fake: FakeSlack, db: Path, admin_users: tuple[str, ...] = (), **over: object) -> Stack:

@@ -63,7 +63,7 @@ def _blocks(raw: Any) -> list[dict[str, Any]]:
     if raw is None:
         return []
     if isinstance(raw, str):
-        return json.loads(raw)
+        raw = json.loads(raw)
     return list(raw)
 
 

@@ -33,6 +33,7 @@ async def human_move(st: Stack, uid: str, game_id: int, rng: random.Random, text
     info = table.seat_of(UserRef("slack", uid))
     assert info is not None
     spec = table.engine.legal(table.state, info.seat)
+    assert spec is not None
     prefix = f"g:{game_id}:{info.seat}:{spec.kind}"
     found = find_control([m for m in st.fake.dms(uid) if among is None or m.ts in among], prefix)
     assert found is not None, f"no prompt for {prefix} in the DMs of {uid}"

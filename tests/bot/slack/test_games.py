@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ def lobby_card(st: Stack, channel: str = CHANNEL) -> Message:
     return cards[-1]
 
 
-def button(m: Message, verb: str) -> dict:
+def button(m: Message, verb: str) -> dict[str, Any]:
     return next(el for el in m.actions() if el["action_id"].endswith(":" + verb))
 
 
@@ -58,7 +59,7 @@ def test_secrets_are_compared_as_words() -> None:
     assert leaked_words({"anger", "ice cream"}, "the ANGER grew; ice  cream melts") == ["anger", "ice cream"]
 
 
-def channel_posts(st: Stack) -> list[tuple[int, dict]]:
+def channel_posts(st: Stack) -> list[tuple[int, dict[str, Any]]]:
     return [
         (i, c.args)
         for i, c in enumerate(st.fake.calls)

@@ -40,7 +40,7 @@ async def test_restart_mid_game_finishes_on_the_next_click(fake: FakeSlack, tmp_
         assert await human_move(second, mover, game_id, random.Random(1), text_by_dm=False, among=old_prompts) == "modal"
         await second.idle()
         after = (await second.store.load_game(game_id)).actions
-        assert after[actions_before].inbound_id.startswith("slack:view:")  # the member's answer came first
+        assert str(after[actions_before].inbound_id).startswith("slack:view:")  # the member's answer came first
         moves = await play_to_end(second, game_id, [ALICE, BOB], seed=3)
         assert sum(moves.values()) > 0
         row = await second.store.game(game_id)
@@ -61,7 +61,7 @@ async def test_socket_mode_slash_command(fake: FakeSlack, tmp_path: Path) -> Non
     await service.start()
     handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
     try:
-        await handler.connect_async()
+        await handler.connect_async()  # type: ignore[no-untyped-call]  # slack_bolt's handler is unannotated
         payload = {
             "team_id": "T0HUSH", "channel_id": CHANNEL, "user_id": ALICE, "user_name": "ualice",
             "command": "/hushtable", "text": "play chameleon", "api_app_id": "AHUSH",
@@ -82,7 +82,7 @@ async def test_socket_mode_slash_command(fake: FakeSlack, tmp_path: Path) -> Non
         assert any(r["token"] == "sock1" and "Table #" in r["text"] for r in fake.responses)
         assert not json.dumps(fake.socket_acks).count("error")
     finally:
-        await handler.close_async()
+        await handler.close_async()  # type: ignore[no-untyped-call]  # slack_bolt's handler is unannotated
         await bot.idle()
         await service.stop()
         await store.aclose()

@@ -142,6 +142,7 @@ async def test_retried_vote_click_changes_nothing(stack: Stack) -> None:
             break
         await human_move(st, info.user.user_id, game_id, rng, text_by_dm=False)  # type: ignore[union-attr]
     spec = table.engine.legal(table.state, info.seat)
+    assert spec is not None
     uid = info.user.user_id  # type: ignore[union-attr]
     msg, els = find_control(st.fake.dms(uid), f"g:{game_id}:{info.seat}:{spec.kind}")  # type: ignore[misc]
     el = els[0]

@@ -1,0 +1,40 @@
+"""Slack's `/hushtable sneak`: the author's own SNEAK averages against the AI agents they played with.
+
+The listener matches only `/hushtable sneak` and is registered before the general
+`/hushtable` one (Bolt runs the first listener that matches). It acks at once and answers
+the author ephemerally through ``response_url``, from the stored evaluations of the
+workspace's finished games (models/eval/report.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
+
+from bot.core.messages import UserRef
+from bot.slack.blocks import escape
+from bot.slack.commands import COMMAND
+from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
+from bot.sneak import averages_for
+
+
+async def _is_sneak(body: dict[str, Any]) -> bool:
+    words = str(body.get("text") or "").split()
+    return bool(words) and words[0].lower() == "sneak"
+
+
+def register(app: AsyncApp, ctx: SlackContext) -> None:
+    @app.command(COMMAND, matchers=[_is_sneak])
+    async def on_sneak(ack: Ack, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        async with ctx.inflight.track():
+            user = UserRef(PLATFORM, str(body["user_id"]), str(body.get("user_name") or ""))
+            team = str(body.get("team_id") or "")
+            text = await averages_for(ctx.service, user.key, f"{PLATFORM}:{team}" if team else None)
+            try:
+                with delivery("sneak answer through response_url"):
+                    await respond(text=escape(text), response_type="ephemeral")
+            except Exception:  # noqa: BLE001 - logged by delivery(); the author simply gets no answer
+                pass

@@ -1,0 +1,81 @@
+"""``hushtable sneak score / report / bench`` on a small database, with the bundled embedding evaluator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+from storage.evaluations import evaluations
+from storage.store import Store
+from tests.eval.logging_helpers import log_random_game
+
+runner = CliRunner()
+
+
+def _db(tmp_path: Path) -> str:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'small.db'}"
+
+    async def fill() -> None:
+        st = await Store.open(url)
+        try:
+            await log_random_game(st, "chameleon", "sneak", 4, seed=1, humans=(0,), agent="embed:minilm")
+            await log_random_game(st, "spy", "classic", 4, seed=2, humans=(1,), agent="random")
+        finally:
+            await st.aclose()
+
+    asyncio.run(fill())
+    return url
+
+
+async def _count(url: str) -> int:
+    st = await Store.open(url)
+    try:
+        return len(await evaluations(st))
+    finally:
+        await st.aclose()
+
+
+def test_score_then_rescore_then_report(tmp_path: Path) -> None:
+    url = _db(tmp_path)
+    res = runner.invoke(app, ["sneak", "score", "--database", url, "--evaluator", "embed:minilm"])
+    assert res.exit_code == 0, res.output
+    assert "2 game(s), 8 message(s); scored 8 pair(s), stored 8, already stored 0, evaluation failures 0" in res.output
+    for heading in ("By game", "By player", "By role", "chameleon/chameleon", "spy/"):
+        assert heading in res.output
+    assert "console:user" not in res.output  # people appear by pseudonym only
+    again = runner.invoke(app, ["sneak", "score", "--database", url, "--evaluator", "embed:minilm"])
+    assert "scored 0 pair(s), stored 0, already stored 8" in again.output
+    assert asyncio.run(_count(url)) == 8
+
+    out = tmp_path / "report"
+    rep = runner.invoke(app, ["sneak", "report", "--database", url, "--out", str(out)])
+    assert rep.exit_code == 0, rep.output
+    assert (out / "utility_leakage.png").stat().st_size > 0 and (out / "utility_leakage.svg").is_file()
+    assert "embed:minilm" in (out / "by_player.csv").read_text()
+
+
+def test_score_refuses_an_unknown_evaluator(tmp_path: Path) -> None:
+    url = _db(tmp_path)
+    res = runner.invoke(app, ["sneak", "score", "--database", url, "--evaluator", "oracle:everything"])
+    assert res.exit_code != 0 and "unknown evaluator kind" in res.output
+    assert asyncio.run(_count(url)) == 0
+
+
+def test_bench_writes_table_csv_json_and_plot(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    res = runner.invoke(app, ["sneak", "bench", "--generator", "embed:minilm", "--evaluator", "embed:minilm",
+                              "--cards", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Evaluator validity" in res.output and "embed:minilm:" in res.output
+    data = json.loads((out / "results.json").read_text())
+    groups = {r["group"] for r in data["rows"]}
+    assert groups == {"random", "category", "secret-synonym", "embed:minilm"}
+    assert all(r["n"] == 12 for r in data["rows"])  # one card, 12 words, every word a secret
+    assert data["meta"]["instances"] == 12 and data["validity"][0]["evaluator"] == "embed:minilm"
+    assert (out / "results.csv").read_text().startswith("group,evaluator,n,failures,utility")
+    for name in ("utility_leakage.png", "utility_leakage.svg", "table.txt"):
+        assert (out / name).stat().st_size > 0
