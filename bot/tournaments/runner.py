@@ -127,6 +127,7 @@ class TournamentRunner:
                 current = await repo.tournament(self.store, t.id or 0)
                 if current is None or current.status == TournamentStatus.CANCELLED:
                     return
+                error: str | None = None
                 if game_id is None:
                     if not await repo.start_match(self.store, m.id):
                         return  # another runner has it
@@ -139,23 +140,29 @@ class TournamentRunner:
                         state.failed += 1
                         await self._report(state)
                         return
-                    await repo.attach_game(self.store, m.id, game_id)
-                error = await self._wait(t, game_id)
-                if error is None:
-                    glog = await self.store.load_game(game_id)
-                    outcomes = results.outcomes_of(glog)
-                    await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes])
-                    state.results.append(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
-                    await self._report(state)
-                    return
+                    except Exception as exc:  # a passing failure (the database, a platform): try again
+                        log.exception("match %s of tournament %s could not open its table", m.idx, t.id)
+                        error = f"could not open the table: {type(exc).__name__}"
+                    else:
+                        await repo.attach_game(self.store, m.id, game_id)
+                if error is None and game_id is not None:
+                    error = await self._wait(t, game_id)
+                    if error is None:
+                        glog = await self.store.load_game(game_id)
+                        outcomes = results.outcomes_of(glog)
+                        await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes])
+                        state.results.append(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
+                        await self._report(state)
+                        return
+                reason = error or "no game"
                 attempts = next((x.attempts for x in await repo.matches(self.store, t.id or 0) if x.id == m.id), 0)
-                log.warning("match %s of tournament %s (game %s): %s", m.idx, t.id, game_id, error)
+                log.warning("match %s of tournament %s (game %s): %s", m.idx, t.id, game_id, reason)
                 if attempts >= self.attempts:
-                    await repo.fail_match(self.store, m.id, error)
+                    await repo.fail_match(self.store, m.id, reason)
                     state.failed += 1
                     await self._report(state)
                     return
-                await repo.retry_match(self.store, m.id, error)
+                await repo.retry_match(self.store, m.id, reason)
                 game_id = None
 
     async def _resumable_game(self, t: TournamentRow, m: TournamentMatchRow) -> int | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -56,6 +57,7 @@ class BenchResult:
     generation_failures: int
     seconds: dict[str, float] = field(default_factory=dict)
     examples: list[dict[str, str]] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)  # evaluation failures by reason (most common first)
 
     def points(self) -> list[Point]:
         return [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
@@ -126,6 +128,7 @@ async def run_bench(
                              progress=tick("score", len(scored_instances) * len(evaluators)))
     seconds["score"] = time.perf_counter() - t1
     items = [Scored(r.instance.role, r.evaluator, r.scores) for r in results]
+    errors = dict(Counter(f"{r.evaluator}: {r.error}"[:300] for r in results if r.error).most_common(5))
     rows = summarise(items)
     rows.sort(key=lambda r: (method_order(r.group), r.evaluator == "average", r.evaluator))
     verdicts = [v for v in (validity(rows, e.spec) for e in evaluators) if v is not None]
@@ -134,4 +137,4 @@ async def run_bench(
         if avg is not None:
             verdicts.append(avg)
     seconds["total"] = time.perf_counter() - t0
-    return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples)
+    return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples, errors)

@@ -129,7 +129,7 @@ def write_bench(res: BenchResult, out: Path) -> list[Path]:
     meta = {"generator": res.config.generator, "evaluators": list(res.config.evaluators), "setting": res.config.setting,
             "cards": res.config.cards, "refine": res.config.refine, "instances": res.instances,
             "generation_failures": res.generation_failures, "seconds": {k: round(v, 1) for k, v in res.seconds.items()},
-            "examples": res.examples}
+            "examples": res.examples, "errors": res.errors}
     paths = [out / "table.txt", out / "results.csv", out / "results.json"]
     paths[0].write_text(bench_text(res) + "\n", encoding="utf-8")
     paths[1].write_text(to_csv(res.rows), encoding="utf-8")
@@ -147,6 +147,9 @@ def bench_text(res: BenchResult) -> str:
     for name, ref in PAPER_BASELINES.items():
         x = ref.x100()
         lines.append(f"  {name:<16}" + "".join(f"{x[m]:8.2f}" for m in ("utility", "leakage", "soft", "binary")))
+    if res.errors:
+        lines.append("\nEvaluation failures (counted in the fail column), most common reasons:")
+        lines += [f"  {n} x {reason}" for reason, n in res.errors.items()]
     lines.append("\nEvaluator validity (the paper's orderings of the reference baselines):")
     for v in res.verdicts:
         lines.append(f"  {v.evaluator}: {'VALID' if v.valid else 'NOT VALID'} — {v.text()}")

@@ -47,7 +47,7 @@ from models.eval.instances import Instance
 from models.eval.prompts import PROMPT_VERSION, prompt
 from models.eval.spec import parse_spec
 from models.scoring import Debias, Render, score_choices
-from models.types import Inference, InferenceError, Message, ScoreRequest
+from models.types import Inference, InferenceError, Message
 
 LETTERS = string.ascii_uppercase
 MAX_OPTIONS = len(LETTERS)

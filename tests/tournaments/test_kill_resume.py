@@ -56,7 +56,9 @@ def test_a_tournament_survives_sigkill_and_plays_each_match_once(tmp_path: Path)
                                "and game_id is not null"))
     assert len(before) >= 2 and in_flight
     ids = ",".join(map(str, in_flight.values()))
-    assert _rows(db, f"select status from games where id in ({ids})") == [("running",)] * len(in_flight)
+    # Killed mid-game (or, at worst, between the game's end and the match's record of it).
+    statuses = {s for (s,) in _rows(db, f"select status from games where id in ({ids})")}
+    assert statuses and statuses <= {"running", "finished"}
 
     out = _run(db)
     assert "DONE 8 0" in out
