@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -72,7 +73,7 @@ class TransformersEmbedder:
         self._cache: dict[str, np.ndarray] = {}
 
     def _load(self) -> None:
-        hf_logging.disable_progress_bar()  # a chat bot's console is no place for loading bars
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a console is no place for loading bars
         folder = model_dir_for(self._name)
         self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self._model = AutoModel.from_pretrained(str(folder)).eval()
@@ -97,7 +98,8 @@ class TransformersEmbedder:
         if self._model is None:
             self._load()
         assert self._model is not None
-        return int(self._model.config.hidden_size)
+        config: Any = self._model.config  # a transformers config: typed as a module attribute
+        return int(config.hidden_size)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         assert self._model is not None and self._tokenizer is not None

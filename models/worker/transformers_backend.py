@@ -213,7 +213,7 @@ class TransformersBackend:
         torch_dtype = _DTYPES[dtype]
         if torch.device(device).type == "cpu":
             torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
-        hf_logging.disable_progress_bar()  # a chat bot's console is no place for loading bars
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a chat bot's console is no place for loading bars
         if spec == "default":
             folder = default_model.ensure_converted(cache_dir)
             tok = AutoTokenizer.from_pretrained(str(folder))

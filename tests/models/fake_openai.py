@@ -73,7 +73,8 @@ class FakeOpenAI:
     @web.middleware
     async def _record_auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.auth.append(request.headers.get("Authorization"))
-        return await handler(request)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     async def _other(self, request: web.Request) -> web.Response:
         self.requests.append((request.path, {}))

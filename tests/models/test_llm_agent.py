@@ -53,7 +53,9 @@ def state_at(game_id: str, variant: str, seats: int, seed: int, until: Callable[
         seat = min(g.to_act(s))
         for attempt in range(50):
             try:
-                s, _ = g.apply(s, seat, random_action(g.legal(s, seat), rng(seed, step, attempt)))
+                legal = g.legal(s, seat)
+                assert legal is not None
+                s, _ = g.apply(s, seat, random_action(legal, rng(seed, step, attempt)))
                 break
             except Exception:
                 continue
@@ -111,6 +113,7 @@ def test_no_prompt_holds_another_seats_secret(game_id: str, variant: str, seats:
                 break
             for seat in sorted(g.to_act(s)):
                 spec = g.legal(s, seat)
+                assert spec is not None
                 msgs, _, _ = agent.messages(g.observe(s, seat), spec)
                 text = "\n".join(m.content for m in msgs).lower()
                 for secret in secrets_hidden_from(g, s, seat):
@@ -119,7 +122,9 @@ def test_no_prompt_holds_another_seats_secret(game_id: str, variant: str, seats:
             seat = min(g.to_act(s))
             for attempt in range(50):
                 try:
-                    s, _ = g.apply(s, seat, random_action(g.legal(s, seat), rng(seed, step, attempt)))
+                    legal = g.legal(s, seat)
+                    assert legal is not None
+                    s, _ = g.apply(s, seat, random_action(legal, rng(seed, step, attempt)))
                     break
                 except Exception:
                     continue
@@ -385,7 +390,7 @@ def test_worked_example_precedes_the_request_unless_turned_off() -> None:
     g, s = state_at("chameleon", "classic", 4, 3, lambda g, s: s.phase.value == "clues")
     seat = min(g.to_act(s))
 
-    async def never(_: str):  # building prompts needs no model
+    async def never(_: str) -> Inference:  # building prompts needs no model
         raise AssertionError("no model call expected")
 
     with_example = agent_from_params(never, "default", {}, 1)
