@@ -37,24 +37,28 @@ class App:
 
 
 def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
-    """The agent registry: random always; llm and embed share clients through the pool."""
-    from models.agents.wiring import register_agents
+    """The agent registry from the settings: the built-in names, ``llm:openai`` when its URL is set, and the
+    operator's ``HUSHTABLE_AGENTS`` entries; llm and embed agents share clients through the pool (one per
+    configured endpoint and key). A bad entry stops the bot here, at start, not in a game."""
+    from models.agents.registry import build_registry
     from models.worker.embedding_backend import embedder_for
 
-    registry = AgentRegistry()
-
-    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
-    return registry
+    return build_registry(settings, pool.get, embedder_for)
 
 
 async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None) -> App:
     from models.client import ClientOptions, ClientPool
 
     settings = settings or Settings()
-    store = await Store.open(settings.database_url)
+    # The agents are checked before anything opens: a bad HUSHTABLE_AGENTS entry stops the start cleanly.
     pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device, dtype=settings.dtype,
                                     model_cache=str(settings.model_cache), openai_api_key=settings.openai_api_key))
-    registry = agents or build_agents(settings, pool)
+    try:
+        registry = agents or build_agents(settings, pool)
+    except Exception:
+        await pool.aclose()
+        raise
+    store = await Store.open(settings.database_url)
     ops = await start_ops(settings, store)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
     attach_sneak(service, store, client_for=pool.get)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
