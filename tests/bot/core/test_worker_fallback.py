@@ -54,7 +54,10 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
     pool = ClientPool(ClientOptions(http_timeout_s=2.0, http_retries=1))
     try:
         await wait_healthy(url)
-        registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url)])  # agents by configured name
+        # The paper-protocol agent (mode=plain): it needs its model for every move, so a dead worker
+        # must hand the turns to the fallback chain. (The strategic default would play on from its
+        # embedding candidates, tested in tests/models/test_strategic.py.)
+        registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url, {"mode": "plain"})])
         register_agents(registry, inference_for=pool.get, embedder_for=lambda name: None)  # embed unused here
         spec = "llm:worker"  # the operator configures this worker as an agent choice; players pick it by name
         service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10,
