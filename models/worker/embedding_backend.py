@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoModel, AutoTokenizer
+from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
 from models.bundled import BundledModelMissing, bundled_path
@@ -69,7 +69,7 @@ class TransformersEmbedder:
         self.max_length = max_length
         self._lock = threading.Lock()
         self._model: torch.nn.Module | None = None
-        self._tokenizer: object | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
         self._cache: dict[str, np.ndarray] = {}
 
     def _load(self) -> None:
@@ -103,7 +103,7 @@ class TransformersEmbedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         assert self._model is not None and self._tokenizer is not None
-        tok = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")  # type: ignore[operator]
+        tok = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         with torch.inference_mode():
             hidden = self._model(**tok).last_hidden_state
         mask = tok["attention_mask"].unsqueeze(-1).to(hidden.dtype)

@@ -104,9 +104,9 @@ def label_logprobs(
         index[key] = i
     found: dict[int, list[float]] = {}
     for tok, lp in top:
-        i = index.get(tok.strip())
-        if i is not None:
-            found.setdefault(i, []).append(lp)
+        hit = index.get(tok.strip())
+        if hit is not None:
+            found.setdefault(hit, []).append(lp)
     if not found:
         listed = ", ".join(repr(t) for t, _ in top[:10])
         raise InferenceError(f"none of the labels {list(labels)} is among the server's top tokens ({listed})")

@@ -17,9 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+# Results are dataclasses: `results` stamps the batch latency on each with dataclasses.replace.
+T = TypeVar("T", bound="DataclassInstance")
 
 
 class Slots(Generic[T]):
@@ -69,7 +73,7 @@ class Slots(Generic[T]):
             elif isinstance(r, Exception) or latency_s is None:
                 out.append(r)
             else:
-                out.append(replace(r, latency_s=latency_s))  # type: ignore[type-var]  # results are dataclasses
+                out.append(replace(r, latency_s=latency_s))
         return out
 
 

@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -41,6 +41,9 @@ from models.types import (
     ScoreRequest,
     messages_from_json,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance  # typing-only: every backend result is a dataclass
 
 log = logging.getLogger(__name__)
 
@@ -338,8 +341,8 @@ class _Reply(Exception):
         self.response = response
 
 
-def _result_json(result: object) -> dict[str, Any]:
-    d = dataclasses.asdict(result)  # type: ignore[arg-type]
+def _result_json(result: DataclassInstance) -> dict[str, Any]:
+    d = dataclasses.asdict(result)
     if "probs" in d:
         d["probs"] = list(d["probs"])
     return d

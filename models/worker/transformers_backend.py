@@ -40,11 +40,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
-from transformers.cache_utils import DynamicLayer
+from transformers.cache_utils import CacheLayerMixin, DynamicLayer
 from transformers.utils import logging as hf_logging
 
 from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
@@ -140,8 +140,12 @@ def _fork(cache: DynamicCache) -> DynamicCache:
 def _kv_bytes_per_token(cache: DynamicCache) -> int:
     total = 0
     for layer in cache.layers:
-        if layer.is_initialized and layer.keys.numel():
-            k, v = layer.keys, layer.values
+        # Only attention layers hold keys and values that grow per token; linear-attention
+        # state and transformers' DummyLayer (keys None) hold none.
+        if not isinstance(layer, CacheLayerMixin) or not layer.is_initialized:
+            continue
+        k, v = layer.keys, layer.values
+        if k is not None and v is not None and k.numel():
             total += (k[0, :, :1].numel() * k.element_size()) + (v[0, :, :1].numel() * v.element_size())
     return total
 
@@ -163,7 +167,7 @@ class TransformersBackend:
     ) -> None:
         self.model_id = model_id
         self.device = torch.device(device)
-        self.model = model.to(self.device).eval()
+        self.model = default_model.eval_mode(default_model.model_to(model, self.device))
         self.tokenizer = tokenizer
         self.prefix_cache_enabled = prefix_cache and prefix_cache_size > 0
         self.prefix_cache = PrefixCache(prefix_cache_size if self.prefix_cache_enabled else 0, min_prefix_tokens)
@@ -214,6 +218,7 @@ class TransformersBackend:
         if torch.device(device).type == "cpu":
             torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a chat bot's console is no place for loading bars
+        model: PreTrainedModel
         if spec == "default":
             folder = default_model.ensure_converted(cache_dir)
             tok = AutoTokenizer.from_pretrained(str(folder))
@@ -591,20 +596,19 @@ class TransformersBackend:
             logits, cache = res.logits, _out_cache(res)
         final: list[tuple[str, int]] = []
         for i, r in enumerate(reqs):
-            text = texts[i]
-            if text is None:
-                text = self._decode_text(out[i])
-                cut = _first_stop(text, r.stop) if r.stop else None
-                if cut is not None:
-                    text = text[:cut]
-            final.append((text, len(out[i])))
+            stopped = texts[i]
+            if stopped is None:
+                full = self._decode_text(out[i])
+                cut = _first_stop(full, r.stop) if r.stop else None
+                stopped = full[:cut] if cut is not None else full
+            final.append((stopped, len(out[i])))
         return final
 
 
 def _out_cache(out: Any) -> DynamicCache:
     # transformers 5.x outputs carry the cache as `cache`; older ones as `past_key_values`.
     cache = out.get("cache") if hasattr(out, "get") else None
-    return cache if cache is not None else out.past_key_values
+    return cast(DynamicCache, cache if cache is not None else out.past_key_values)
 
 
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:
