@@ -15,9 +15,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from games import text as _text
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 Seat = int
 """Seats are numbered 0..n-1 in table order. Names belong to the table, not the engine."""
@@ -349,13 +352,12 @@ def rng(seed: int, *salt: object) -> random.Random:
 
 # --------------------------------------------------------------------------- configs
 
-C = TypeVar("C")
+C = TypeVar("C", bound="DataclassInstance")
 
 
 def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
     """Build a frozen config dataclass from a mapping, refusing unknown keys with a clear message."""
-    # C is any dataclass type; typing cannot say "a dataclass" as a TypeVar bound here.
-    names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(raw) - set(names))
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
