@@ -24,7 +24,7 @@ from sqlmodel import col, select
 from storage.store import GameLog, Store
 from storage.tables import EvaluationRow, GameRow, GameStatus, utcnow
 
-_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]
+_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
 
 Key = tuple[int, int, int, str, str]
 """(game_id, action_seq, part, evaluator, settings digest)"""

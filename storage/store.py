@@ -91,6 +91,7 @@ from storage.tables import (
     GameStatus,
     InboundRow,
     SeatRow,
+    inserted_id,
     utcnow,
 )
 from storage.turnlog import TurnLog, agent_call_values
@@ -116,13 +117,13 @@ __all__ = [
     "plan_engine",
 ]
 
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]
-_seats: sa.Table = SeatRow.__table__  # type: ignore[attr-defined]
-_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]
-_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]
-_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]
-_deadlines: sa.Table = DeadlineRow.__table__  # type: ignore[attr-defined]
-_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]
+_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_seats: sa.Table = SeatRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_deadlines: sa.Table = DeadlineRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
 
 # Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
 # and no log line may carry a secret (issue 9.7), so they never log below WARNING.
@@ -255,7 +256,7 @@ class Store:
             if inbound_key is not None and not await self._claim(conn, inbound_key, None):
                 return None
             res = await conn.execute(sa.insert(_games).values(values))
-            game_id = int(res.inserted_primary_key[0])  # type: ignore[index]
+            game_id = inserted_id(res)
             if inbound_key is not None:
                 await conn.execute(sa.update(_inbound).where(_inbound.c.key == inbound_key).values(game_id=game_id))
             return game_id
@@ -585,7 +586,7 @@ class Store:
                     game_id=game_id, seat=seat, due_at=due_at, state=DeadlineState.PENDING.value, created_at=utcnow()
                 )
             )
-            return int(res.inserted_primary_key[0])  # type: ignore[index]
+            return inserted_id(res)
 
     async def clear_deadlines(self, game_id: int, seat: int | None = None) -> int:
         """Cancel pending deadlines of a game (or one seat of it); returns how many."""
@@ -639,7 +640,7 @@ class Store:
                     game_id=game_id, action_seq=action_seq, evaluator=evaluator, metric=dict(metric), created_at=utcnow()
                 )
             )
-            return int(res.inserted_primary_key[0])  # type: ignore[index]
+            return inserted_id(res)
 
     async def evaluations(self, game_id: int) -> list[EvaluationRow]:
         async with self._read() as s:

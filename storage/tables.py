@@ -69,6 +69,18 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The integer key of the one row a single-row INSERT just wrote.
+
+    SQLAlchemy types ``inserted_primary_key`` as optional (it is None after an
+    executemany or a statement that is no INSERT); that would be a bug here.
+    """
+    key = result.inserted_primary_key
+    if key is None or key[0] is None:
+        raise RuntimeError("the INSERT reported no primary key (not a single-row INSERT?)")
+    return int(key[0])
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """A timestamp that goes in and comes out as aware UTC.
 

@@ -32,14 +32,15 @@ from storage.tables import (
     TournamentRatingRow,
     TournamentRow,
     TournamentStatus,
+    inserted_id,
     utcnow,
 )
 
-_tournaments: sa.Table = TournamentRow.__table__  # type: ignore[attr-defined]
-_matches: sa.Table = TournamentMatchRow.__table__  # type: ignore[attr-defined]
-_ratings: sa.Table = TournamentRatingRow.__table__  # type: ignore[attr-defined]
-_leases: sa.Table = SchedulerLeaseRow.__table__  # type: ignore[attr-defined]
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]
+_tournaments: sa.Table = TournamentRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_matches: sa.Table = TournamentMatchRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_ratings: sa.Table = TournamentRatingRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_leases: sa.Table = SchedulerLeaseRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ async def create_tournament(
                 platform=platform, place=place, status_message=None, created_by=created_by, created_at=utcnow(),
             )
         )
-        tid = int(res.inserted_primary_key[0])  # type: ignore[index]
+        tid = inserted_id(res)
         if matches:
             await conn.execute(
                 sa.insert(_matches),

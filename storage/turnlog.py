@@ -27,11 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
 from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, InboundRow, utcnow
 
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]
-_actions: sa.Table = ActionRow.__table__  # type: ignore[attr-defined]
-_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]
-_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]
-_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]
+_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_actions: sa.Table = ActionRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
 
 MAX_GROUP = 256  # turns committed in one transaction at most
 
