@@ -155,11 +155,10 @@ async def run_slack(service: ServicePort, settings: Settings, *, start_service: 
 
             handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
             log.info("Slack Socket Mode connecting")
-            # slack_bolt's socket-mode handler carries no annotations: these two calls are untyped.
             try:
-                await handler.start_async()  # type: ignore[no-untyped-call]
+                await handler.start_async()  # type: ignore[no-untyped-call]  # slack_bolt's socket-mode handler is unannotated
             finally:
-                await handler.close_async()  # type: ignore[no-untyped-call]
+                await handler.close_async()  # type: ignore[no-untyped-call]  # slack_bolt's socket-mode handler is unannotated
     finally:
         await bot.idle()
         if start_service:
