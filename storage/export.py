@@ -49,8 +49,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
-from storage.export_secret import export_secret
 from storage.evaluations import evaluations_json
+from storage.export_secret import export_secret
 from storage.store import GameLog, Store
 from storage.tables import ENDED, AgentCallRow
 
