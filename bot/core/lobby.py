@@ -118,7 +118,7 @@ class Lobbies:
             if await self.store.lobby_at(cmd.place.platform, cmd.place.key) is not None:
                 raise Refused("There is already a table here. Join it, or ask its host to abort it.")
             seats = () if args.spectate else (LobbySeat(SeatKind.HUMAN, user=cmd.user),)
-            lobby = Lobby(host=cmd.user, seats=seats, deadline_s=deadline)
+            lobby = Lobby(host=cmd.user, seats=seats, deadline_s=deadline, sneak_report=args.sneak_report)
             gid = await self.store.create_game(
                 game=engine.id, variant=cfg.variant, config=config_to_dict(cfg), platform=cmd.place.platform,
                 place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby.to_json(),
