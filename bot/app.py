@@ -61,7 +61,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     store = await Store.open(settings.database_url)
     ops = await start_ops(settings, store)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
-    attach_sneak(service, store, client_for=pool.get)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
+    attach_sneak(service, store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
     return App(settings, store, service, pool, ops)
 
 

@@ -108,16 +108,12 @@ def _owners(engine: Game, cfg: Any, n: int, seed: int, pt: Playthrough) -> list[
 
 
 def _options(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for p in pairs:
-        key, sep, raw = p.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"option {p!r} must be KEY=VALUE")
-        try:
-            out[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key.strip()] = raw
-    return out
+    from bot.core.intake import IntakeError, operator_options
+
+    try:
+        return operator_options(pairs)
+    except IntakeError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 @app.command()

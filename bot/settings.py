@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 
+    # SNEAK clue reports in chat: the evaluators that score each game's clues (operator specs, never from chat)
+    sneak_evaluators: str = "embed:minilm,llm:default"
+
     # admins
     admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)
     # Discord roles, by id, whose members are admins of their server like Manage Server (a role *name* never counts).
@@ -78,6 +81,10 @@ class Settings(BaseSettings):
     @property
     def agent_list(self) -> list[str]:
         return [a.strip() for a in self.agent_choices.split(",") if a.strip()]
+
+    @property
+    def sneak_evaluator_list(self) -> list[str]:
+        return [e.strip() for e in self.sneak_evaluators.split(",") if e.strip()]
 
     @property
     def admins(self) -> frozenset[str]:

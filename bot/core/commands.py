@@ -47,6 +47,7 @@ class CreateArgs:
     options: Mapping[str, Any]
     deadline_s: float | None  # None: the operator's default
     spectate: bool  # an AI-only table: the host watches
+    sneak_report: bool = False  # a table setting, not a rule: kept in the lobby, never handed to the engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,10 @@ def check_deadline(raw: object) -> float:
     return value
 
 
+SNEAK_REPORT = "sneak_report"
+"""The table option that asks for the SNEAK clue report after a Who-is-Spy or Decrypto game."""
+
+
 def check_options(raw: object) -> dict[str, Any]:
     """Game options as plain JSON values; the engine's ``make_config`` checks their meaning."""
     if raw is None:
@@ -190,8 +195,12 @@ def parse_args(cmd: Command, *, max_text_chars: int) -> Args:
             if game is None:
                 raise Refused("Name a game to play.")
             deadline = a.get("deadline_s")
-            return CreateArgs(game, _text(a.get("variant"), "The variant"), check_options(a.get("options")),
-                              None if deadline is None else check_deadline(deadline), bool(a.get("spectate")))
+            options = check_options(a.get("options"))
+            report = options.pop(SNEAK_REPORT, False)
+            if not isinstance(report, bool):
+                raise Refused(f"{SNEAK_REPORT} is yes or no.")
+            return CreateArgs(game, _text(a.get("variant"), "The variant"), options,
+                              None if deadline is None else check_deadline(deadline), bool(a.get("spectate")), report)
         case CommandKind.ADD_AI:
             count = 1 if a.get("count") in (None, "") else whole(a.get("count"), "The number of AI seats", 0)
             if not 1 <= count <= MAX_AI_AT_ONCE:

@@ -20,6 +20,7 @@ intake; this module only produces the raw ``Command.args`` uniformly.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -138,6 +139,21 @@ def parse_options(tokens: str | Iterable[str] | None) -> dict[str, Any]:
         if key in out:
             raise IntakeError(f"`{key}` is given twice.")
         out[key] = value
+    return out
+
+
+def operator_options(pairs: Iterable[str]) -> dict[str, Any]:
+    """Command-line options of the operator (``-o key=value``): a value is JSON when it parses (so a whole
+    deal can be given), else the text as typed. Raises `IntakeError` naming a pair without ``=``."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise IntakeError(f"option {pair!r} must be KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
     return out
 
 

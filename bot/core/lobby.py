@@ -76,16 +76,21 @@ class Lobbies:
         engine = game_registry.get(row.game)
         return engine.seat_range(engine.config_from_dict(row.config))
 
+    async def _still_a_lobby(self, game_id: int) -> GameRow:
+        """The game's row read afresh under its lock; Refused once it has started or closed."""
+        fresh = await self.store.game(game_id)
+        assert fresh is not None
+        if fresh.status != GameStatus.LOBBY:
+            raise Refused("That table has already started." if fresh.status == GameStatus.RUNNING
+                          else "That table is closed.")
+        return fresh
+
     async def _edit(self, cmd: Command, game_id: int | None, mutate: Callable[[GameRow, Lobby], tuple[Lobby, str]],
                     ) -> Reply:
         row = await self.find_row(cmd, game_id)
         assert row.id is not None
         async with self.lock_for(row.id):
-            fresh = await self.store.game(row.id)
-            assert fresh is not None
-            if fresh.status != GameStatus.LOBBY:
-                raise Refused("That table has already started." if fresh.status == GameStatus.RUNNING
-                              else "That table is closed.")
+            fresh = await self._still_a_lobby(row.id)
             lobby, text = mutate(fresh, Lobby.of(fresh))
             if not await self.store.update_lobby(row.id, lobby.to_json(), host=lobby.host.key,
                                                  inbound_key=_key(cmd)):
@@ -113,7 +118,7 @@ class Lobbies:
             if await self.store.lobby_at(cmd.place.platform, cmd.place.key) is not None:
                 raise Refused("There is already a table here. Join it, or ask its host to abort it.")
             seats = () if args.spectate else (LobbySeat(SeatKind.HUMAN, user=cmd.user),)
-            lobby = Lobby(host=cmd.user, seats=seats, deadline_s=deadline)
+            lobby = Lobby(host=cmd.user, seats=seats, deadline_s=deadline, sneak_report=args.sneak_report)
             gid = await self.store.create_game(
                 game=engine.id, variant=cfg.variant, config=config_to_dict(cfg), platform=cmd.place.platform,
                 place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby.to_json(),
@@ -249,11 +254,7 @@ class Lobbies:
             raise Refused("Only the host can start the game.")
         assert row.id is not None
         async with self.lock_for(row.id):
-            fresh = await self.store.game(row.id)
-            assert fresh is not None
-            if fresh.status != GameStatus.LOBBY:
-                raise Refused("That table has already started." if fresh.status == GameStatus.RUNNING
-                              else "That table is closed.")
+            fresh = await self._still_a_lobby(row.id)
             engine = game_registry.get(fresh.game)
             cfg = engine.config_from_dict(fresh.config)
             lo, hi = engine.seat_range(cfg)

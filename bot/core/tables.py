@@ -70,6 +70,7 @@ class Lobby:
     card: MessageRef | None = None
     thread: str | None = None
     quiet: bool = False  # an AI-only table nobody watches: nothing is posted
+    sneak_report: bool = False  # post the SNEAK clue report after a Who-is-Spy or Decrypto game (Chameleon: always)
 
     @property
     def humans(self) -> list[LobbySeat]:
@@ -81,7 +82,8 @@ class Lobby:
     def to_json(self) -> dict[str, Any]:
         card = {"channel": self.card.channel, "message_id": self.card.message_id} if self.card else None
         return {"host": user_json(self.host), "seats": [s.to_json() for s in self.seats],
-                "deadline_s": self.deadline_s, "card": card, "thread": self.thread, "quiet": self.quiet}
+                "deadline_s": self.deadline_s, "card": card, "thread": self.thread, "quiet": self.quiet,
+                "sneak_report": self.sneak_report}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], platform: str) -> Lobby:
@@ -93,6 +95,7 @@ class Lobby:
             card=MessageRef(platform, str(card["channel"]), str(card["message_id"])) if card else None,
             thread=raw.get("thread"),
             quiet=bool(raw.get("quiet")),
+            sneak_report=bool(raw.get("sneak_report")),
         )
 
     @classmethod

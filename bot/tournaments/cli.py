@@ -9,12 +9,13 @@ scheduled tournament is run by the bot process that holds the scheduler's lease.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+
+from bot.core.intake import IntakeError, operator_options
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="AI-only tournaments: create, run, schedule, list, leaderboard.")
@@ -76,15 +77,10 @@ def create(
     from bot.tournaments import manage
     from storage import tournaments as repo
 
-    options = {}
-    for p in option:
-        key, sep, raw = p.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"option {p!r} must be KEY=VALUE")
-        try:
-            options[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key.strip()] = raw
+    try:
+        options = operator_options(option)
+    except IntakeError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
     async def work(service: Any) -> str:
         tid = await manage.create(service, tenant=tenant, game=game, entrants=entrant or service.agent_choices(),

@@ -156,9 +156,8 @@ class SneakReporter:
     def wanted(self, row: GameRow) -> bool:
         if row.game in ALWAYS:
             return True
-        lobby = row.lobby or {}
-        flag = lobby.get(REPORT_OPTION, (lobby.get("options") or {}).get(REPORT_OPTION))
-        return row.game in OPTIONAL and flag in (True, "true", "1", "yes", "on")
+        # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
+        return row.game in OPTIONAL and (row.lobby or {}).get(REPORT_OPTION) is True
 
     async def report(self, game_id: int) -> str | None:
         row = await self.store.game(game_id)

@@ -73,3 +73,29 @@ async def test_player_averages_against_the_agents(tmp_path: Path) -> None:
     finally:
         await h.service.stop()
         await h.store.aclose()
+
+
+async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: Path) -> None:
+    from bot.core.messages import Command, CommandKind, UserRef
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        attach_sneak(h.service, h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"])
+        host = UserRef("memory", "1", "Host")
+        refused = await h.service.handle(Command(CommandKind.CREATE, host, HERE,
+                                                 {"game": "spy", "options": {"sneak_report": "maybe"}}, "r0"))
+        assert not refused.ok and "sneak_report is yes or no" in refused.text
+        created = await h.service.handle(Command(CommandKind.CREATE, host, HERE,
+                                                 {"game": "spy", "spectate": True, "options": {"sneak_report": True}}, "r1"))
+        assert created.ok, created.text
+        assert (await h.service.handle(Command(CommandKind.ADD_AI, host, HERE, {"agent": "random", "count": 4}, "r2"))).ok
+        assert (await h.service.handle(Command(CommandKind.START, host, HERE, {"seed": 3}, "r3"))).ok
+        gid = next(iter(h.service.tables))
+        assert (await h.store.game(gid)).lobby["sneak_report"] is True  # kept by the table, not the rules
+        assert await h.service.wait_finished(gid) is not None
+        await h.service.wait_idle(timeout=120)
+        texts = [s.message.text for s in h.platform.public()]
+        assert any(t.startswith("SNEAK clue report") for t in texts)
+    finally:
+        await h.service.stop()
+        await h.store.aclose()

@@ -93,3 +93,12 @@ def test_a_dm_reaches_its_platforms_tables_only() -> None:
     assert intake.reaches(dm, "discord:123") and not intake.reaches(dm, "slack:T1") and not intake.reaches(dm, "console")
     guild = intake.Origin(UserRef("discord", "9"), Place("discord", "C1"), "discord:123").command(CommandKind.SHOW)
     assert intake.reaches(guild, "discord:123") and not intake.reaches(guild, "discord:456")
+
+
+def test_operator_options_take_json_values_and_name_a_bad_pair() -> None:
+    from bot.core.intake import IntakeError, operator_options
+
+    got = operator_options(["seats=5", 'deal={"secret": "Bee"}', "name=nightly run", "blank=true"])
+    assert got == {"seats": 5, "deal": {"secret": "Bee"}, "name": "nightly run", "blank": True}
+    with pytest.raises(IntakeError, match="'seats5' must be KEY=VALUE"):
+        operator_options(["seats5"])
