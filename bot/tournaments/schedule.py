@@ -1,4 +1,4 @@
-"""Scheduled tournaments: APScheduler 3.11 with its jobs kept in the project database.
+"""Scheduled tournaments: APScheduler 3.11 with persistent jobs beside the project database.
 
 A scheduled tournament is a template: each time its cron trigger fires, a fresh
 tournament is created from it (same game, entrants and format; a new seed), run, and
@@ -7,8 +7,14 @@ its leaderboard posted where the template was created.
 Choices, deliberately:
 
 - ``AsyncIOScheduler`` with its asyncio executor (an ``async def`` job on a thread
-  pool would never be awaited), ``SQLAlchemyJobStore`` on the project database
-  through a *synchronous* URL (``sync_url``): jobs survive restarts.
+  pool would never be awaited), ``SQLAlchemyJobStore`` through a *synchronous* URL
+  (``sync_url``): jobs survive restarts. On PostgreSQL that is the project database.
+  On SQLite it is a file of its own beside it (``hushtable.db`` → ``hushtable.db.scheduler``):
+  the job store writes synchronously on the event loop's thread, so sharing the one
+  SQLite write lock with the bot's async transactions (which hold it across awaits)
+  could stall the loop for the whole busy timeout. Nothing is lost with that file:
+  the schedules themselves live on the tournament rows, and the lease holder rebuilds
+  the jobs from them.
 - Jobs are the module-level ``run_scheduled(tournament_id)`` (pickled by reference,
   plain argument). It reaches the running bot through ``_runtime``, the one bridge
   APScheduler's pickled jobs leave us, set while this process holds the lease.
@@ -75,7 +81,8 @@ def sync_url(database_url: str) -> str:
     if plan.is_sqlite:
         if plan.in_memory:
             raise ValueError("scheduled tournaments need a database file or server, not an in-memory database")
-        return str(plan.url.set(drivername="sqlite"))
+        assert plan.url.database is not None
+        return str(plan.url.set(drivername="sqlite", database=f"{plan.url.database}.scheduler"))
     if plan.backend == "postgresql":
         # APScheduler 3 cannot use asyncpg; psycopg (3) is SQLAlchemy's synchronous Postgres driver.
         return make_url(plan.url).set(drivername="postgresql+psycopg").render_as_string(hide_password=False)

@@ -125,3 +125,10 @@ async def test_two_schedulers_on_one_database_run_a_job_once(tmp_path: Path) -> 
 
 async def _true(x: bool) -> bool:
     return x
+
+
+def test_the_job_store_url_keeps_sqlite_jobs_beside_the_log() -> None:
+    # SQLite: a file of its own (a synchronous writer on the loop must not share the log's write lock).
+    assert sync_url("sqlite+aiosqlite:////data/hushtable.db") == "sqlite:////data/hushtable.db.scheduler"
+    # PostgreSQL: the project database itself, through the synchronous driver.
+    assert sync_url("postgresql+asyncpg://u:p@db/hushtable") == "postgresql+psycopg://u:p@db/hushtable"
