@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -50,6 +51,15 @@ def test_ctrl_c_says_bye_and_exits_zero_and_logs_stay_off_screen(tmp_path: Path)
     start_chameleon(child)
     child.expect("Ann> ")
     screen = child.before
+    log_file = tmp_path / ".hushtable" / "logs" / "console.log"
+    deadline = time.monotonic() + 90
+    while "WARNING" not in (log_file.read_text() if log_file.exists() else ""):
+        # Ann may be first to give a clue: then the AI seats (and their failures) come after her move.
+        assert time.monotonic() < deadline, "no AI seat moved"
+        if child.expect(["Ann> ", pexpect.TIMEOUT], timeout=2) == 0:
+            screen += child.before
+        child.sendline("thing")
+        screen += child.before or ""
     child.sendintr()
     child.expect("Bye.", timeout=10)
     child.expect(pexpect.EOF, timeout=10)
