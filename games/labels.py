@@ -78,3 +78,12 @@ def fill_spec(spec: ActionSpec, names: Sequence[str] | Mapping[Seat, str] | None
     return dataclasses.replace(
         spec, prompt=fill_labels(spec.prompt, names), fields=tuple(fill_labels(f, names) for f in spec.fields)
     )
+
+
+def human_list(items: Sequence[str], empty: str = "nobody") -> str:
+    """``["A"]`` -> "A"; ``["A", "B", "C"]`` -> "A, B and C" (the one way every list of names is written)."""
+    if not items:
+        return empty
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -87,7 +87,7 @@ from games.base import (
     visible,
     whole_number,
 )
-from games.labels import fill_labels, seat_ref
+from games.labels import fill_labels, human_list, seat_ref
 from games.text import mentions_secret, same_words
 from games.vote import ABSTAIN, Ballot
 
@@ -893,7 +893,7 @@ class SpyGame:
             ]
             return "The votes: " + "; ".join(parts) + "."
         if k == "tie":
-            tied = " and ".join(n(x) for x in d["tied"])
+            tied = human_list([n(x) for x in d["tied"]])
             return f"Tie between {tied}" + (": a run-off decides." if d["runoff"] else ".")
         if k == "no_elimination":
             return "Nobody received a vote; nobody is eliminated." if d["reason"] == "no votes" else "Still tied; nobody is eliminated this round."

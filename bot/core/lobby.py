@@ -23,6 +23,7 @@ from bot.core.tables import Lobby, LobbySeat, Table, seat_roster
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import ConfigError, Game, config_to_dict
+from games.labels import human_list
 from storage.store import EventRecord, SeatRecord, Store
 from storage.tables import GameRow, GameStatus, SeatKind
 
@@ -336,7 +337,7 @@ class Lobbies:
         table = self.tables.get(row.id)
         if table is None:
             return Reply(f"Game #{row.id} is {row.status}.")
-        waiting = render.human_list([table.seats[s].name for s in sorted(table.acting())])
+        waiting = human_list([table.seats[s].name for s in sorted(table.acting())])
         phase = getattr(getattr(table.state, "phase", None), "value", "")
         return Reply(f"Game #{row.id}: {table.engine.id} ({table.cfg.variant}), phase {phase}. Waiting for: {waiting}.")
 

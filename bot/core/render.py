@@ -14,7 +14,7 @@ from bot.core import codec
 from bot.core.messages import Button, Form, Outgoing, Style
 from bot.core.tables import Lobby, Table
 from games.base import Choice, Event, Seat, Text
-from games.labels import fill_labels
+from games.labels import fill_labels, human_list
 from storage.tables import SeatKind
 
 MAX_SELECT_BUTTONS = 5  # more options than this render as a select menu
@@ -23,15 +23,6 @@ MAX_SELECT_BUTTONS = 5  # more options than this render as a select menu
 def label(text: str, names: Sequence[str]) -> str:
     """Engine text with each seat token replaced by that seat's display name (one pass)."""
     return fill_labels(text, names)
-
-
-def human_list(items: Sequence[str], empty: str = "nobody") -> str:
-    """``["A"]`` → "A"; ``["A", "B", "C"]`` → "A, B and C"."""
-    if not items:
-        return empty
-    if len(items) == 1:
-        return items[0]
-    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def prompt_message(table: Table, seat: Seat, spec: Choice | Text, *, text_replies: bool) -> Outgoing:

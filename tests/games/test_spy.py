@@ -562,3 +562,10 @@ def test_random_play_ends_for_every_setup() -> None:
 
 
 # --------------------------------------------------------------------------- golden transcripts
+
+
+def test_a_three_way_tie_reads_as_a_list() -> None:
+    from games.base import Event
+
+    text = GAME.text(Event("tie", {"tied": [0, 2, 3], "runoff": True}, PUBLIC), ["Alice", "AI-2", "AI-3", "AI-4"])
+    assert text == "Tie between Alice, AI-3 and AI-4: a run-off decides."
