@@ -232,7 +232,7 @@ def doctor(
     url = database or Settings().database_url
 
     async def go() -> list[str]:
-        store = await Store.open(url, create=False)
+        store = await Store.open(url, create=False, must_exist=True)
         try:
             lines = [f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} place={r.platform}:{r.place} "
                      f"broken: {r.status_reason or 'no reason saved'}"

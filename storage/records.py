@@ -25,6 +25,11 @@ class DatabaseReadOnly(RuntimeError):
     """The database accepts no writes (a read-only file or role)."""
 
 
+class DatabaseMissing(FileNotFoundError):
+    """A command that needs an existing log was pointed at a SQLite file that is not there
+    (opening it would silently create an empty one)."""
+
+
 class SchemaOutOfDate(RuntimeError):
     """``Store.open(..., create=False)`` found a database not at the newest migration."""
 

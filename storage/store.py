@@ -71,6 +71,7 @@ from storage.engine import (
 from storage.records import (
     ActionRecord,
     AgentCallRecord,
+    DatabaseMissing,
     DatabaseReadOnly,
     EventRecord,
     GameLog,
@@ -101,6 +102,7 @@ __all__ = [
     "SQLITE_PRAGMAS",
     "ActionRecord",
     "AgentCallRecord",
+    "DatabaseMissing",
     "DatabaseReadOnly",
     "EnginePlan",
     "EventRecord",
@@ -157,12 +159,18 @@ class Store:
     # ------------------------------------------------------------------ lifecycle
 
     @classmethod
-    async def open(cls, url: str | URL, *, create: bool = True) -> Store:
-        """Connect and bring the schema to the newest migration (``create=False``: only check it is)."""
+    async def open(cls, url: str | URL, *, create: bool = True, must_exist: bool = False) -> Store:
+        """Connect and bring the schema to the newest migration (``create=False``: only check it is).
+
+        ``must_exist``: a missing SQLite file raises `DatabaseMissing` instead of becoming a new,
+        empty log (commands that read a log, such as ``export`` or ``doctor``, use it)."""
         plan = plan_engine(url)
         quiet_driver_logs()
         if plan.is_sqlite and not plan.in_memory and plan.url.database:
-            Path(plan.url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            path = Path(plan.url.database).expanduser()
+            if must_exist and not path.is_file():
+                raise DatabaseMissing(f"no database at {path} (set HUSHTABLE_DATABASE_URL or pass --database)")
+            path.parent.mkdir(parents=True, exist_ok=True)
         store = cls(make_engine(plan), plan)
         try:
             if create:

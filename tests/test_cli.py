@@ -97,3 +97,11 @@ def test_version_flag_and_command_agree() -> None:
     flag, cmd = runner.invoke(app, ["--version"]), runner.invoke(app, ["version"])
     assert flag.exit_code == 0 and cmd.exit_code == 0
     assert flag.output == cmd.output == f"hushtable {version('hushtable')}\n"
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["sneak", "report"], ["sneak", "score"], ["stats"], ["export"]])
+def test_reading_commands_never_create_a_missing_database(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "nope.db"
+    out = runner.invoke(app, [*command, "--database", f"sqlite:///{db}"])
+    assert out.exit_code != 0 and "no database at" in out.output
+    assert not db.exists()

@@ -19,7 +19,7 @@ from typing import Any
 import games
 from games.base import Action, ConfigError, Event, config_to_dict
 from games.record import Record, RecordError, replay_record
-from storage.store import ActionRecord, EventRecord, GameLog, SeatRecord, Store, plan_engine
+from storage.store import ActionRecord, DatabaseMissing, EventRecord, GameLog, SeatRecord, Store, plan_engine
 from storage.tables import ActionSource, GameStatus
 
 IMPORT_PLATFORM = "import"
@@ -27,16 +27,11 @@ IMPORT_HOST = "import"
 RULES_VERSION = "1"  # the version a live table logs (bot.core.service.RULES_VERSION)
 
 
-class MissingDatabase(FileNotFoundError):
-    """A read-only command was pointed at a database file that does not exist."""
+MissingDatabase = DatabaseMissing  # the name this module's callers know
 
 
 def database_problem(url: str) -> str | None:
-    """Why ``url`` is no database to read from (a SQLite file that is not there), or None.
-
-    Opening a missing SQLite file would create an empty one: commands that only
-    read must say so instead.
-    """
+    """Why ``url`` is no database to read from (a SQLite file that is not there), or None."""
     plan = plan_engine(url)
     if plan.is_sqlite and not plan.in_memory and plan.url.database:
         path = Path(plan.url.database).expanduser()
@@ -46,11 +41,8 @@ def database_problem(url: str) -> str | None:
 
 
 async def open_existing(url: str) -> Store:
-    """Open a database that must already exist; raises MissingDatabase otherwise."""
-    problem = database_problem(url)
-    if problem is not None:
-        raise MissingDatabase(problem)
-    return await Store.open(url)
+    """Open a database that must already exist; raises DatabaseMissing otherwise."""
+    return await Store.open(url, must_exist=True)
 
 
 # --------------------------------------------------------------------------- reading

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 
@@ -81,6 +81,20 @@ def _tables(title: str, rows: list[Row], group: str, order: Callable[[str], Any]
     return render(rows, title=title, group_name=group, order=order) if rows else f"{title}\n(no evaluations)"
 
 
+T = TypeVar("T")
+
+
+def _run_on_log(work: Coroutine[Any, Any, T]) -> T:
+    """Run a command that reads the log; a missing database is a clear error, not a traceback."""
+    from storage.store import DatabaseMissing
+
+    try:
+        return asyncio.run(work)
+    except DatabaseMissing as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 @app.command()
 def score(
     game: int | None = typer.Option(None, "--game", help="Only this game id."),
@@ -98,7 +112,7 @@ def score(
     embedder_for = _embedder_for()
 
     async def go() -> None:
-        store = await Store.open(database or settings.database_url)
+        store = await Store.open(database or settings.database_url, must_exist=True)
         pool = _pool(settings)
         try:
             try:
@@ -120,7 +134,7 @@ def score(
             await pool.aclose()
             await store.aclose()
 
-    asyncio.run(go())
+    _run_on_log(go())
 
 
 def write_bench(res: BenchResult, out: Path) -> list[Path]:
@@ -201,13 +215,13 @@ def report(
     settings = _settings()
 
     async def go() -> Any:
-        store = await Store.open(database or settings.database_url)
+        store = await Store.open(database or settings.database_url, must_exist=True)
         try:
             return await live_summary(store, secret=_secret(store, settings), since=since)
         finally:
             await store.aclose()
 
-    summary = asyncio.run(go())
+    summary = _run_on_log(go())
     text = "\n\n".join([_tables("By player (humans by pseudonym, agents by spec)", summary.by_player, "Player"),
                         _tables("By game", summary.by_game, "Game"), _tables("By role", summary.by_role, "Role")])
     typer.echo(text)
