@@ -6,13 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
 import random
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,8 +22,8 @@ from models.agents import AgentRegistry
 from storage.engine import make_engine
 from storage.export import export_games
 from storage.store import Store
+from tests.bot.core import crash_worker
 
-ROOT = Path(__file__).resolve().parents[2]
 HOST = UserRef("memory", "1", "Host")
 GAMES = [("decrypto", "benchmark", 3), ("spy", "classic", 5), ("chameleon", "classic", 4)]
 
@@ -118,26 +112,7 @@ class Probe:
 
 def run_worker(url: str, probe: Probe, kill_after_actions: int | None = None, timeout: float = 180) -> bool:
     """tests/bot/core/crash_worker.py on this database; SIGKILLed once that many actions are logged."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while proc.poll() is None:
-            if time.monotonic() > deadline:
-                raise AssertionError("the worker hung")
-            if kill_after_actions is not None and probe.actions() >= kill_after_actions:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return False
-            time.sleep(0.005)
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err
-        assert "ALL DONE" in out
-        return True
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    return crash_worker.run(url, probe.actions, kill_after_actions, timeout)
 
 
 @pytest.fixture

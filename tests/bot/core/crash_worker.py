@@ -7,7 +7,13 @@ whole script again after a crash only does what had not been done yet.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
@@ -38,6 +44,34 @@ async def main(url: str) -> None:
     print("ALL DONE", flush=True)
     await service.stop()
     await store.aclose()
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def run(url: str, count_actions: Callable[[], int], kill_after_actions: int | None = None, timeout: float = 180) -> bool:
+    """Run this module's scripted games on ``url`` in a child process; with ``kill_after_actions``,
+    SIGKILL it once ``count_actions()`` reaches that many. True when the child finished by itself."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError("the worker hung")
+            if kill_after_actions is not None and count_actions() >= kill_after_actions:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return False
+            time.sleep(0.002)
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err
+        assert "ALL DONE" in out
+        return True
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":

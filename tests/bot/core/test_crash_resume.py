@@ -3,43 +3,19 @@ finish the games, and compare the logs with an uninterrupted run of the same see
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.bot.core import crash_worker
 
 
 def run_worker(db: Path, kill_after_actions: int | None = None, timeout: float = 120) -> bool:
-    """Run the scripted games; with ``kill_after_actions``, SIGKILL once that many actions are logged.
-    Returns True when the process finished by itself."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", f"sqlite+aiosqlite:///{db}"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while proc.poll() is None:
-            if time.monotonic() > deadline:
-                raise AssertionError("the worker hung")
-            if kill_after_actions is not None and db.exists() and count_actions(db) >= kill_after_actions:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return False
-            time.sleep(0.002)
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err
-        assert "ALL DONE" in out
-        return True
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    """The scripted games on this SQLite file; SIGKILLed once that many actions are logged."""
+    return crash_worker.run(f"sqlite+aiosqlite:///{db}", lambda: count_actions(db) if db.exists() else 0,
+                            kill_after_actions, timeout)
 
 
 def count_actions(db: Path) -> int:
