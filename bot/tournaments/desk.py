@@ -11,11 +11,12 @@ platform's ``BoardPoster``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol
 
 from bot.core.intake import Origin
 from bot.core.messages import Place
@@ -30,6 +31,7 @@ from storage.tables import MatchStatus, TournamentRow, TournamentStatus
 log = logging.getLogger(__name__)
 
 NOT_ADMIN = "Only server admins can manage tournaments."
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,24 @@ class BoardPoster(Protocol):
     """A platform's way to post a leaderboard with its chart attached to a place."""
 
     async def post_board(self, place: Place, text: str, png: bytes, filename: str) -> None: ...
+
+
+def _desk_command(
+    fn: Callable[Concatenate[TournamentDesk, Origin, P], Coroutine[Any, Any, DeskReply]],
+) -> Callable[Concatenate[TournamentDesk, Origin, P], Coroutine[Any, Any, DeskReply]]:
+    """A chat command of the desk: admins of the tenant only, and a refused tournament
+    operation (`manage.TournamentError`) is the reply, never an exception."""
+
+    async def command(self: TournamentDesk, o: Origin, *args: P.args, **kwargs: P.kwargs) -> DeskReply:
+        if not self.is_admin(o):
+            return DeskReply(NOT_ADMIN, ok=False)
+        try:
+            return await fn(self, o, *args, **kwargs)
+        except manage.TournamentError as exc:
+            return DeskReply(str(exc), ok=False)
+
+    functools.update_wrapper(command, fn)  # a statement, not @wraps: mypy loses the ParamSpec through _Wrapped
+    return command
 
 
 class TournamentDesk:
@@ -79,57 +99,45 @@ class TournamentDesk:
 
     # ------------------------------------------------------------------ commands
 
+    @_desk_command
     async def create(self, o: Origin, *, game: str, variant: str | None = None, entrants: list[str] | None = None,
                      fmt: str = Format.ROUND_ROBIN.value, seats: int | None = None, games: int = 1,
                      duplicate: bool = True, name: str = "", schedule: str | None = None,
                      spectate: bool = False, options: Mapping[str, Any] | None = None) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
-        try:
-            tid = await manage.create(
-                self.service, tenant=o.tenant, game=game, variant=variant, entrants=entrants or self.entrant_choices(),
-                options=options, fmt=fmt, seats=seats, games_per_pairing=games, duplicate=duplicate, name=name,
-                schedule=schedule, spectate=spectate, platform=o.place.platform, place=o.place.key,
-                created_by=o.user.key)
-            t = await manage.get(self.service, o.tenant, tid)
-            if schedule and self.scheduler is not None:
-                await self.scheduler.sync_jobs()
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+        tid = await manage.create(
+            self.service, tenant=o.tenant, game=game, variant=variant, entrants=entrants or self.entrant_choices(),
+            options=options, fmt=fmt, seats=seats, games_per_pairing=games, duplicate=duplicate, name=name,
+            schedule=schedule, spectate=spectate, platform=o.place.platform, place=o.place.key,
+            created_by=o.user.key)
+        t = await manage.get(self.service, o.tenant, tid)
+        if schedule and self.scheduler is not None:
+            await self.scheduler.sync_jobs()
         n = len(await repo.matches(self.service.store, tid))
         return DeskReply(f"Created tournament {manage.describe(t)}; {n} games. Run it with the run command"
                          + (" or wait for its schedule." if schedule else "."))
 
+    @_desk_command
     async def schedule(self, o: Origin, tournament_id: int, cron: str) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
         expr = None if cron.strip().lower() in ("off", "none", "") else cron
-        try:
-            if self.scheduler is not None:
-                nxt = await self.scheduler.schedule(o.tenant, tournament_id, expr)
-            else:
-                if expr is not None:
-                    from bot.tournaments.schedule import parse_cron
+        if self.scheduler is not None:
+            nxt = await self.scheduler.schedule(o.tenant, tournament_id, expr)
+        else:
+            if expr is not None:
+                from bot.tournaments.schedule import parse_cron
 
-                    parse_cron(expr)
-                await manage.get(self.service, o.tenant, tournament_id)
-                await repo.set_schedule(self.service.store, tournament_id, expr)
-                nxt = None
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+                parse_cron(expr)
+            await manage.get(self.service, o.tenant, tournament_id)
+            await repo.set_schedule(self.service.store, tournament_id, expr)
+            nxt = None
         if expr is None:
             return DeskReply(f"Tournament #{tournament_id} is no longer scheduled.")
         when = f" Next run: {nxt:%Y-%m-%d %H:%M} UTC." if nxt else ""
         return DeskReply(f"Tournament #{tournament_id} runs on '{expr}' (UTC); the leaderboard is posted here after "
                          f"each run.{when}")
 
+    @_desk_command
     async def run(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
-        try:
-            t = await manage.get(self.service, o.tenant, tournament_id)
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+        t = await manage.get(self.service, o.tenant, tournament_id)
         if t.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             return DeskReply(f"Tournament #{tournament_id} is {t.status}.", ok=False)
         task = self._runs.get(tournament_id)
@@ -151,16 +159,12 @@ class TournamentDesk:
         """Wait for the runs started here (tests and shutdown)."""
         await asyncio.gather(*self._runs.values(), return_exceptions=True)
 
+    @_desk_command
     async def status(self, o: Origin, tournament_id: int | None = None) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
         if tournament_id is None:
             rows = await repo.tournaments(self.service.store, tenant=o.tenant)
             return DeskReply("\n".join(manage.describe(t) for t in rows[-10:]) or "No tournaments here yet.")
-        try:
-            t = await manage.get(self.service, o.tenant, tournament_id)
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+        t = await manage.get(self.service, o.tenant, tournament_id)
         ms = await repo.matches(self.service.store, tournament_id)
         done = sum(1 for m in ms if m.status == MatchStatus.FINISHED)
         failed = sum(1 for m in ms if m.status == MatchStatus.FAILED)
@@ -170,25 +174,17 @@ class TournamentDesk:
             parts.append(f"next run {nxt:%Y-%m-%d %H:%M} UTC")
         return DeskReply("; ".join(parts) + ".")
 
+    @_desk_command
     async def cancel(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
-        try:
-            t = await manage.get(self.service, o.tenant, tournament_id)
-            if t.schedule and self.scheduler is not None:
-                await self.scheduler.schedule(o.tenant, tournament_id, None)
-            await manage.cancel(self.service, o.tenant, tournament_id)
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+        t = await manage.get(self.service, o.tenant, tournament_id)
+        if t.schedule and self.scheduler is not None:
+            await self.scheduler.schedule(o.tenant, tournament_id, None)
+        await manage.cancel(self.service, o.tenant, tournament_id)
         return DeskReply(f"Tournament #{tournament_id} cancelled: no new games start; running ones finish.")
 
+    @_desk_command
     async def leaderboard(self, o: Origin, tournament_id: int) -> DeskReply:
-        if not self.is_admin(o):
-            return DeskReply(NOT_ADMIN, ok=False)
-        try:
-            t = await manage.get(self.service, o.tenant, tournament_id)
-        except manage.TournamentError as exc:
-            return DeskReply(str(exc), ok=False)
+        t = await manage.get(self.service, o.tenant, tournament_id)
         b = await self.board(t)
         if b is None:
             return DeskReply(f"Tournament #{tournament_id} has no standings yet ({t.status}).", ok=False)
