@@ -60,7 +60,7 @@ def _desk_command(
     """A chat command of the desk: admins of the tenant only, and a refused tournament
     operation (`manage.TournamentError`) is the reply, never an exception."""
 
-    async def command(self: TournamentDesk, o: Origin, *args: P.args, **kwargs: P.kwargs) -> DeskReply:
+    async def command(self: TournamentDesk, o: Origin, /, *args: P.args, **kwargs: P.kwargs) -> DeskReply:
         if not self.is_admin(o):
             return DeskReply(NOT_ADMIN, ok=False)
         try:
@@ -68,7 +68,7 @@ def _desk_command(
         except manage.TournamentError as exc:
             return DeskReply(str(exc), ok=False)
 
-    functools.update_wrapper(command, fn)  # a statement, not @wraps: mypy loses the ParamSpec through _Wrapped
+    functools.update_wrapper(command, fn)
     return command
 
 
