@@ -6,7 +6,7 @@ settings) is not stored yet and skips the rest, in one transaction, so a
 re-run of ``hushtable sneak score`` adds only what is new. The unique
 constraint ``uq_evaluations_move`` backs this up against a concurrent writer.
 
-This module uses the Store's own transaction helpers so that its writes take
+This module uses the Store's public units of work (``write()``/``read()``) so that its writes take
 the same write lock (and, for SQLite, ``BEGIN IMMEDIATE``) as every other
 write of the bot.
 """
@@ -22,9 +22,9 @@ import sqlalchemy as sa
 from sqlmodel import col, select
 
 from storage.store import GameLog, Store
-from storage.tables import EvaluationRow, GameRow, GameStatus, utcnow
+from storage.tables import EvaluationRow, GameRow, GameStatus, table_of, utcnow
 
-_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_evaluations = table_of(EvaluationRow)
 
 Key = tuple[int, int, int, str, str]
 """(game_id, action_seq, part, evaluator, settings digest)"""
@@ -78,7 +78,7 @@ async def save_evaluations(store: Store, records: Sequence[EvaluationRecord]) ->
         return 0
     game_ids = sorted({r.game_id for r in records})
     now = utcnow()
-    async with store._write() as conn:
+    async with store.write() as conn:
         rows = await conn.execute(
             sa.select(_evaluations.c.game_id, _evaluations.c.action_seq, _evaluations.c.part, _evaluations.c.evaluator,
                       _evaluations.c.settings).where(_evaluations.c.game_id.in_(game_ids))
@@ -98,7 +98,7 @@ async def scored_keys(store: Store, game_ids: Iterable[int]) -> set[Key]:
     ids = sorted(set(game_ids))
     if not ids:
         return set()
-    async with store._read() as s:
+    async with store.read() as s:
         q = select(EvaluationRow).where(col(EvaluationRow.game_id).in_(ids))
         return {(r.game_id, r.action_seq, r.part, r.evaluator, r.settings) for r in (await s.exec(q)).all()}
 
@@ -111,7 +111,7 @@ async def evaluations(
     since: datetime | None = None,
 ) -> list[EvaluationRow]:
     """Stored evaluations (of these games / evaluators / games created since), oldest first."""
-    async with store._read() as s:
+    async with store.read() as s:
         q = select(EvaluationRow)
         if game_ids is not None:
             q = q.where(col(EvaluationRow.game_id).in_(sorted(set(game_ids))))

@@ -93,6 +93,7 @@ from storage.tables import (
     InboundRow,
     SeatRow,
     inserted_id,
+    table_of,
     utcnow,
 )
 from storage.turnlog import TurnLog, agent_call_values
@@ -119,13 +120,13 @@ __all__ = [
     "plan_engine",
 ]
 
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_seats: sa.Table = SeatRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_deadlines: sa.Table = DeadlineRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_evaluations: sa.Table = EvaluationRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_games = table_of(GameRow)
+_seats = table_of(SeatRow)
+_events = table_of(EventRow)
+_agent_calls = table_of(AgentCallRow)
+_inbound = table_of(InboundRow)
+_deadlines = table_of(DeadlineRow)
+_evaluations = table_of(EvaluationRow)
 
 # Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
 # and no log line may carry a secret (issue 9.7), so they never log below WARNING.
@@ -202,7 +203,7 @@ class Store:
             cfg.attributes["connection"] = sync_conn
             command.upgrade(cfg, revision)
 
-        async with self._write() as conn:
+        async with self.write() as conn:
             await conn.run_sync(_upgrade)
 
     async def revision(self) -> str | None:
@@ -216,13 +217,18 @@ class Store:
                 return await conn.run_sync(_current)
 
     @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One write transaction (a unit of work): committed when the block ends, rolled back on an error.
+
+        Writes of this process are serialised by one lock; on SQLite the transaction begins with
+        ``BEGIN IMMEDIATE``, so it holds the file from its first read to its commit."""
         async with self._write_lock:
             async with self._writer.begin() as conn:
                 yield conn
 
     @contextlib.asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """One read session; rows it hands out are detached once it ends."""
         async with self._read_lock or contextlib.nullcontext():
             async with self._sessions() as session:
                 yield session
@@ -259,7 +265,7 @@ class Store:
             "created_at": utcnow(),
             "rules_version": "",
         }
-        async with self._write() as conn:
+        async with self.write() as conn:
             # The key is claimed before the game exists (so a repeat writes nothing), then pointed at it.
             if inbound_key is not None and not await self._claim(conn, inbound_key, None):
                 return None
@@ -294,7 +300,7 @@ class Store:
         if host is not None:
             values["host"] = host
         status = GameStatus.RUNNING if running else GameStatus.LOBBY
-        async with self._write() as conn:
+        async with self.write() as conn:
             if inbound_key is not None and not await self._claim(conn, inbound_key, game_id):
                 return False
             res = await conn.execute(
@@ -308,7 +314,7 @@ class Store:
 
     async def mark_broken(self, game_id: int, reason: str) -> None:
         """A running (or lobby) game whose log no longer replays: status broken, with the reason."""
-        async with self._write() as conn:
+        async with self.write() as conn:
             await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id,
@@ -323,7 +329,7 @@ class Store:
 
     async def count_open_lobbies(self, tenant: str, host: str) -> int:
         """How many lobbies this member hosts in this tenant (the per-user cap)."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(sa.func.count()).select_from(GameRow).where(
                 GameRow.tenant == tenant, GameRow.host == host, GameRow.status == GameStatus.LOBBY.value)
             return int((await s.exec(q)).one())
@@ -331,7 +337,7 @@ class Store:
     async def check_writable(self) -> None:
         """Raise DatabaseReadOnly with a clear sentence when the database refuses writes."""
         try:
-            async with self._write() as conn:
+            async with self.write() as conn:
                 await conn.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
         except sa.exc.OperationalError as exc:
             if "readonly" in str(exc).lower() or "read-only" in str(exc).lower() or "read only" in str(exc).lower():
@@ -354,7 +360,7 @@ class Store:
         """Lobby → running in one transaction: seed and config fixed, roster frozen, deal events 1..n,
         and the inbound key of the command that started it (a redelivery then finds it)."""
         now = utcnow()
-        async with self._write() as conn:
+        async with self.write() as conn:
             if inbound_key is not None and not await self._claim(conn, inbound_key, game_id):
                 raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
             res = await conn.execute(
@@ -410,7 +416,7 @@ class Store:
 
     async def claim_inbound(self, key: str, game_id: int | None = None) -> bool:
         """Record a platform event handled without a turn (join, leave, lobby edits); True when new."""
-        async with self._write() as conn:
+        async with self.write() as conn:
             return await self._claim(conn, key, game_id)
 
     async def finish_game(
@@ -433,7 +439,7 @@ class Store:
         if status is GameStatus.ABORTED:
             allowed.append(GameStatus.LOBBY.value)
         now = utcnow()
-        async with self._write() as conn:
+        async with self.write() as conn:
             res = await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id, _games.c.status.in_(allowed))
@@ -454,7 +460,7 @@ class Store:
 
     async def mark_announced(self, game_id: int) -> bool:
         """True the first time only: whoever gets True posts the result."""
-        async with self._write() as conn:
+        async with self.write() as conn:
             res = await conn.execute(
                 sa.update(_games)
                 .where(
@@ -468,7 +474,7 @@ class Store:
 
     async def unannounced_finished(self) -> list[GameRow]:
         """Ended games (finished or aborted) whose result was saved but never announced."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = (
                 select(GameRow)
                 .where(col(GameRow.status).in_([x.value for x in ENDED]), col(GameRow.announced_at).is_(None))
@@ -479,12 +485,12 @@ class Store:
     # ------------------------------------------------------------------ reading the log
 
     async def game(self, game_id: int) -> GameRow | None:
-        async with self._read() as s:
+        async with self.read() as s:
             return await s.get(GameRow, game_id)
 
     async def load_game(self, game_id: int) -> GameLog:
         """The game's row, frozen roster, actions and events (by seq). Raises GameNotFound."""
-        async with self._read() as s:
+        async with self.read() as s:
             row = await s.get(GameRow, game_id)
             if row is None:
                 raise GameNotFound(game_id)
@@ -492,13 +498,13 @@ class Store:
 
     async def unfinished_games(self) -> list[GameLog]:
         """Running games, to be replayed on start-up."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(GameRow).where(GameRow.status == GameStatus.RUNNING.value).order_by(col(GameRow.id))
             rows = list((await s.exec(q)).all())
             return await self._logs(s, rows)
 
     async def open_lobbies(self, platform: str | None = None, *, tenant: str | None = None) -> list[GameRow]:
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(GameRow).where(GameRow.status == GameStatus.LOBBY.value)
             if platform is not None:
                 q = q.where(GameRow.platform == platform)
@@ -508,7 +514,7 @@ class Store:
 
     async def lobby_at(self, platform: str, place: str) -> GameRow | None:
         """The newest game in the lobby or running at this place, if any."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = (
                 select(GameRow)
                 .where(
@@ -533,7 +539,7 @@ class Store:
     ) -> list[GameRow]:
         """Games by status (one or several), game name, created at or after ``since``, finished at
         or after ``finished_since``, tenant; oldest first."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(GameRow)
             if tenant is not None:
                 q = q.where(GameRow.tenant == tenant)
@@ -551,7 +557,7 @@ class Store:
             return list((await s.exec(q)).all())
 
     async def agent_calls(self, game_id: int) -> list[AgentCallRow]:
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(AgentCallRow).where(AgentCallRow.game_id == game_id).order_by(col(AgentCallRow.id))
             return list((await s.exec(q)).all())
 
@@ -579,7 +585,7 @@ class Store:
 
     async def set_deadline(self, game_id: int, seat: int, due_at: datetime) -> int:
         """A pending deadline for a seat; any earlier pending one for that seat is cancelled."""
-        async with self._write() as conn:
+        async with self.write() as conn:
             await conn.execute(
                 sa.update(_deadlines)
                 .where(
@@ -601,13 +607,13 @@ class Store:
         cond = [_deadlines.c.game_id == game_id, _deadlines.c.state == DeadlineState.PENDING.value]
         if seat is not None:
             cond.append(_deadlines.c.seat == seat)
-        async with self._write() as conn:
+        async with self.write() as conn:
             res = await conn.execute(sa.update(_deadlines).where(*cond).values(state=DeadlineState.CANCELLED.value))
             return int(res.rowcount)
 
     async def pending_deadlines(self) -> list[DeadlineRow]:
         """Pending deadlines, soonest first (re-armed by the bot on start-up)."""
-        async with self._read() as s:
+        async with self.read() as s:
             q = (
                 select(DeadlineRow)
                 .where(DeadlineRow.state == DeadlineState.PENDING.value)
@@ -617,7 +623,7 @@ class Store:
 
     async def finish_deadline(self, deadline_id: int) -> bool:
         """Pending → done. True when it was pending (so a deadline fires once)."""
-        async with self._write() as conn:
+        async with self.write() as conn:
             res = await conn.execute(
                 sa.update(_deadlines)
                 .where(_deadlines.c.id == deadline_id, _deadlines.c.state == DeadlineState.PENDING.value)
@@ -635,14 +641,14 @@ class Store:
             if c.game_id is None:
                 raise ValueError("log_agent_calls needs game_id on every AgentCallRecord")
         now = utcnow()
-        async with self._write() as conn:
+        async with self.write() as conn:
             await conn.execute(
                 sa.insert(_agent_calls),
                 [agent_call_values(c, game_id=c.game_id, action_seq=c.action_seq, now=now) for c in calls],
             )
 
     async def add_evaluation(self, game_id: int, action_seq: int, evaluator: str, metric: Mapping[str, Any]) -> int:
-        async with self._write() as conn:
+        async with self.write() as conn:
             res = await conn.execute(
                 sa.insert(_evaluations).values(
                     game_id=game_id, action_seq=action_seq, evaluator=evaluator, metric=dict(metric), created_at=utcnow()
@@ -651,7 +657,7 @@ class Store:
             return inserted_id(res)
 
     async def evaluations(self, game_id: int) -> list[EvaluationRow]:
-        async with self._read() as s:
+        async with self.read() as s:
             q = select(EvaluationRow).where(EvaluationRow.game_id == game_id).order_by(col(EvaluationRow.id))
             return list((await s.exec(q)).all())
 

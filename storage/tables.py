@@ -81,6 +81,18 @@ def inserted_id(result: sa.CursorResult[Any]) -> int:
     return int(key[0])
 
 
+def table_of(model: type[SQLModel]) -> sa.Table:
+    """The ``sa.Table`` of a table model, for Core statements (``sa.insert``, ``sa.update``).
+
+    SQLModel's metaclass adds ``__table__`` without declaring it, so a type checker cannot see it;
+    this is the one place that reaches for it.
+    """
+    table = getattr(model, "__table__", None)
+    if not isinstance(table, sa.Table):
+        raise TypeError(f"{model.__name__} is not a table model")
+    return table
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """A timestamp that goes in and comes out as aware UTC.
 

@@ -1,7 +1,7 @@
 """Repository functions for tournaments, their matches and ratings, and the scheduler lease.
 
-Kept apart from ``storage.store`` (the game log): they use the store's own write and
-read transactions, so writes here are serialised with the log's writes in this
+Kept apart from ``storage.store`` (the game log): they use the store's public units of work
+(``Store.write()``/``Store.read()``), so writes here are serialised with the log's writes in this
 process and SQLite's ``BEGIN IMMEDIATE`` protects them against other processes.
 
 Match lifecycle: ``planned`` → ``running`` (attempt counted, then the game id
@@ -33,14 +33,15 @@ from storage.tables import (
     TournamentRow,
     TournamentStatus,
     inserted_id,
+    table_of,
     utcnow,
 )
 
-_tournaments: sa.Table = TournamentRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_matches: sa.Table = TournamentMatchRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_ratings: sa.Table = TournamentRatingRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_leases: sa.Table = SchedulerLeaseRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_tournaments = table_of(TournamentRow)
+_matches = table_of(TournamentMatchRow)
+_ratings = table_of(TournamentRatingRow)
+_leases = table_of(SchedulerLeaseRow)
+_games = table_of(GameRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ async def create_tournament(
     created_by: str = "",
 ) -> int:
     """The tournament and all its planned matches, in one transaction; returns its id."""
-    async with store._write() as conn:
+    async with store.write() as conn:
         res = await conn.execute(
             sa.insert(_tournaments).values(
                 tenant=tenant, name=name, game=game, variant=variant, options=dict(options), entrants=list(entrants),
@@ -114,7 +115,7 @@ async def create_tournament(
 
 
 async def tournament(store: Store, tournament_id: int) -> TournamentRow | None:
-    async with store._read() as s:
+    async with store.read() as s:
         return await s.get(TournamentRow, tournament_id)
 
 
@@ -122,7 +123,7 @@ async def tournaments(
     store: Store, *, tenant: str | None = None, status: TournamentStatus | Sequence[TournamentStatus] | None = None
 ) -> list[TournamentRow]:
     """Tournaments of a tenant (all when None), oldest first."""
-    async with store._read() as s:
+    async with store.read() as s:
         q = select(TournamentRow)
         if tenant is not None:
             q = q.where(TournamentRow.tenant == tenant)
@@ -138,17 +139,17 @@ async def set_tournament_status(store: Store, tournament_id: int, status: Tourna
         values["started_at"] = utcnow()
     elif status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
         values["finished_at"] = utcnow()
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(**values))
 
 
 async def set_schedule(store: Store, tournament_id: int, schedule: str | None) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(schedule=schedule))
 
 
 async def set_status_message(store: Store, tournament_id: int, ref: Mapping[str, Any] | None) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(
             sa.update(_tournaments)
             .where(_tournaments.c.id == tournament_id)
@@ -160,14 +161,14 @@ async def set_status_message(store: Store, tournament_id: int, ref: Mapping[str,
 
 
 async def matches(store: Store, tournament_id: int) -> list[TournamentMatchRow]:
-    async with store._read() as s:
+    async with store.read() as s:
         q = select(TournamentMatchRow).where(TournamentMatchRow.tournament_id == tournament_id)
         return list((await s.exec(q.order_by(col(TournamentMatchRow.idx)))).all())
 
 
 async def start_match(store: Store, match_id: int) -> bool:
     """planned → running, one more attempt; False when someone else took it."""
-    async with store._write() as conn:
+    async with store.write() as conn:
         res = await conn.execute(
             sa.update(_matches)
             .where(_matches.c.id == match_id, _matches.c.status == MatchStatus.PLANNED.value)
@@ -178,12 +179,12 @@ async def start_match(store: Store, match_id: int) -> bool:
 
 
 async def attach_game(store: Store, match_id: int, game_id: int) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(sa.update(_matches).where(_matches.c.id == match_id).values(game_id=game_id))
 
 
 async def finish_match(store: Store, match_id: int, roles: Sequence[str]) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
             .where(_matches.c.id == match_id)
@@ -193,7 +194,7 @@ async def finish_match(store: Store, match_id: int, roles: Sequence[str]) -> Non
 
 async def retry_match(store: Store, match_id: int, error: str) -> None:
     """Back to planned (its broken game stays in the log, unlinked); the error is kept for the record."""
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
             .where(_matches.c.id == match_id)
@@ -202,7 +203,7 @@ async def retry_match(store: Store, match_id: int, error: str) -> None:
 
 
 async def fail_match(store: Store, match_id: int, error: str) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
             .where(_matches.c.id == match_id)
@@ -212,7 +213,7 @@ async def fail_match(store: Store, match_id: int, error: str) -> None:
 
 async def cancel_open_matches(store: Store, tournament_id: int) -> int:
     """Planned matches of a cancelled tournament are recorded as failed ("cancelled")."""
-    async with store._write() as conn:
+    async with store.write() as conn:
         res = await conn.execute(
             sa.update(_matches)
             .where(_matches.c.tournament_id == tournament_id, _matches.c.status == MatchStatus.PLANNED.value)
@@ -224,7 +225,7 @@ async def cancel_open_matches(store: Store, tournament_id: int) -> int:
 async def game_at_place(store: Store, platform: str, place: str) -> GameRow | None:
     """The newest game opened at this place: finds a match's game when the runner died between
     opening it and recording its id."""
-    async with store._read() as s:
+    async with store.read() as s:
         q = (
             select(GameRow)
             .where(GameRow.platform == platform, GameRow.place == place)
@@ -239,7 +240,7 @@ async def find_orphan_game(
 ) -> int | None:
     """A game opened for a match whose runner died before recording its id: same tenant, seed
     and seat order, started since the match began, and claimed by no match."""
-    async with store._read() as s:
+    async with store.read() as s:
         claimed = select(TournamentMatchRow.game_id).where(col(TournamentMatchRow.game_id).is_not(None))
         q = (
             select(GameRow)
@@ -256,7 +257,7 @@ async def find_orphan_game(
 
 async def finished_game_ids(store: Store, tournament_id: int) -> list[int]:
     """Game ids of the tournament's finished matches, in match order."""
-    async with store._read() as s:
+    async with store.read() as s:
         q = (
             select(TournamentMatchRow.game_id)
             .join(GameRow, col(GameRow.id) == col(TournamentMatchRow.game_id))
@@ -276,7 +277,7 @@ async def finished_game_ids(store: Store, tournament_id: int) -> list[int]:
 async def save_ratings(store: Store, tournament_id: int, game: str, variant: str, rows: Sequence[RatingRecord]) -> None:
     """Replace the tournament's standings."""
     now = utcnow()
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(sa.delete(_ratings).where(_ratings.c.tournament_id == tournament_id))
         if rows:
             await conn.execute(
@@ -291,7 +292,7 @@ async def save_ratings(store: Store, tournament_id: int, game: str, variant: str
 
 
 async def ratings(store: Store, tournament_id: int) -> list[TournamentRatingRow]:
-    async with store._read() as s:
+    async with store.read() as s:
         q = select(TournamentRatingRow).where(TournamentRatingRow.tournament_id == tournament_id)
         return list((await s.exec(q.order_by(col(TournamentRatingRow.rank)))).all())
 
@@ -307,7 +308,7 @@ async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, 
     now = now or utcnow()
     until = now + ttl
     try:
-        async with store._write() as conn:
+        async with store.write() as conn:
             row = (await conn.execute(sa.select(_leases.c.owner).where(_leases.c.name == name))).first()
             if row is None:
                 await conn.execute(sa.insert(_leases).values(name=name, owner=owner, expires_at=until))
@@ -323,5 +324,5 @@ async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, 
 
 
 async def release_lease(store: Store, name: str, owner: str) -> None:
-    async with store._write() as conn:
+    async with store.write() as conn:
         await conn.execute(sa.delete(_leases).where(_leases.c.name == name, _leases.c.owner == owner))

@@ -25,13 +25,13 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
-from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, InboundRow, utcnow
+from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, InboundRow, table_of, utcnow
 
-_games: sa.Table = GameRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_actions: sa.Table = ActionRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_events: sa.Table = EventRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_agent_calls: sa.Table = AgentCallRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
-_inbound: sa.Table = InboundRow.__table__  # type: ignore[attr-defined]  # added by SQLModel's metaclass, undeclared
+_games = table_of(GameRow)
+_actions = table_of(ActionRow)
+_events = table_of(EventRow)
+_agent_calls = table_of(AgentCallRow)
+_inbound = table_of(InboundRow)
 
 MAX_GROUP = 256  # turns committed in one transaction at most
 
