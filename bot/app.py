@@ -40,7 +40,7 @@ def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
     """The agent registry from the settings: the built-in names, ``llm:openai`` when its URL is set, and the
     operator's ``HUSHTABLE_AGENTS`` entries; llm and embed agents share clients through the pool (one per
     configured endpoint and key). A bad entry stops the bot here, at start, not in a game."""
-    from models.agents.registry import build_registry
+    from models.agents.wiring import build_registry
     from models.worker.embedding_backend import embedder_for
 
     return build_registry(settings, pool.get, embedder_for)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from games.base import Action, ActionSpec, Observation
@@ -30,10 +31,40 @@ class CallLog:
     error: str | None = None
 
 
+class Source(StrEnum):
+    """Where a move came from."""
+
+    MODEL = "model"  # the language model's answer (alone, or it changed the specialist's pick)
+    SPECIALIST = "specialist"  # embedding evidence or search (the model, if asked, agreed or was not asked)
+    FALLBACK = "fallback"  # the agent failed or gave no legal answer: the table's fallback agent played
+    RULES = "rules"  # nothing to decide (one option), or the rules' neutral action
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """An agent's action, its calls, and where it came from.
+
+    ``model_share`` is the model's part in the decision, from 0 (the model was not asked or
+    could not move it) to 1 (the model alone): for a choice, the share of the model's
+    log-probability margin in the final margin between the pick and the runner-up.
+    ``deadline_hit`` says the move reached its wall-clock deadline and ``source`` played
+    instead of the model's answer."""
+
     action: Action
     calls: tuple[CallLog, ...] = field(default_factory=tuple)
+    source: Source = Source.SPECIALIST
+    model_share: float = 0.0
+    deadline_hit: bool = False
+
+
+class AnswerRefused(ValueError):
+    """The agent gave no acceptable answer within its retries; the runner falls back.
+
+    ``calls`` keeps every attempt (prompt, raw output, reason) for the agent-call log."""
+
+    def __init__(self, message: str, calls: Sequence[CallLog] = ()) -> None:
+        super().__init__(message)
+        self.calls = tuple(calls)
 
 
 @runtime_checkable

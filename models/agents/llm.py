@@ -36,25 +36,16 @@ from enum import StrEnum
 
 from games.base import Action, ActionSpec, Choice, Observation, Option, Text, rng
 from models.agents.answers import answer_format, parse_choice_answer, parse_text_answer, refuse_copied_instructions
-from models.agents.base import CallLog, Check, Decision
-from models.agents.embed import VocabIndex
+from models.agents.base import AnswerRefused, CallLog, Check, Decision
+from models.agents.judge import JudgeCache
 from models.agents.prompts import Prompt, PromptBook, build_messages, player_name
 from models.agents.propose import Strategy, choose, propose_then_choose
+from models.embeddings import VocabIndex
 from models.types import GenerateRequest, Inference, Message, ScoreRequest
 
 InferenceFor = Callable[[str], Awaitable[Inference]]
 LETTERS = string.ascii_uppercase
 RETRY_TEMPERATURE = 0.8
-
-
-class AnswerRefused(ValueError):
-    """The model gave no acceptable answer within its retries; the runner falls back.
-
-    ``calls`` keeps every attempt (prompt, raw output, reason) for the agent-call log."""
-
-    def __init__(self, message: str, calls: Sequence[CallLog] = ()) -> None:
-        super().__init__(message)
-        self.calls = tuple(calls)
 
 
 # --------------------------------------------------------------------------- the agent
@@ -247,7 +238,7 @@ class LLMAgent:
 
 def agent_from_params(
     inference_for: InferenceFor, arg: str, params: Mapping[str, str], seed: int, *, spec: str = "",
-    index_for: Callable[[str], VocabIndex | None] | None = None,
+    index_for: Callable[[str], VocabIndex | None] | None = None, judges: JudgeCache | None = None,
 ) -> LLMAgent:
     """Build from a configured entry's options (README, "AI players"):
 
@@ -266,7 +257,7 @@ def agent_from_params(
         mode = Mode(params.get("mode", Mode.STRATEGIC.value))
         strategy = Strategy.from_params(params)
         if mode is Mode.STRATEGIC and strategy.embed != "none" and index_for is not None:
-            strategy = replace(strategy, index=index_for(strategy.embed))
+            strategy = replace(strategy, index=index_for(strategy.embed), judges=judges)
         return LLMAgent(
             inference_for,
             arg or "default",

@@ -28,20 +28,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from games.base import Action, Choice, Observation, Option, Text, normalize
 from models.agents.answers import parse_text_answer, refuse_copied_instructions
-from models.agents.base import CallLog, Check, Decision
-from models.agents.embed import VocabIndex
+from models.agents.base import AnswerRefused, CallLog, Check, Decision
+from models.agents.judge import TAU, EmbeddingJudge, Judge, JudgeCache, softmax
 from models.agents.prompts import build_messages
 from models.agents.strategy import (
-    TAU,
-    EmbeddingJudge,
-    Judge,
     choice_evidence,
     evidence_probs,
     field_candidates,
     field_score,
-    sneak_judge,
+    has_field_score,
     text_score,
 )
+from models.embeddings import VocabIndex
 from models.scoring import ChoiceScores, Debias, score_choices
 from models.types import GenerateRequest, InferenceError, Message
 
@@ -68,6 +66,7 @@ class Strategy:
     embed: str = "minilm"  # the strategy's embedding model; "none": the model alone
     judge_kind: str = "sneak"  # clues ranked by models/eval's embedding evaluator ("sneak") or our own estimate ("own")
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
+    judges: JudgeCache | None = field(default=None, compare=False, repr=False)
 
     PARAMS: ClassVar[tuple[str, ...]] = ("debias", "orderings", "samples", "budget_s", "evidence", "embed", "judge")
 
@@ -92,9 +91,9 @@ class Strategy:
     def judge(self) -> Judge | None:
         if self.index is None:
             return None
-        if self.judge_kind == "sneak":
+        if self.judge_kind == "sneak" and self.judges is not None:
             try:
-                return sneak_judge(self.index.embedder)
+                return self.judges(self.index.embedder)
             except ImportError:  # a tree without models/eval: our own estimate
                 pass
         return EmbeddingJudge(self.index)
@@ -199,8 +198,6 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
 async def propose_then_choose(
     agent: LLMAgent, obs: Observation, spec: Text, *, feedback: str | None, attempt: int, check: Check | None
 ) -> Decision:
-    from models.agents.llm import AnswerRefused
-
     started = time.perf_counter()
     s = agent.strategy
     calls: list[CallLog] = []
@@ -276,9 +273,7 @@ async def propose_then_choose(
 
 
 def _softmax_scores(xs: Sequence[float]) -> list[float]:
-    from models.agents.strategy import _softmax
-
-    return _softmax(xs, TAU)
+    return softmax(xs, TAU)
 
 
 async def _propose(
@@ -337,7 +332,7 @@ def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list
             consider(Action.say(spec.kind, w))
         return out
     # Several fields: each field's words by their own score, then combinations from the top down.
-    if s.index is not None and obs.game == "decrypto":
+    if s.index is not None and has_field_score(obs):
         index = s.index
 
         def by_score(words: list[str], f: int) -> list[str]:

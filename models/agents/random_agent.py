@@ -53,7 +53,7 @@ class RandomAgent:
         assert isinstance(spec, Text)
         for _ in range(DRAWS):
             yield random_action(spec, r)
-        from models.agents.vocab import default_vocab
+        from models.embeddings import default_vocab
 
         words = [w for w in (*FILLER, *default_vocab()) if len(w) <= spec.max_chars and " " not in w]
         r.shuffle(words)

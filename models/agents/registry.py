@@ -1,4 +1,4 @@
-"""Which AI players exist: agents by configured name only (contract 2 of the hardening issue).
+"""Which AI players exist: agents by configured name only.
 
 Players pick an AI by its *name* (``llm:default``, ``llm:plain``, ``embed:minilm``,
 ``random``, or an entry the operator defines). A name is looked up here; anything
@@ -27,7 +27,6 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from models.agents.base import Player
 from models.agents.random_agent import RandomAgent
@@ -124,7 +123,8 @@ class AgentRegistry:
     """Names to players. ``registry(name, seed)`` builds one; ``UnknownAgent`` for anything not configured.
 
     Without builders only ``random`` resolves (tests and AI-less set-ups); the startup
-    point adds the model-backed kinds with ``models.agents.wiring.register_agents``.
+    point adds the model-backed kinds with ``models.agents.wiring.register_agents``
+    (``models.agents.wiring.build_registry`` does all of it from the settings).
     """
 
     def __init__(self, entries: Sequence[AgentEntry] = ()) -> None:
@@ -197,21 +197,6 @@ one client per (location, key), so each configured endpoint has one client and a
 with the location it was configured for."""
 
 
-def build_registry(settings: Any, connect: Connect, embedder_for: Callable[[str], Any]) -> AgentRegistry:
-    """The registry from the app's settings: built-ins, the ``openai_url`` entry, then the operator's entries."""
-    from models.agents.wiring import register_agents
-
-    entries: list[AgentEntry] = list(BUILTIN[1:])
-    openai_url = getattr(settings, "openai_url", None)
-    if openai_url:
-        entries.append(AgentEntry("llm:openai", AgentKind.LLM, f"openai:{openai_url}", {}, getattr(settings, "openai_api_key", None)))
-    entries += entries_from_json(getattr(settings, "agents", "") or "")
-    registry = AgentRegistry(entries)
-    register_agents(registry, connect=connect, embedder_for=embedder_for)
-    registry.check()
-    return registry
-
-
 __all__ = [
     "AgentEntry",
     "AgentKind",
@@ -220,7 +205,6 @@ __all__ = [
     "Builder",
     "Connect",
     "UnknownAgent",
-    "build_registry",
     "entries_from_json",
     "kind_of",
 ]

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from models.agents.base import Player
-from models.agents.embed import DEFAULT_K, Embedder, EmbeddingAgent, VocabIndex
+from models.agents.embed import EmbeddingAgent
+from models.agents.judge import JudgeCache
 from models.agents.llm import agent_from_params
-from models.agents.registry import BUILTIN, AgentEntry, AgentKind, AgentRegistry, Connect
+from models.agents.registry import BUILTIN, AgentEntry, AgentKind, AgentRegistry, Connect, entries_from_json
+from models.embeddings import DEFAULT_K, Embedder, VocabIndex
 from models.types import Inference
 
 
@@ -42,6 +45,7 @@ def register_agents(
 
         connect = connect_keyless
     indexes: dict[str, VocabIndex] = {}
+    judges = JudgeCache()
     lock = threading.Lock()
     reach = connect
 
@@ -64,7 +68,8 @@ def register_agents(
         async def endpoint(_: str) -> Inference:
             return await reach(entry.model, entry.api_key)
 
-        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=usable_index)
+        return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=usable_index,
+                                 judges=judges)
 
     def build_embed(entry: AgentEntry, seed: int) -> Player:
         unknown = sorted(set(entry.params) - {"k"})
@@ -82,3 +87,19 @@ def register_agents(
     for entry in BUILTIN:
         if entry.name not in known:
             registry.define(entry)
+
+
+def build_registry(settings: Any, connect: Connect, embedder_for: Callable[[str], Any]) -> AgentRegistry:
+    """The registry from the app's settings: built-ins, the ``openai_url`` entry, then the operator's entries."""
+    entries: list[AgentEntry] = list(BUILTIN[1:])
+    openai_url = getattr(settings, "openai_url", None)
+    if openai_url:
+        entries.append(AgentEntry("llm:openai", AgentKind.LLM, f"openai:{openai_url}", {}, getattr(settings, "openai_api_key", None)))
+    entries += entries_from_json(getattr(settings, "agents", "") or "")
+    registry = AgentRegistry(entries)
+    register_agents(registry, connect=connect, embedder_for=embedder_for)
+    registry.check()
+    return registry
+
+
+__all__ = ["build_registry", "register_agents"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from games import decks
-from models.agents.embed import DEFAULT_K, VocabIndex
+from models.embeddings import DEFAULT_K, VocabIndex
 from models.eval.decoys import DecoyStrategy, EmbeddingDecoys
 from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve
 from models.eval.generators import Baseline, Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from games import decks
-from models.agents.embed import Embedder, VocabIndex
+from models.embeddings import Embedder, VocabIndex
 from models.eval.decoys import EmbeddingDecoys, pick
 from models.eval.generators import EmbedGenerator
 from models.eval.instances import bench_instances

@@ -44,8 +44,7 @@ from typing import Protocol
 import numpy as np
 
 from games.base import normalize
-from models.agents.embed import Embedder, overlaps
-from models.agents.vocab import build_vocab, parse_vocab
+from models.embeddings import Embedder, build_vocab, overlaps, parse_vocab
 from models.eval.prompts import prompt
 from models.types import GenerateRequest, Inference, InferenceError
 

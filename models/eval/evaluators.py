@@ -42,7 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from games.base import normalize, rng
-from models.agents.embed import Embedder
+from models.embeddings import Embedder
 from models.eval.instances import Instance
 from models.eval.prompts import PROMPT_VERSION, prompt
 from models.eval.spec import parse_spec

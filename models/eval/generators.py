@@ -1,7 +1,7 @@
 """Message makers for the standalone benchmark: the paper's three reference baselines and generators.
 
 Reference baselines (paper section 3.1), over the embedding agents' hint
-vocabulary (``models/agents/vocab.py``) and the bundled MiniLM:
+vocabulary (``models/embeddings.py``) and the bundled MiniLM:
 
 - ``random``: a vocabulary word drawn with ``rng(seed, "sneak-random", category,
   secret)`` among words unrelated to the card (no overlap with the category or
@@ -32,7 +32,7 @@ from enum import StrEnum
 import numpy as np
 
 from games.base import normalize, rng
-from models.agents.embed import DEFAULT_K, VocabIndex, overlaps, sample_top_k
+from models.embeddings import DEFAULT_K, VocabIndex, overlaps, sample_top_k
 from models.eval.instances import Instance
 from models.eval.prompts import prompt
 from models.eval.spec import parse_spec

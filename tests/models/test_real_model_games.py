@@ -98,7 +98,7 @@ def test_smollm2_plays_every_game_through_the_http_worker() -> None:
 async def play_default() -> dict[str, dict[str, Any]]:
     """The configured default (llm:default: the strategic agent) over the bundled model, in process."""
     from bot.settings import Settings
-    from models.agents.registry import build_registry
+    from models.agents.wiring import build_registry
     from models.client import ClientPool
     from models.worker.embedding_backend import embedder_for
 

@@ -16,8 +16,8 @@ import pytest
 from bot.settings import Settings
 from models.agents import AgentEntry, AgentKind, AgentRegistry, UnknownAgent
 from models.agents.llm import LLMAgent
-from models.agents.registry import BUILTIN, build_registry, entries_from_json
-from models.agents.wiring import register_agents
+from models.agents.registry import BUILTIN, entries_from_json
+from models.agents.wiring import build_registry, register_agents
 from models.client import ClientOptions, ClientPool
 from models.types import GenerateRequest, Message
 from tests.models.fake_openai import FakeOpenAI

@@ -1,0 +1,141 @@
+"""What the AI players know about the Chameleon: prompts, the embedding baseline, the strategy.
+
+Baseline: a player's clue is a top-K word near the secret that is not on the card;
+the chameleon's clue is a top-K word near the card's centroid; vote for the player
+whose clue is least similar to the secret (the chameleon: to the card's centroid); the
+caught chameleon guesses the card word closest to the mean of the other players' clues.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import cast
+
+import numpy as np
+
+from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
+from games.chameleon import ChameleonView
+from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
+from models.agents.games.spy import least
+from models.agents.judge import Judge, softmax
+from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
+
+
+def view_of(obs: Observation) -> ChameleonView:
+    return cast(ChameleonView, obs.view)
+
+
+def _target(index: VocabIndex, v: ChameleonView) -> np.ndarray:
+    """The secret for a player who knows it; the card's centroid for the chameleon."""
+    secret = v["secret"]
+    return index.vec(secret) if secret and not v["is_chameleon"] else mean_vec(index.vecs(v["card"]))
+
+
+def _clue(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
+    assert isinstance(spec, Text)
+    v = view_of(obs)
+    secret = v["secret"]
+    card = {normalize(w) for w in v["card"]}
+    given = {normalize(str(c["clue"])) for c in v["clues"]}
+
+    def allowed(i: int, w: str) -> bool:
+        return fits(w, spec) and w not in card and w not in given and not (secret and overlaps(w, secret))
+
+    pick = sample_top_k(b.index, _target(b.index, v), b.k, r, allowed)
+    return Action.say(spec.kind, pick.word), {pick.word: pick.similarity}
+
+
+def _vote(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
+    assert isinstance(spec, Choice)
+    v = view_of(obs)
+    target = _target(b.index, v)
+    clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
+    scores = {opt: float(b.index.vec(clue_of[opt]) @ target) if opt in clue_of else 1.0 for opt in spec.ids()}
+    return Action.choose(spec.kind, least(scores, r)), scores
+
+
+def _guess(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
+    assert isinstance(spec, Choice)
+    v = view_of(obs)
+    clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
+    if not clues:
+        return Action.choose(spec.kind, spec.options[r.randrange(len(spec.options))].id), {}
+    target = mean_vec(b.index.vecs(clues))
+    scores = {o.id: float(b.index.vec(o.label) @ target) for o in spec.options}
+    best = max(scores.values())
+    ties = [o for o in spec.ids() if scores[o] == best]
+    return Action.choose(spec.kind, ties[r.randrange(len(ties))]), scores
+
+
+def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+    v = view_of(obs)
+    if spec.kind == "vote":
+        target = _target(index, v)
+        clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
+        # The clue least likely made with the secret (for the chameleon: with the card's theme).
+        return {opt: -float(index.vec(clue_of[opt]) @ target) if opt in clue_of else -1.0 for opt in spec.ids()}
+    if spec.kind == "guess":
+        clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
+        if not clues:
+            return None
+        target = mean_vec(index.vecs(clues))
+        # The card word the clues point to.
+        return {o.id: float(index.vec(o.label) @ target) for o in spec.options}
+    return None
+
+
+def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[list[str]]:
+    if spec.kind != "clue":
+        return [[] for _ in spec.fields]
+    v = view_of(obs)
+    given = [str(c["clue"]) for c in v["clues"]]
+    return [neighbour_words(index, _target(index, v), k, [*v["card"], *given], spec)]
+
+
+def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
+    if action.kind != "clue":
+        return 0.0
+    v = view_of(obs)
+    text = action.value[0]
+    card = list(v["card"])
+    if v["secret"] and not v["is_chameleon"]:
+        return judge.soft_score(text, v["secret"], card, str(v.get("category") or ""))
+    # The chameleon: fit the likely secrets about equally, the ones the clues so far point to most.
+    sims = index.vecs(card) @ index.vec(text)
+    clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
+    post = softmax([float(x) for x in index.vecs(card) @ mean_vec(index.vecs(clues))]) if clues else [1 / len(card)] * len(card)
+    fit = float(sum(p * s for p, s in zip(post, sims, strict=True)))
+    return fit - float(np.std(sims))
+
+
+def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
+    v = view_of(obs)
+    clues = [f"{player_name(c['seat'])}: {c['clue']}" for c in v["clues"]]
+    secret = v["secret"]
+    values: dict[str, object] = {
+        "players": v["players"],
+        "player": player_name(obs.seat),
+        "category": v["category"],
+        "card": ", ".join(v["card"]),
+        "secret_line": (
+            "You are the chameleon: you do not know the secret word. Blend in."
+            if v["is_chameleon"]
+            else f"Secret word: {secret}"
+        ),
+        "clues": "\n".join(clues) if clues else "(none yet)",
+    }
+    name = {"clue": "chameleon_clue", "vote": "chameleon_vote", "guess": "chameleon_guess"}.get(spec.kind)
+    if name is None:
+        raise ValueError(f"no Chameleon prompt for {spec.kind!r}")
+    forbidden = (secret,) if secret and not v["is_chameleon"] else ()
+    return Prompt(name, values, forbidden)
+
+
+AGENT = GameAgent(
+    game="chameleon",
+    prompt=prompt,
+    baseline={"clue": _clue, "vote": _vote, "guess": _guess},
+    evidence=evidence,
+    candidates=candidates,
+    text_score=text_score,
+)
