@@ -47,12 +47,11 @@ def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
 
 
 async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None) -> App:
-    from models.client import ClientOptions, ClientPool
+    from models.client import ClientPool
 
     settings = settings or Settings()
     # The agents are checked before anything opens: a bad HUSHTABLE_AGENTS entry stops the start cleanly.
-    pool = ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device, dtype=settings.dtype,
-                                    model_cache=str(settings.model_cache), openai_api_key=settings.openai_api_key))
+    pool = ClientPool(settings.client_options())
     try:
         registry = agents or build_agents(settings, pool)
     except Exception:

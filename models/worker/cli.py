@@ -8,7 +8,7 @@ import signal
 
 from models.types import Backend
 from models.worker.batcher import Batcher
-from models.worker.server import serve
+from models.worker.server import UnsafeBind, is_loopback, serve
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ async def run_worker_async(
     max_wait_ms: float = 5.0,
     *,
     handle_signals: bool = False,
+    token: str | None = None,
 ) -> None:
     """Load, serve until cancelled, then close the batcher (and with it the backend).
 
@@ -51,12 +52,14 @@ async def run_worker_async(
                 loop.add_signal_handler(sig, me.cancel)
             except (NotImplementedError, RuntimeError):  # not on this platform or thread
                 pass
+    if not token and not is_loopback(host):
+        raise UnsafeBind(f"the worker listens on {host} without a token: set HUSHTABLE_WORKER_TOKEN (the same on the bot)")
     log.info("loading model %s on %s (%s)", model, device, dtype)
     backend = await asyncio.to_thread(load_backend, model, device, dtype)
     batcher = Batcher(backend, max_batch=max_batch, max_wait_s=max_wait_ms / 1000.0)
     await batcher.start()
     try:
-        await serve(batcher, host, port)
+        await serve(batcher, host, port, token=token)
     finally:
         await batcher.aclose()
 
@@ -69,9 +72,10 @@ def run_worker(
     port: int,
     max_batch: int,
     max_wait_ms: float,
+    token: str | None = None,
 ) -> None:
     """Blocking: run the worker until interrupted (Ctrl-C ends it cleanly)."""
     try:
-        asyncio.run(run_worker_async(model, device, dtype, host, port, max_batch, max_wait_ms, handle_signals=True))
+        asyncio.run(run_worker_async(model, device, dtype, host, port, max_batch, max_wait_ms, handle_signals=True, token=token))
     except (KeyboardInterrupt, asyncio.CancelledError):
         log.info("worker stopped")

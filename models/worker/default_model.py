@@ -71,6 +71,7 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / _COMPLETE_MARKER).write_text(f"converted from {src}\n")
+        _readable_by_all(tmp)
         try:
             os.rename(tmp, target)
         except OSError:
@@ -84,6 +85,14 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _readable_by_all(folder: Path) -> None:
+    """mkdtemp makes a 0700 folder: a model converted by root (an image build, a package install)
+    must stay readable by the unprivileged user that serves it."""
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def load_gguf_model(path: str | os.PathLike[str], dtype: torch.dtype | None = None, *, use_accelerate: bool | None = None) -> PreTrainedModel:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hmac
+import ipaddress
 import json
 import logging
 import math
@@ -413,12 +415,29 @@ async def _metrics(request: web.Request) -> web.Response:
     return web.Response(text=body, content_type="text/plain", charset="utf-8", headers={"X-Format": "prometheus-0.0.4"})
 
 
-def make_app(inference: Inference, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> web.Application:
+def _bearer_check(token: str) -> Any:
+    """A middleware that answers 401 to any request but /healthz without ``Authorization: Bearer <token>``."""
+    expected = f"Bearer {token}".encode()
+
+    @web.middleware
+    async def check(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path != "/healthz":
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return _error(401, "unauthorized", "this worker needs its token: set HUSHTABLE_WORKER_TOKEN on the bot")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    return check
+
+
+def make_app(inference: Inference, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, token: str | None = None) -> web.Application:
     """Build the worker's aiohttp application around an ``Inference`` (usually a ``Batcher``).
 
-    The app does not own ``inference``: starting and closing it is the caller's job.
+    The app does not own ``inference``: starting and closing it is the caller's job. With a
+    ``token``, every call but /healthz must carry it as a bearer token.
     """
-    app = web.Application(client_max_size=max_body_bytes)
+    app = web.Application(client_max_size=max_body_bytes, middlewares=[_bearer_check(token)] if token else [])
     app[_INFERENCE_KEY] = inference
     app[_METRICS_KEY] = ServerMetrics()
     app[_MAX_BODY_KEY] = max_body_bytes
@@ -445,13 +464,37 @@ class ServerHandle:
         await self.runner.cleanup()
 
 
+class UnsafeBind(ValueError):
+    """A worker asked to listen beyond this machine without a token."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and the loopback addresses: the only places a worker may listen without a token."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 async def start_server(
-    inference: Inference, host: str = "127.0.0.1", port: int = 8000, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    inference: Inference,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    token: str | None = None,
 ) -> ServerHandle:
-    """Listen on ``host:port`` (port 0 picks a free one) and return at once."""
+    """Listen on ``host:port`` (port 0 picks a free one) and return at once.
+
+    Anything but a loopback address needs a ``token``: the worker runs prompts for whoever reaches it.
+    """
+    if not token and not is_loopback(host):
+        raise UnsafeBind(f"the worker listens on {host} without a token: set HUSHTABLE_WORKER_TOKEN (the same on the bot)")
     # handler_cancellation: without it aiohttp lets a handler run on after its
     # client has gone, and the model would compute answers nobody reads.
-    runner = web.AppRunner(make_app(inference, max_body_bytes=max_body_bytes), handler_cancellation=True, access_log=None)
+    runner = web.AppRunner(make_app(inference, max_body_bytes=max_body_bytes, token=token), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

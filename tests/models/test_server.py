@@ -326,3 +326,50 @@ async def test_hushtable_worker_command_serves_and_stops_on_sigterm() -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_worker_with_a_token_answers_only_calls_that_carry_it(fake_batcher: Batcher) -> None:
+    handle = await start_server(fake_batcher, "127.0.0.1", 0, token="s3cret-token")
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.post(f"{handle.url}/v1/generate", json={"messages": MSGS, "max_tokens": 3}) as resp:
+                assert resp.status == 401
+                assert "HUSHTABLE_WORKER_TOKEN" in (await resp.json())["error"]
+            async with s.post(f"{handle.url}/v1/generate", json={"messages": MSGS, "max_tokens": 3},
+                              headers={"Authorization": "Bearer wrong"}) as resp:
+                assert resp.status == 401
+            async with s.get(f"{handle.url}/healthz") as resp:
+                assert resp.status == 200  # health checks need no token
+        wrong = HttpClient(handle.url, token="wrong", retries=0)
+        with pytest.raises(InferenceError):
+            await wrong.generate(GenerateRequest(messages=TUPLE_MSGS, max_tokens=3))
+        await wrong.aclose()
+        right = HttpClient(handle.url, token="s3cret-token")
+        out = await right.generate(GenerateRequest(messages=TUPLE_MSGS, max_tokens=3, seed=7))
+        assert out.text == fake_text(TUPLE_MSGS, 3, 7)
+        await right.aclose()
+    finally:
+        await handle.close()
+
+
+async def test_a_worker_refuses_to_listen_beyond_loopback_without_a_token(fake_batcher: Batcher) -> None:
+    from models.worker.server import UnsafeBind, is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3") and not is_loopback("worker")
+    with pytest.raises(UnsafeBind, match="HUSHTABLE_WORKER_TOKEN"):
+        await start_server(fake_batcher, "0.0.0.0", 0)
+
+
+def test_the_worker_command_refuses_an_open_bind_in_one_line(tmp_path: object) -> None:
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUSHTABLE_")}
+    out = subprocess.run([sys.executable, "-m", "bot.cli", "worker", "--model", "fake", "--host", "0.0.0.0", "--port", "0"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    assert len(lines) == 1 and "HUSHTABLE_WORKER_TOKEN" in lines[0] and "Traceback" not in out.stderr

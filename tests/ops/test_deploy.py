@@ -42,7 +42,14 @@ def test_compose_parses_and_references_what_exists() -> None:
     assert gpu["driver"] == "nvidia" and gpu["capabilities"] == ["gpu"]
     assert "deploy" not in services["bot"]
     assert services["bot"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert services["bot"]["environment"]["HUSHTABLE_DATABASE_URL"].startswith("postgresql+asyncpg://")
+    env = services["bot"]["environment"]
+    # The password goes as PGPASSWORD, never raw inside a URL (where '@' or '/' would break it).
+    assert env["HUSHTABLE_DATABASE_URL"] == "postgresql+asyncpg://hushtable@postgres:5432/hushtable"
+    assert env["PGPASSWORD"] == "${POSTGRES_PASSWORD}"
+    # /healthz stays on the container's loopback; the GPU worker is an opt-in profile with a token.
+    assert "HUSHTABLE_OPS_HOST" not in env
+    assert services["worker"]["profiles"] == ["gpu"] and "HUSHTABLE_WORKER_TOKEN" in services["worker"]["environment"]
+    assert services["bot"]["depends_on"]["worker"]["required"] is False
     # Every variable compose needs is in the .env template, and .env itself is never committed.
     text = (DEPLOY / "compose.yaml").read_text()
     needed = set(re.findall(r"\$\{(\w+)", text))
@@ -73,7 +80,9 @@ def _instructions(path: Path) -> list[tuple[str, str]]:
 def test_dockerfiles_follow_our_conventions(name: str) -> None:
     ins = _instructions(DEPLOY / name)
     ops = [op for op, _ in ins]
-    base = next(args for op, args in ins if op == "FROM")
+    # The base is a build argument (a local stand-in where no registry answers) with the official default.
+    assert ins[0][0] == "ARG" and next(args for op, args in ins if op == "FROM") == "${BASE}"
+    base = ins[0][1].removeprefix("BASE=")
     assert base == ("python:3.11-slim" if name.startswith("bot") else "nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04")
     runs = " ".join(args for op, args in ins if op == "RUN")
     assert "torch==2.13.0" in runs and "ensure_converted" in runs  # pinned torch; models converted at build
