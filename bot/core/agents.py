@@ -26,7 +26,8 @@ from typing import Any
 
 from games.base import Action, ActionSpec, Game, IllegalAction, Observation, Seat
 from games.labels import fill_spec
-from models.agents.base import CallLog, Check, Decision, Player
+from models.agents.base import CallLog, Check, Decision, Player, Source
+from models.agents.provenance import decision_row, role_of
 from models.agents.random_agent import RandomAgent
 from storage.tables import ActionSource
 
@@ -46,6 +47,7 @@ class Outcome:
     actor: str  # the agent name that produced the action
     calls: tuple[CallLog, ...]
     latency_ms: float = 0.0  # the whole move, from the first ask to the action (each call row has its own part)
+    deadline_hit: bool = False  # the move reached a wall-clock deadline; what played instead is in its decision row
 
 
 def _ms(since: float) -> float:
@@ -105,6 +107,7 @@ class AgentRunner:
         if raw_legal is None:
             raise IllegalAction("this seat has nothing to do now")
         legal = fill_spec(raw_legal)  # agents read "Player k", never the engine's seat tokens
+        role = role_of(obs, legal)
 
         def check(action: Action) -> str | None:
             # The engines are pure: trying an action on the current state changes nothing.
@@ -121,6 +124,7 @@ class AgentRunner:
             log.warning("agent %s could not be built (%s); the fallback plays", spec, type(exc).__name__)
             player = None
         attempt = 0
+        timed_out = False
         if player is not None:
             feedback: str | None = None
             refused: set[Action] = set()
@@ -134,6 +138,7 @@ class AgentRunner:
                 except TimeoutError:
                     calls.append(CallLog(spec, error=f"timed out after {self.timeout_s:g} s", retries=attempt, latency_ms=_ms(asked)))
                     log.warning("agent %s timed out after %g s; the fallback plays", spec, self.timeout_s)
+                    timed_out = True
                     break  # a slow worker will not get faster by asking again this turn
                 except Exception as exc:  # the worker is down or the agent crashed or gave up: fall back
                     inner: tuple[CallLog, ...] = tuple(getattr(exc, "calls", ()))
@@ -156,9 +161,15 @@ class AgentRunner:
                     feedback = reason
                     calls.append(CallLog(spec, error=f"illegal: {reason}", retries=attempt - 1, latency_ms=own))
                     continue
-                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls), _ms(started))
-        return await self._fallback(game, state, seat, obs, legal, game_id=game_id, seed=seed, calls=calls, check=check,
-                                    attempt=attempt, started=started)
+                calls.append(decision_row(spec, role=role, source=decision.source, model_share=decision.model_share,
+                                          timeout=decision.deadline_hit, attempt=max(0, attempt - 1),
+                                          played=f"{spec} ({decision.source.value})" if decision.deadline_hit else spec))
+                return Outcome(decision.action, ActionSource.AI, spec, tuple(calls), _ms(started), decision.deadline_hit)
+        out = await self._fallback(game, state, seat, obs, legal, game_id=game_id, seed=seed, calls=calls, check=check,
+                                   attempt=attempt, started=started)
+        source = Source.FALLBACK if out.source is ActionSource.FALLBACK else Source.RULES
+        row = decision_row(spec, role=role, source=source, timeout=timed_out, played=out.actor, attempt=attempt)
+        return replace(out, calls=(*out.calls, row), deadline_hit=timed_out)
 
     async def _fallback(
         self, game: Game, state: Any, seat: Seat, obs: Observation, legal: ActionSpec, *, game_id: int, seed: int,

@@ -13,6 +13,7 @@ import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -49,6 +50,8 @@ def stats(
     import games
     from bot.research.logbook import LoggedGame, MissingDatabase, logged_games, open_existing
     from bot.research.stats import collect, render_table
+    from models.agents.provenance import render as render_provenance
+    from models.agents.provenance import tally
 
     if game is not None:
         try:
@@ -58,23 +61,30 @@ def stats(
             raise typer.Exit(2) from None
     url = _database(database)
 
-    async def go() -> list[LoggedGame]:
+    async def go() -> tuple[list[LoggedGame], list[tuple[str, Any]]]:
         store = await open_existing(url)
         try:
-            return await logged_games(store, game=game, sources=source, since=since)
+            found = await logged_games(store, game=game, sources=source, since=since)
+            calls = [(c.agent_spec, c.prompt) for g in found for c in await store.agent_calls(g.id)]
+            return found, calls
         finally:
             await store.aclose()
 
     try:
-        logged = asyncio.run(go())
+        logged, calls = asyncio.run(go())
     except MissingDatabase as exc:
         raise _fail(str(exc)) from None
     filters = {"game": game, "source": list(source), "since": since.isoformat() if since else None}
     report = collect(logged, filters)
+    sources = tally(calls)  # where each AI move came from, per agent and role (models/agents/provenance.py)
     if as_json:
-        typer.echo(json.dumps(report.to_json(), indent=2, sort_keys=False))
+        out = report.to_json()
+        out["decisions"] = [{"agent": a, "role": r, **t.to_json()} for (a, r), t in sources.items()]
+        typer.echo(json.dumps(out, indent=2, sort_keys=False))
     else:
         typer.echo(render_table(report), nl=False)
+        if sources:
+            typer.echo("\nAI decisions by source (per agent and role)\n" + render_provenance(sources), nl=False)
 
 
 def _digest(data: bytes) -> str:

@@ -37,6 +37,7 @@ class Source(StrEnum):
     MODEL = "model"  # the language model's answer (alone, or it changed the specialist's pick)
     SPECIALIST = "specialist"  # embedding evidence or search (the model, if asked, agreed or was not asked)
     FALLBACK = "fallback"  # the agent failed or gave no legal answer: the table's fallback agent played
+    RANDOM = "random"  # a seeded random draw (the random player)
     RULES = "rules"  # nothing to decide (one option), or the rules' neutral action
 
 

@@ -4,9 +4,9 @@ Prompts come from ``models.agents.prompts`` (filled from the seat's Observation 
 answers are parsed strictly by ``models.agents.answers``. Two modes:
 
 ``mode=strategic`` (the default of ``agent_from_params``, hence of ``llm:default``):
-choices by debiased label scoring (``models.scoring``) weighed with the seat's
-evidence, free text by propose-then-choose, clues for utility against leakage;
-all within a per-move time budget (``models.agents.propose``).
+the game's specialist decides (evidence for choices, ranked candidates for free text,
+clues for utility against leakage) and the model joins where ``model`` says, with a
+fixed amount of work per move (``models.agents.propose``).
 
 ``mode=plain``: the papers' protocol, for research fidelity:
 
@@ -36,7 +36,7 @@ from enum import StrEnum
 
 from games.base import Action, ActionSpec, Choice, Observation, Option, Text, rng
 from models.agents.answers import answer_format, parse_choice_answer, parse_text_answer, refuse_copied_instructions
-from models.agents.base import AnswerRefused, CallLog, Check, Decision
+from models.agents.base import AnswerRefused, CallLog, Check, Decision, Source
 from models.agents.judge import JudgeCache
 from models.agents.prompts import Prompt, PromptBook, build_messages, player_name
 from models.agents.propose import Strategy, choose, propose_then_choose
@@ -129,7 +129,8 @@ class LLMAgent:
         if isinstance(spec, Choice) and len(spec.options) == 1:
             # Nothing to decide ("ready"): no model call.
             only = spec.options[0]
-            return Decision(Action.choose(spec.kind, only.id), (CallLog(self.spec, operation="none", raw_output=only.id, retries=attempt),))
+            return Decision(Action.choose(spec.kind, only.id), (CallLog(self.spec, operation="none", raw_output=only.id, retries=attempt),),
+                            Source.RULES)
         if self.mode is Mode.STRATEGIC:
             if isinstance(spec, Choice):
                 return await choose(self, obs, spec, feedback=feedback, attempt=attempt)
@@ -165,7 +166,7 @@ class LLMAgent:
             latency_ms=latency,
             retries=attempt,
         )
-        return Decision(Action.choose(spec.kind, labelled[label].id), (log,))
+        return Decision(Action.choose(spec.kind, labelled[label].id), (log,), Source.MODEL, 1.0)
 
     async def _generate(
         self,
@@ -218,7 +219,7 @@ class LLMAgent:
                 chat += [Message("assistant", result.text), Message("user", self.prompts.fill("retry", "user", {"reason": reason, "format": fmt}))]
                 continue
             calls.append(self._gen_log(client, result.model, chat, result.text, latency, attempt, None))
-            return Decision(action, tuple(calls))
+            return Decision(action, tuple(calls), Source.MODEL, 1.0)
         raise AnswerRefused(f"no acceptable answer after {self.retries + 1} tries", calls)
 
     def _gen_log(
@@ -245,10 +246,12 @@ def agent_from_params(
     ``mode=strategic|plain`` (default strategic), ``temperature``, ``retries``, ``max_tokens``,
     ``choices=score|generate`` (plain), ``prompts=DIR``, ``examples=0`` (plain prompts then have
     exactly the papers' structure), and for the strategic mode ``debias`` (none, cyclic,
-    calibrated, cyclic+calibrated), ``orderings`` (cyclic shifts at most), ``samples``
-    (proposals per move), ``budget_s`` (time per move), ``evidence`` (weight of the seat's
-    evidence against the model's probabilities) and ``embed`` (the embedding model of the
-    strategy, ``minilm`` or ``none``)."""
+    calibrated, cyclic+calibrated), ``orderings`` (label-scoring passes at most), ``samples``
+    (proposals per move), ``model`` (where the model is asked: none, all, or choices,
+    proposals, shortlist joined by +), ``deadline_s`` (wall-clock deadline of a move; the
+    older ``budget_s`` names it too), ``evidence`` (weight of the seat's evidence against
+    the model's probabilities) and ``embed`` (the embedding model of the strategy,
+    ``minilm`` or ``none``)."""
     known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode", *Strategy.PARAMS}
     unknown = sorted(set(params) - known)
     if unknown:

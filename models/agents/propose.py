@@ -1,34 +1,41 @@
-"""The strategic LLM agent's moves: debiased choices weighed with evidence, free text by propose-then-choose.
+"""The strategic LLM agent's moves: the specialist decides, the model joins where configured.
 
-Choices: the options are scored by ``models.scoring.score_choices`` (debiased as
-``Strategy.debias`` says, from a seeded first order) and the model's probabilities
-are multiplied by the seat's evidence (``strategy.choice_evidence``) raised to
-``Strategy.evidence``. If the model does not answer within the move's budget, the
-evidence alone decides.
+Every move is bounded by compute, never by the clock, so the same seed, state and
+settings give the same move at any machine load:
 
-Free text: candidates come from the model (``samples`` answers in one batched call:
-one greedy, the rest sampled) and from the embedding model (neighbours of the
-secret, of each Decrypto keyword, of what the table said). Every candidate is
-parsed strictly and checked against the rules (``check``: the pure engine on the
-current state) before anything is sent, so a move is legal on the first try
-whenever any candidate is. The legal ones are ranked by the SNEAK-style strategy
-(``strategy.text_score``) and the best few are put to the model as a debiased
-label-scored choice; the product of the two decides. Whatever happens, the move
-leaves within ``budget_s`` with the best legal candidate found so far.
+- Choices: the seat's evidence (``strategy.choice_evidence``: the game module's
+  specialist) gives a distribution over the options. When ``model`` includes
+  ``choices`` the options are also label-scored by the model (``models.scoring``:
+  ``orderings`` passes, debiased as ``debias`` says, fixed in number) and the two are
+  multiplied, the evidence raised to ``evidence``.
+- Free text: candidates come from the embedding model (neighbours of the secret, of
+  each Decrypto keyword, of what the table said) and, with ``proposals``, from the
+  model (``samples`` answers of a fixed token count in one batch: one greedy, the rest
+  sampled with seeds from the turn). Every candidate is parsed strictly and checked
+  against the rules (``check``) before anything is sent. The legal ones are ranked by
+  the game's strategy (``strategy.text_score``); with ``shortlist`` the best few are
+  put to the model as one label-scored choice and the product decides.
+
+``deadline_s`` is only a deadline: the model's answers are awaited in full unless the
+move reaches it; then the specialist's answer plays, and the move says so
+(``Decision.deadline_hit``, logged as a timeout). Each ``Decision`` says where the move
+came from (``Source``) and the model's share of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from games.base import Action, Choice, Observation, Option, Text, normalize
+from games.base import Action, Choice, Observation, Option, Text, check_text, normalize
 from models.agents.answers import parse_text_answer, refuse_copied_instructions
-from models.agents.base import AnswerRefused, CallLog, Check, Decision
+from models.agents.base import AnswerRefused, CallLog, Check, Decision, Source
 from models.agents.judge import TAU, EmbeddingJudge, Judge, JudgeCache, softmax
 from models.agents.prompts import build_messages
 from models.agents.strategy import (
@@ -40,7 +47,7 @@ from models.agents.strategy import (
     text_score,
 )
 from models.embeddings import VocabIndex
-from models.scoring import ChoiceScores, Debias, score_choices
+from models.scoring import ChoiceScores, Debias, labels_for, score_choices
 from models.types import GenerateRequest, InferenceError, Message
 
 if TYPE_CHECKING:
@@ -49,44 +56,81 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SHORTLIST = 4  # candidates put to the model's choice
-PROPOSE_SHARE = 0.6  # of the budget, for the model's proposals; the rest for choosing
-MODEL_FLOOR_S = 0.5  # the model is always asked, for at least this long: a dead worker shows (and is logged)
 DECISIVE = 0.9  # evidence this sure of one option needs no model call (a decoder reading its own team's hints)
+
+
+class ModelUse(StrEnum):
+    """Where the strategic agent asks its language model."""
+
+    CHOICES = "choices"  # label-score the options of a choice (votes, codes, guesses)
+    PROPOSALS = "proposals"  # generate free-text candidates
+    SHORTLIST = "shortlist"  # label-score the best free-text candidates
+
+
+def parse_uses(text: str) -> frozenset[ModelUse]:
+    """``none``, ``all``, or uses joined by ``+`` or ``,`` (``choices+shortlist``)."""
+    text = text.strip().lower()
+    if text in ("", "none", "off", "0"):
+        return frozenset()
+    if text == "all":
+        return frozenset(ModelUse)
+    out = set()
+    for part in text.replace(",", "+").split("+"):
+        try:
+            out.add(ModelUse(part.strip()))
+        except ValueError:
+            raise ValueError(f"model uses are none, all or {', '.join(u.value for u in ModelUse)} joined by '+', "
+                             f"not {part.strip()[:30]!r}") from None
+    return frozenset(out)
+
+
+DEFAULT_USES: frozenset[ModelUse] = frozenset()
+"""The bundled model on 2 CPU cores: measured with and without it on the same deals (README, "AI players")."""
 
 
 @dataclass(frozen=True, slots=True)
 class Strategy:
     """Options of the strategic mode (the spec's parameters of the same names)."""
 
-    debias: Debias = Debias.CYCLIC_CALIBRATED
-    orderings: int = 2  # cyclic shifts at most (plus the content-free prompt when calibrated)
+    model: frozenset[ModelUse] = DEFAULT_USES
+    debias: Debias = Debias.CYCLIC
+    orderings: int = 2  # label-scoring passes per choice (cyclic shifts; plus the content-free prompt when calibrated)
     samples: int = 3  # proposals per free-text move, in one batched call
-    budget_s: float = 2.0  # the whole move
+    deadline_s: float = 30.0  # wall-clock deadline of the whole move (only a deadline: the work is fixed)
     evidence: float = 1.0  # weight of the seat's evidence against the model's probabilities
     embed: str = "minilm"  # the strategy's embedding model; "none": the model alone
     judge_kind: str = "sneak"  # clues ranked by models/eval's embedding evaluator ("sneak") or our own estimate ("own")
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
     judges: JudgeCache | None = field(default=None, compare=False, repr=False)
 
-    PARAMS: ClassVar[tuple[str, ...]] = ("debias", "orderings", "samples", "budget_s", "evidence", "embed", "judge")
+    PARAMS: ClassVar[tuple[str, ...]] = ("model", "debias", "orderings", "samples", "deadline_s", "budget_s", "evidence",
+                                         "embed", "judge")
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Strategy:
         d = cls()
+        # budget_s is the older name of the deadline.
+        deadline = params.get("deadline_s", params.get("budget_s", d.deadline_s))
+        uses = parse_uses(params["model"]) if "model" in params else d.model
         s = cls(
+            model=uses,
             debias=Debias(params.get("debias", d.debias.value)),
             orderings=int(params.get("orderings", d.orderings)),
             samples=int(params.get("samples", d.samples)),
-            budget_s=float(params.get("budget_s", d.budget_s)),
+            deadline_s=float(deadline),
             evidence=float(params.get("evidence", d.evidence)),
             embed=params.get("embed", d.embed),
             judge_kind=params.get("judge", d.judge_kind),
         )
         if s.judge_kind not in ("sneak", "own"):
             raise ValueError(f"judge is 'sneak' or 'own', not {s.judge_kind!r}")
-        if s.orderings < 1 or s.samples < 0 or not s.budget_s > 0 or s.evidence < 0:
-            raise ValueError("orderings >= 1, samples >= 0, budget_s > 0 and evidence >= 0, please")
+        if s.orderings < 1 or s.samples < 0 or not s.deadline_s > 0 or s.evidence < 0:
+            raise ValueError("orderings >= 1, samples >= 0, deadline_s > 0 and evidence >= 0, please")
         return s
+
+    def uses(self, use: ModelUse) -> bool:
+        """True when the model is asked for ``use`` (always, for a set-up without an embedding model)."""
+        return use in self.model or self.index is None
 
     def judge(self) -> Judge | None:
         if self.index is None:
@@ -99,15 +143,36 @@ class Strategy:
         return EmbeddingJudge(self.index)
 
 
-def _left(started: float, budget: float) -> float:
-    """Time left of ``budget``, but never under MODEL_FLOOR_S: a slow first move (the vocabulary still
-    being embedded) must not skip the model, or an unreachable model would go unnoticed."""
-    return max(MODEL_FLOOR_S, budget - (time.perf_counter() - started))
+class Clock:
+    """The move's deadline. Only ever consulted to stop waiting, never to decide how much work to do."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self.started = time.perf_counter()
+        self.deadline_s = deadline_s
+        self.hit = False
+
+    def left(self) -> float:
+        return self.deadline_s - (time.perf_counter() - self.started)
+
+    def ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000
 
 
 def _normalise(weights: Sequence[float]) -> list[float]:
     z = sum(weights)
     return [w / z for w in weights] if z > 0 else [1.0 / len(weights)] * len(weights)
+
+
+def model_share(p_model: Sequence[float], p_other: Sequence[float], weight: float, best: int) -> float:
+    """The model's part in picking ``best`` over the runner-up of the combined score:
+    |model log-margin| / (|model log-margin| + |weighted other log-margin|); 0 when neither separates them."""
+    if len(p_model) < 2:
+        return 0.0
+    combined = [math.log(max(p, 1e-30)) + weight * math.log(max(q, 1e-30)) for p, q in zip(p_model, p_other, strict=True)]
+    runner = max((i for i in range(len(combined)) if i != best), key=lambda i: combined[i])
+    m = abs(math.log(max(p_model[best], 1e-30)) - math.log(max(p_model[runner], 1e-30)))
+    o = abs(weight * (math.log(max(p_other[best], 1e-30)) - math.log(max(p_other[runner], 1e-30))))
+    return m / (m + o) if m + o > 1e-12 else 0.0
 
 
 def _unavailable(agent: LLMAgent, exc: Exception) -> str:
@@ -117,25 +182,37 @@ def _unavailable(agent: LLMAgent, exc: Exception) -> str:
     return f"model unavailable: {type(exc).__name__}: {exc}"
 
 
+async def _until_deadline(clock: Clock, work: Any) -> tuple[Any, bool]:
+    """``work``'s result, or (None, True) when the move's deadline comes first."""
+    left = clock.left()
+    if left <= 0:
+        if asyncio.iscoroutine(work):
+            work.close()
+        else:
+            work.cancel()
+        clock.hit = True
+        return None, True
+    try:
+        return await asyncio.wait_for(work, left), False
+    except TimeoutError:
+        clock.hit = True
+        return None, True
+
+
 async def _scored(agent: LLMAgent, render: Any, texts: Sequence[str], order: Sequence[int],
-                  timeout: float) -> tuple[ChoiceScores | None, str | None]:
-    """The model's debiased choice among ``texts``; None when it does not answer in time (or at all, with why)."""
-    if timeout <= 0.05:
-        return None, None
+                  clock: Clock) -> tuple[ChoiceScores | None, str | None]:
+    """The model's debiased choice among ``texts``; None past the deadline (or when the model fails, with why)."""
     s = agent.strategy
     try:
         client = await agent.client()
-        return await asyncio.wait_for(
-            score_choices(client, render, texts, debias=s.debias, max_orderings=s.orderings, order=order), timeout), None
-    except TimeoutError:
-        return None, None
+        scores, _ = await _until_deadline(
+            clock, score_choices(client, render, texts, debias=s.debias, max_orderings=s.orderings, order=order))
+        return scores, None
     except InferenceError as exc:
         return None, _unavailable(agent, exc)
 
 
-def _labels_of(scores: ChoiceScores | None, n: int) -> list[str]:
-    from models.scoring import labels_for
-
+def _labels_of(n: int) -> list[str]:
     letters, _ = labels_for(n)
     return list(letters) if letters else []
 
@@ -144,7 +221,7 @@ def _labels_of(scores: ChoiceScores | None, n: int) -> list[str]:
 
 
 async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: str | None, attempt: int) -> Decision:
-    started = time.perf_counter()
+    clock = Clock(agent.strategy.deadline_s)
     s = agent.strategy
     options = list(spec.options)
     ids = [o.id for o in options]
@@ -152,6 +229,7 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
     agent.rng(obs, "llm-options", attempt).shuffle(order)
     evidence = await asyncio.to_thread(choice_evidence, s.index, obs, spec) if s.index is not None else None
     p_ev = evidence_probs(evidence, ids) if evidence else None
+    uniform = [1.0 / len(ids)] * len(ids)
 
     def render(labels: Sequence[str], texts: Sequence[str]) -> Sequence[Message]:
         labelled = {lab: Option("", t) for lab, t in zip(labels, texts, strict=True)}
@@ -161,35 +239,45 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
     if len(set(texts)) != len(texts):  # two options read the same: tell them apart for the model
         texts = [f"{o.label} ({o.id})" for o in options]
     decisive = p_ev is not None and max(p_ev) >= DECISIVE
-    scores, error = (None, None) if decisive else await _scored(agent, render, texts, order, _left(started, s.budget_s))
-    p_llm = list(scores.probs) if scores is not None else [1.0 / len(ids)] * len(ids)
-    final = _normalise([p * ((p_ev[i] ** s.evidence) if p_ev else 1.0) for i, p in enumerate(p_llm)])
-    if agent.temperature > 0:
-        weights = [p ** (1.0 / agent.temperature) for p in final]
-        best = agent.rng(obs, "llm-sample", attempt).choices(range(len(ids)), weights=weights)[0]
-    else:
-        best = max(range(len(ids)), key=lambda i: (final[i], -order.index(i)))
+    ask = s.uses(ModelUse.CHOICES) and not decisive
+    scores, error = await _scored(agent, render, texts, order, clock) if ask else (None, None)
+    p_llm = list(scores.probs) if scores is not None else uniform
+    p_spec = p_ev or uniform
+    weight = s.evidence if p_ev else 0.0
+    final = _normalise([p * (q ** weight) for p, q in zip(p_llm, p_spec, strict=True)])
+
+    def pick(dist: Sequence[float]) -> int:
+        if agent.temperature > 0:
+            weights = [p ** (1.0 / agent.temperature) for p in dist]
+            return agent.rng(obs, "llm-sample", attempt).choices(range(len(ids)), weights=weights)[0]
+        return max(range(len(ids)), key=lambda i: (dist[i], -order.index(i)))
+
+    best, alone = pick(final), pick(p_spec)
+    share = model_share(p_llm, p_spec, weight, best) if scores is not None else 0.0
+    source = Source.MODEL if scores is not None and (best != alone or p_ev is None) else Source.SPECIALIST
     first = list(scores.orderings[0]) if scores is not None else order
-    labels = _labels_of(scores, len(ids)) or [texts[i] for i in first]
+    labels = _labels_of(len(ids)) or [texts[i] for i in first]
     shown = {labels[pos]: ids[i] for pos, i in enumerate(first)}
-    log = CallLog(
+    why = ("evidence decisive" if decisive else "deadline: evidence alone" if clock.hit
+           else "model not asked: evidence alone" if not ask else "model failed: evidence alone")
+    call = CallLog(
         agent.spec,
         model_id=scores.model if scores is not None else "",
         operation="score" if scores is not None else "embed",
         prompt={
-            "messages": [m.to_json() for m in render(labels, [texts[i] for i in first])],
+            "messages": [m.to_json() for m in render(labels, [texts[i] for i in first])] if ask else None,
             "labels": shown,
-            "scoring": scores.to_json() if scores is not None else ("evidence decisive" if decisive else "out of time: evidence alone"),
-            "model_probs": {ids[i]: p for i, p in enumerate(p_llm)},
+            "scoring": scores.to_json() if scores is not None else why,
+            "model_probs": {ids[i]: p for i, p in enumerate(p_llm)} if scores is not None else None,
             "evidence": {ids[i]: p for i, p in enumerate(p_ev)} if p_ev else None,
         },
         raw_output=labels[first.index(best)],
         label_probs={ids[i]: p for i, p in enumerate(final)},
-        latency_ms=(time.perf_counter() - started) * 1000,
+        latency_ms=clock.ms(),
         retries=attempt,
         error=error,
     )
-    return Decision(Action.choose(spec.kind, ids[best]), (log,))
+    return Decision(Action.choose(spec.kind, ids[best]), (call,), source, share, clock.hit)
 
 
 # --------------------------------------------------------------------------- free text
@@ -198,17 +286,20 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
 async def propose_then_choose(
     agent: LLMAgent, obs: Observation, spec: Text, *, feedback: str | None, attempt: int, check: Check | None
 ) -> Decision:
-    started = time.perf_counter()
+    clock = Clock(agent.strategy.deadline_s)
     s = agent.strategy
     calls: list[CallLog] = []
     messages, prompt = build_messages(agent.prompts, obs, spec, {}, feedback=feedback, examples=agent.examples)
     n_fields = len(spec.fields)
     pools: list[list[str]] = [[] for _ in range(n_fields)]
     whole: list[Action] = []
+    from_model: set[tuple[str, ...]] = set()  # answers only the model proposed
 
-    def add(field_no: int, text: str) -> None:
+    def add(field_no: int, text: str) -> bool:
         if text and all(normalize(text) != normalize(t) for t in pools[field_no]):
             pools[field_no].append(text)
+            return True
+        return False
 
     # 1. Embedding neighbours: cheap, and legal more often than not.
     if s.index is not None:
@@ -220,10 +311,11 @@ async def propose_then_choose(
         calls.append(CallLog(agent.spec, model_id=s.index.embedder.model_id, operation="embed",
                              prompt={"kind": spec.kind, "neighbours": fields}, raw_output="",
                              latency_ms=(time.perf_counter() - t0) * 1000, retries=attempt))
-    # 2. The model's proposals, all in one batch, within its share of the budget.
-    if s.samples > 0:
-        proposals, log = await _propose(agent, obs, spec, messages, attempt, _left(started, s.budget_s * PROPOSE_SHARE))
-        calls.append(log)
+    specialist_words = [{normalize(t) for t in p} for p in pools]
+    # 2. The model's proposals, all in one batch, a fixed number of a fixed length.
+    if s.samples > 0 and s.uses(ModelUse.PROPOSALS):
+        proposals, call = await _propose(agent, obs, spec, messages, attempt, clock)
+        calls.append(call)
         for text in proposals:
             try:
                 parts = parse_text_answer(text, spec, prompt.forbidden)
@@ -233,51 +325,60 @@ async def propose_then_choose(
             whole.append(Action.say(spec.kind, *parts))
             for i, p in enumerate(parts):
                 add(i, p)
+            if any(normalize(p) not in specialist_words[i] for i, p in enumerate(parts)):
+                from_model.add(tuple(normalize(p) for p in parts))
     # 3. Only what the rules accept goes on.
     judge = s.judge()
     legal = _legal_candidates(agent, obs, spec, pools, whole, check)
     if not legal:
         raise AnswerRefused("no candidate answer passes the rules", calls)
-    # 4. Rank by the strategy, then let the model choose among the best few.
+    # 4. Rank by the strategy, then (if configured) let the model choose among the best few.
     if s.index is not None and judge is not None:
-        ranked = sorted(((a, text_score(s.index, judge, obs, a)) for a in legal), key=lambda x: -x[1])
+        index = s.index
+        ranked = await asyncio.to_thread(lambda: sorted(((a, text_score(index, judge, obs, a)) for a in legal),
+                                                        key=lambda x: -x[1]))
     else:
         ranked = [(a, 0.0) for a in legal]
     short = ranked[:SHORTLIST]
-    chosen, probs, scores, error = short[0][0], {" | ".join(short[0][0].value): 1.0}, None, None
-    if len(short) > 1 and s.samples > 0:
+    chosen, probs, scores, error, share = short[0][0], {" | ".join(short[0][0].value): 1.0}, None, None, 0.0
+    changed = False
+    if len(short) > 1 and s.uses(ModelUse.SHORTLIST):
         texts = [" | ".join(a.value) for a, _ in short]
         ask = (*messages[:-1], Message("user", messages[-1].content + "\n\nCandidate answers:\n{options}\n"
                                        "Which candidate is the best answer for you? Answer with one letter: {labels}."))
         order = list(range(len(short)))
         agent.rng(obs, "llm-candidates", attempt).shuffle(order)
-        scores, error = await _scored(agent, ask, texts, order, _left(started, s.budget_s))
-        p_strat = _softmax_scores([sc for _, sc in short]) if s.index is not None else [1 / len(short)] * len(short)
+        scores, error = await _scored(agent, ask, texts, order, clock)
+        weight = s.evidence if s.index is not None else 0.0
+        p_strat = softmax([sc for _, sc in short], TAU) if s.index is not None else [1 / len(short)] * len(short)
         p_llm = list(scores.probs) if scores is not None else [1 / len(short)] * len(short)
-        final = _normalise([p_llm[i] * p_strat[i] ** s.evidence for i in range(len(short))])
+        final = _normalise([p_llm[i] * p_strat[i] ** weight for i in range(len(short))])
         best = max(range(len(short)), key=lambda i: (final[i], -i))
+        changed = scores is not None and best != 0
+        share = model_share(p_llm, p_strat, weight, best) if scores is not None else 0.0
         chosen, probs = short[best][0], {texts[i]: final[i] for i in range(len(short))}
+    key = tuple(normalize(t) for t in chosen.value)
+    proposed = key in from_model
+    if proposed:
+        share = 1.0 if s.index is None or not changed else max(share, 0.5)
+    source = Source.MODEL if (changed or proposed) else Source.SPECIALIST
     calls.append(CallLog(
         agent.spec,
         model_id=scores.model if scores is not None else "",
         operation="score" if scores is not None else "none",
         prompt={"candidates": {" | ".join(a.value): sc for a, sc in ranked[:12]},
-                "scoring": scores.to_json() if scores is not None else None},
+                "scoring": scores.to_json() if scores is not None else ("deadline" if clock.hit else None)},
         raw_output=" | ".join(chosen.value),
         label_probs=probs,
         latency_ms=scores.latency_ms if scores is not None else 0.0,
         retries=attempt,
         error=error,
     ))
-    return Decision(chosen, tuple(calls))
-
-
-def _softmax_scores(xs: Sequence[float]) -> list[float]:
-    return softmax(xs, TAU)
+    return Decision(chosen, tuple(calls), source, share, clock.hit)
 
 
 async def _propose(
-    agent: LLMAgent, obs: Observation, spec: Text, messages: tuple[Message, ...], attempt: int, timeout: float
+    agent: LLMAgent, obs: Observation, spec: Text, messages: tuple[Message, ...], attempt: int, clock: Clock
 ) -> tuple[list[str], CallLog]:
     started = time.perf_counter()
     s = agent.strategy
@@ -288,20 +389,18 @@ async def _propose(
     texts: list[str] = []
     error: str | None = None
     model = ""
-    if timeout > 0.05:
-        try:
-            client = await agent.client()
-            results = await asyncio.wait_for(asyncio.gather(*(client.generate(r) for r in reqs)), timeout)
+    try:
+        client = await agent.client()
+        results, late = await _until_deadline(clock, asyncio.gather(*(client.generate(r) for r in reqs)))
+        if not late:
             texts = [r.text for r in results]
             model = results[0].model if results else ""
-        except TimeoutError:
-            error = None  # out of time is not a refusal: the other candidates play
-        except InferenceError as exc:
-            error = _unavailable(agent, exc)
-    log = CallLog(agent.spec, model_id=model, operation="generate", prompt=[m.to_json() for m in messages],
-                  raw_output="\n".join(texts), latency_ms=(time.perf_counter() - started) * 1000, retries=attempt,
-                  error=error, label_probs={"samples": s.samples, "answered": len(texts)})
-    return texts, log
+    except InferenceError as exc:
+        error = _unavailable(agent, exc)
+    call = CallLog(agent.spec, model_id=model, operation="generate", prompt=[m.to_json() for m in messages],
+                   raw_output="\n".join(texts), latency_ms=(time.perf_counter() - started) * 1000, retries=attempt,
+                   error=error, label_probs={"samples": s.samples, "answered": len(texts), "max_tokens": budget})
+    return texts, call
 
 
 def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list[list[str]], whole: list[Action],
@@ -317,8 +416,6 @@ def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list
             return
         seen.add(key)
         try:
-            from games.base import check_text
-
             check_text(spec, action)
         except Exception:
             return
@@ -353,4 +450,4 @@ def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list
     return out
 
 
-__all__ = ["SHORTLIST", "Strategy", "choose", "propose_then_choose"]
+__all__ = ["DEFAULT_USES", "SHORTLIST", "ModelUse", "Strategy", "choose", "model_share", "parse_uses", "propose_then_choose"]

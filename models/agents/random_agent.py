@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, rng
 from games.play import FILLER, random_action
-from models.agents.base import CallLog, Check, Decision
+from models.agents.base import CallLog, Check, Decision, Source
 
 DRAWS = 64  # random texts tried before the word list is walked
 
@@ -41,7 +41,7 @@ class RandomAgent:
                     break
         log = CallLog(self.spec, operation="none", raw_output=" | ".join(action.value), retries=attempt,
                       latency_ms=(time.perf_counter() - started) * 1000, label_probs={"candidates_tried": tried})
-        return Decision(action, (log,))
+        return Decision(action, (log,), Source.RANDOM)
 
     @staticmethod
     def _candidates(spec: ActionSpec, r: random.Random) -> Iterator[Action]:

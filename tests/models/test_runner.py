@@ -15,6 +15,7 @@ from bot.core.agents import AgentRunner
 from games.base import Action, ActionSpec, Observation, Text
 from models.agents.base import CallLog, Check, Decision, Player
 from models.agents.llm import AnswerRefused, LLMAgent, Mode
+from models.agents.provenance import decision_of
 from models.agents.random_agent import RandomAgent
 from models.client import InProcessClient
 from models.types import GenerateRequest, Inference
@@ -97,7 +98,9 @@ def test_a_reask_continues_the_attempts_carries_the_refusal_and_skips_a_repeated
     assert feedbacks[0] is None and feedbacks[1] and feedbacks[2] == feedbacks[1], "the refusal travels with the re-ask"
     errors = [c.error for c in out.calls if c.error]
     assert errors[0].startswith("illegal:") and errors[1] == "repeated a refused answer"
-    assert [c.retries for c in out.calls] == [0, 0, 1, 1, 2]
+    assert [c.retries for c in out.calls] == [0, 0, 1, 1, 2, 2], "the last row is the move's decision, at its attempt"
+    assert decision_of(out.calls[-1].prompt) == {"role": "worded describe", "source": "specialist", "model_share": 0.0,
+                                                  "timeout": False, "played": "stubborn"}
 
 
 def test_the_log_latencies_add_up_and_the_move_total_is_recorded_once() -> None:

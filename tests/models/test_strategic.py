@@ -15,7 +15,7 @@ from bot.core.agents import AgentRunner
 from games.base import Action, Observation, Text
 from models.agents.embed import VocabIndex
 from models.agents.llm import AnswerRefused, LLMAgent, Mode
-from models.agents.propose import Strategy
+from models.agents.propose import ModelUse, Strategy
 from models.agents.strategy import EmbeddingJudge
 from models.client import InProcessClient
 from models.scoring import Debias
@@ -129,7 +129,7 @@ def test_every_move_of_whole_games_is_legal_on_the_first_try(index: VocabIndex, 
         return client
 
     def factory(spec: str, seed: int) -> Any:
-        return LLMAgent(inference_for, seed=seed, mode=Mode.STRATEGIC, strategy=Strategy(index=index, budget_s=30.0))
+        return LLMAgent(inference_for, seed=seed, mode=Mode.STRATEGIC, strategy=Strategy(index=index, model=frozenset(ModelUse)))
 
     async def play() -> list[Any]:
         runner = AgentRunner(factory, retries=3)
@@ -169,7 +169,7 @@ def test_the_agents_choices_are_debiased_against_a_label_bias(biased_model: Any,
         try:
             for seed in range(6):
                 agent = LLMAgent(inference_for, seed=seed, mode=Mode.STRATEGIC,
-                                 strategy=Strategy(embed="none", debias=debias, orderings=4, budget_s=120.0))
+                                 strategy=Strategy(embed="none", debias=debias, orderings=4, deadline_s=120.0))
                 d = await agent.act(obs, spec)
                 log = d.calls[0]
                 assert log.operation == "score" and log.prompt["scoring"]["debias"] == debias.value

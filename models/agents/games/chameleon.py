@@ -131,6 +131,10 @@ def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
     return Prompt(name, values, forbidden)
 
 
+def role(obs: Observation, spec: ActionSpec) -> str:
+    return f"{'chameleon' if view_of(obs)['is_chameleon'] else 'player'} {spec.kind}"
+
+
 AGENT = GameAgent(
     game="chameleon",
     prompt=prompt,
@@ -138,4 +142,5 @@ AGENT = GameAgent(
     evidence=evidence,
     candidates=candidates,
     text_score=text_score,
+    role=role,
 )

@@ -309,6 +309,14 @@ def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
     raise ValueError(f"no Decrypto prompt for {spec.kind!r}")
 
 
+def role(obs: Observation, spec: ActionSpec) -> str:
+    if spec.kind == "hints":
+        return "encoder"
+    if spec.kind == "guess":
+        return "decoder" if is_own_guess(view_of(obs)) else "interceptor"
+    return "tiebreak" if spec.kind == "keywords" else spec.kind
+
+
 AGENT = GameAgent(
     game="decrypto",
     prompt=prompt,
@@ -317,4 +325,5 @@ AGENT = GameAgent(
     candidates=candidates,
     text_score=text_score,
     field_score=field_score,
+    role=role,
 )

@@ -96,6 +96,7 @@ class GameAgent:
     candidates: Candidates = no_candidates
     text_score: TextScore = no_score
     field_score: FieldScore | None = None
+    role: Callable[[Observation, ActionSpec], str] | None = None  # the seat's role for a move (default: the action kind)
 
 
 __all__ = ["Baseline", "BaselineMove", "Candidates", "Evidence", "FieldScore", "GameAgent", "Prompt", "TextScore",

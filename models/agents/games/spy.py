@@ -150,6 +150,11 @@ def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
     return Prompt(name, values, forbidden)
 
 
+def role(obs: Observation, spec: ActionSpec) -> str:
+    """The seat knows only whether it has a word (Mr. White has none), not which side it is on."""
+    return f"{'mr_white' if not view_of(obs)['my_word'] else 'worded'} {spec.kind}"
+
+
 AGENT = GameAgent(
     game="spy",
     prompt=prompt,
@@ -157,4 +162,5 @@ AGENT = GameAgent(
     evidence=evidence,
     candidates=candidates,
     text_score=text_score,
+    role=role,
 )
