@@ -34,6 +34,7 @@ from bot.core.memory import MemoryPlatform  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.tournaments import manage  # noqa: E402
 from bot.tournaments.runner import HEADLESS, TournamentRunner, default_concurrency  # noqa: E402
+from bot.tournaments.spec import TournamentSpec  # noqa: E402
 from storage import tournaments as repo  # noqa: E402
 
 
@@ -81,8 +82,9 @@ def _cache(pool: Any) -> tuple[float, ...]:
 
 
 async def _tournament(service: Any, args: argparse.Namespace, seed: int) -> int:
-    return await manage.create(service, tenant="bench", game=args.game, variant=args.variant, entrants=args.entrant,
-                               seats=args.seats, games_per_pairing=args.games, seed=seed, name="bench")
+    spec = TournamentSpec(game=args.game, variant=args.variant, entrants=tuple(args.entrant), seats=args.seats,
+                          games_per_pairing=args.games, seed=seed, name="bench")
+    return await manage.create(service, "bench", spec)
 
 
 async def _play(app: Any, args: argparse.Namespace, name: str, concurrency: int, seed: int) -> Run:
@@ -107,9 +109,9 @@ async def main(args: argparse.Namespace) -> None:
         await app.service.start()
         try:
             # Warm-up: load the model(s) and the embedding index outside the timed runs.
-            warm = await manage.create(app.service, tenant="bench", game=args.game, variant=args.variant,
-                                       entrants=args.entrant, seats=args.seats, games_per_pairing=1, seed=999,
-                                       concurrency=len(args.entrant))
+            warm = await manage.create(app.service, "bench", TournamentSpec(
+                game=args.game, variant=args.variant, entrants=tuple(args.entrant), seats=args.seats,
+                games_per_pairing=1, seed=999, concurrency=len(args.entrant)))
             await TournamentRunner(app.service, rounds=10).run(warm)
             n_games = len(await repo.matches(app.service.store, warm)) * args.games
             conc = args.concurrency or default_concurrency()

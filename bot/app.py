@@ -14,6 +14,7 @@ from bot.ops.logs import setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
 from bot.sneak import attach_sneak
+from bot.tournaments.service import TournamentService
 from models.agents import AgentRegistry
 from storage.store import DatabaseReadOnly, Store
 
@@ -26,9 +27,11 @@ class App:
     store: Store
     service: TableService
     pool: Any  # models.client.ClientPool
+    tournaments: TournamentService
     ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
 
     async def aclose(self) -> None:
+        await self.tournaments.aclose()
         await self.service.stop()
         if self.ops is not None:
             await self.ops.aclose()
@@ -61,7 +64,9 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     ops = await start_ops(settings, store)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
     attach_sneak(service, store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
-    return App(settings, store, service, pool, ops)
+    tournaments = TournamentService(service)
+    ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
+    return App(settings, store, service, pool, tournaments, ops)
 
 
 async def main(*, force_console: bool = False, hotseat: bool = False, settings: Settings | None = None) -> None:
@@ -84,19 +89,18 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
         if discord_on:
             from bot.discord.adapter import run_discord
 
-            runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles))
+            runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles,
+                                       tournaments=app.tournaments))
         if slack_on:
             from bot.slack.adapter import run_slack
 
-            runners.append(run_slack(app.service, settings))
+            runners.append(run_slack(app.service, settings, tournament_port=app.tournaments))
         if console:
             from bot.console.app import run_console
 
             runners.append(run_console(app.service, settings, hotseat=hotseat))
         if discord_on or slack_on:
-            from bot.tournaments.desk import serve_scheduler
-
-            runners.append(serve_scheduler(app.service, settings.database_url))  # scheduled tournaments (issue 13)
+            runners.append(app.tournaments.serve(settings.database_url))  # scheduled tournaments
         await asyncio.gather(*runners)
     finally:
         await app.aclose()

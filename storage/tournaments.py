@@ -323,6 +323,14 @@ async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, 
         return False  # another process inserted the lease between our read and our insert
 
 
+async def lease_held(store: Store, name: str, *, now: datetime | None = None) -> bool:
+    """Whether someone holds the named lease now (an expired one counts as free)."""
+    now = now or utcnow()
+    async with store._read() as s:
+        row = await s.get(SchedulerLeaseRow, name)
+        return row is not None and row.expires_at >= now
+
+
 async def release_lease(store: Store, name: str, owner: str) -> None:
     async with store.write() as conn:
         await conn.execute(sa.delete(_leases).where(_leases.c.name == name, _leases.c.owner == owner))

@@ -24,6 +24,7 @@ from bot.discord.router import Router
 from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
 from bot.discord.views import NO_MENTIONS, PERSISTENT_ITEMS
+from bot.tournaments.port import TournamentPort
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -35,8 +36,10 @@ class HushtableBot(commands.Bot):
     """The discord.py client, wired to a TableService. Construct, then `start(token)` or use `run_discord`."""
 
     def __init__(self, service: ServicePort, settings: Settings, *, sync_commands: bool = True,
-                 admin_role_ids: Collection[int] = (), **options: Any) -> None:
-        """``admin_role_ids``: roles (by id) whose members are admins of their guild, like Manage Server."""
+                 admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
+                 **options: Any) -> None:
+        """``admin_role_ids``: roles (by id) whose members are admins of their guild, like Manage Server.
+        ``tournaments``: the tournament service (``/tournament`` is offered only with one)."""
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads
         intents.dm_messages = True  # text replies to prompts; DM content needs no privileged intent
@@ -49,12 +52,14 @@ class HushtableBot(commands.Bot):
         self.router = Router(service, self.platform, default_agent=settings.default_agent,
                              admin_role_ids=admin_role_ids)
         self.sync_commands = sync_commands
+        self.tournaments = tournaments
 
     async def setup_hook(self) -> None:
         # Registered before the gateway connects, so a click on any old message is routed.
         self.add_dynamic_items(*PERSISTENT_ITEMS)
         register(self.tree, self.router)
-        register_tournaments(self.tree, self.router)
+        if self.tournaments is not None:
+            register_tournaments(self.tree, self.router, self.tournaments)
         register_sneak(self.tree, self.router)  # /sneak (bot/discord/sneak.py)
         if self.sync_commands:
             guild_id = self.settings.discord_guild_id
@@ -76,7 +81,8 @@ class HushtableBot(commands.Bot):
 
 
 async def run_discord(service: ServicePort, settings: Settings, *, start_service: bool = True,
-                      admin_role_ids: Collection[int] = (), **options: Any) -> None:
+                      admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
+                      **options: Any) -> None:
     """Connect to Discord with ``settings.discord_token`` and serve until cancelled.
 
     Attaches the platform to ``service``; unless ``start_service`` is False (another adapter
@@ -86,7 +92,7 @@ async def run_discord(service: ServicePort, settings: Settings, *, start_service
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
-    bot = HushtableBot(service, settings, admin_role_ids=admin_role_ids, **options)
+    bot = HushtableBot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, **options)
     service.attach(bot.platform)
     started = False
     async with bot:  # closes the HTTP session and the gateway when cancelled

@@ -1,6 +1,7 @@
 """Discord's `/tournament create|schedule|run|status|cancel|leaderboard` (server admins).
 
-A thin shell over `bot.tournaments.desk.TournamentDesk`: each handler builds the
+A thin shell over `bot.tournaments.desk.TournamentDesk`, wrapped around the
+`TournamentPort` the startup point hands the bot: each handler builds the
 interaction's `intake.Origin` (tenant = the guild, admin = Discord's own verdict for that
 guild or a configured admin role id, through the router), calls the desk and answers the
 author ephemerally. Games and entrants are offered by autocomplete from the configured
@@ -11,7 +12,6 @@ attached chart (`discord.File` + `attachment://<name>`, the same name in both).
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import discord
 from discord import app_commands
@@ -20,7 +20,9 @@ from bot.core.messages import Place, Reply
 from bot.discord.platform import delivery
 from bot.discord.router import Router
 from bot.discord.views import NO_MENTIONS
-from bot.tournaments.desk import DeskReply, TournamentDesk, desk_for
+from bot.tournaments.desk import DeskReply
+from bot.tournaments.desk import TournamentDesk as Desk
+from bot.tournaments.port import TournamentPort
 
 EMBED_LIMIT = 4000
 
@@ -41,10 +43,11 @@ class DiscordBoardPoster:
                                allowed_mentions=NO_MENTIONS)
 
 
-def register(tree: app_commands.CommandTree, router: Router) -> None:
-    """Add the /tournament group (called from the bot's setup_hook)."""
-    desk = desk_for(router.service)
-    desk.attach("discord", DiscordBoardPoster(router.platform.client))
+def register(tree: app_commands.CommandTree, router: Router, port: TournamentPort) -> None:
+    """Add the /tournament group (called from the bot's setup_hook) and attach the board poster."""
+    poster = DiscordBoardPoster(router.platform.client)
+    port.attach(router.platform.name, poster)
+    desk = Desk(port)
     games = dict(desk.game_choices())
     group = app_commands.Group(name="tournament", description="AI tournaments and leaderboards (server admins)",
                                guild_only=True, default_permissions=discord.Permissions(manage_guild=True))
@@ -112,13 +115,7 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
         if r.board is None:
             await answer(interaction, r)
             return
-        await _post(desk, origin.place, r)
+        await poster.post_board(origin.place, r.board.text, r.board.png, r.board.filename)
         await answer(interaction, DeskReply("Leaderboard posted."))
 
     tree.add_command(group)
-
-
-async def _post(desk: TournamentDesk, place: Place, r: DeskReply) -> Any:
-    assert r.board is not None
-    poster = desk.posters["discord"]
-    await poster.post_board(place, r.board.text, r.board.png, r.board.filename)

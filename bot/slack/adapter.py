@@ -25,6 +25,7 @@ from bot.settings import Settings
 from bot.slack import actions, commands, events, sneak, tournaments, views
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
+from bot.tournaments.port import TournamentPort
 
 log = logging.getLogger("hushtable.slack")
 
@@ -97,7 +98,8 @@ def make_client(settings: Settings) -> AsyncWebClient:
 
 
 def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClient | None = None,
-              http: bool | None = None, admin_users: Collection[str] = ()) -> SlackBot:
+              http: bool | None = None, admin_users: Collection[str] = (),
+              tournament_port: TournamentPort | None = None) -> SlackBot:
     """The Bolt app with every listener registered. ``http`` (default: settings.slack_mode)
     turns on request signature checks, which Socket Mode does not use. ``admin_users``: Slack
     user ids the operator names as admins besides the workspace's admins and owners."""
@@ -116,7 +118,9 @@ def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClien
         url_verification_enabled=http,
     )
     ctx = SlackContext(service=service, settings=settings, admin_users=frozenset(admin_users))
-    for module in (tournaments, sneak, commands, actions, views, events):  # subcommand listeners first
+    if tournament_port is not None:  # subcommand listeners first
+        tournaments.register(app, ctx, tournament_port)
+    for module in (sneak, commands, actions, views, events):
         module.register(app, ctx)
     return SlackBot(app=app, platform=SlackPlatform(client), context=ctx)
 
@@ -130,13 +134,13 @@ async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppR
 
 
 async def run_slack(service: ServicePort, settings: Settings, *, start_service: bool = True,
-                    admin_users: Collection[str] = ()) -> None:
+                    admin_users: Collection[str] = (), tournament_port: TournamentPort | None = None) -> None:
     """Connect to Slack and serve until cancelled. The caller owns `service` (built from
     the same settings); this attaches the platform and, unless ``start_service`` is False
     (another adapter starts it once all platforms are attached), starts and stops the service."""
     if not settings.slack_bot_token:
         raise ValueError("SLACK_BOT_TOKEN is not set")
-    bot = build_app(service, settings, admin_users=admin_users)
+    bot = build_app(service, settings, admin_users=admin_users, tournament_port=tournament_port)
     service.attach(bot.platform)
     if start_service:
         await service.start()

@@ -1,7 +1,8 @@
 """Slack's `/hushtable tournament …` (workspace admins): create (a modal), schedule, run,
 status, cancel, leaderboard.
 
-A thin shell over `bot.tournaments.desk.TournamentDesk`. The listener matches only
+A thin shell over `bot.tournaments.desk.TournamentDesk`, wrapped around the
+`TournamentPort` the startup point hands the app. The listener matches only
 `/hushtable tournament …` and is registered before the general `/hushtable` one (Bolt
 runs the first listener that matches). It acks at once and answers the author
 ephemerally through ``response_url``; the tenant is the workspace and the admin verdict
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
@@ -25,7 +27,8 @@ from bot.core.messages import Place, UserRef
 from bot.slack.blocks import escape
 from bot.slack.commands import COMMAND
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
-from bot.tournaments.desk import NOT_ADMIN, DeskReply, TournamentDesk, desk_for
+from bot.tournaments.desk import NOT_ADMIN, DeskReply, TournamentDesk
+from bot.tournaments.port import BoardPoster, TournamentPort
 
 log = logging.getLogger("hushtable.slack")
 
@@ -52,15 +55,17 @@ async def _is_tournament(body: dict[str, Any]) -> bool:
     return bool(words) and words[0].lower() in ("tournament", "tournaments")
 
 
-def register(app: AsyncApp, ctx: SlackContext) -> None:
-    desk = desk_for(ctx.service)
-    desk.attach(PLATFORM, SlackBoardPoster(app.client))
+def register(app: AsyncApp, ctx: SlackContext, port: TournamentPort) -> None:
+    """Add the tournament listeners (before the general /hushtable one) and attach the board poster."""
+    poster = SlackBoardPoster(app.client)
+    port.attach(PLATFORM, poster)
+    desk = TournamentDesk(port)
 
     @app.command(COMMAND, matchers=[_is_tournament])
     async def on_tournament(ack: Ack, body: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient) -> None:
         await ack()
         async with ctx.inflight.track():
-            await run(ctx, desk, body, respond, client)
+            await run(ctx, desk, poster, body, respond, client)
 
     @app.view(CREATE_VIEW)
     async def on_create(ack: Ack, body: dict[str, Any], view: dict[str, Any], client: AsyncWebClient) -> None:
@@ -69,12 +74,12 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             await submitted(ctx, desk, body, view, client)
 
 
-async def run(ctx: SlackContext, desk: TournamentDesk, body: dict[str, Any], respond: AsyncRespond,
-              client: AsyncWebClient) -> None:
+async def run(ctx: SlackContext, desk: TournamentDesk, poster: BoardPoster, body: dict[str, Any],
+              respond: AsyncRespond, client: AsyncWebClient) -> None:
     user = UserRef(PLATFORM, str(body["user_id"]), str(body.get("user_name") or ""))
     place = Place(PLATFORM, str(body["channel_id"]))
     try:
-        words = intake.tokens(str(body.get("text") or ""))[1:]
+        words = _words(str(body.get("text") or ""))[1:]
     except intake.IntakeError as e:
         await _say(respond, str(e))
         return
@@ -95,20 +100,30 @@ async def run(ctx: SlackContext, desk: TournamentDesk, body: dict[str, Any], res
         r = DeskReply(f"{e}\n{USAGE}", ok=False)
     if r.board is not None:
         try:
-            await desk.posters[PLATFORM].post_board(place, r.board.text, r.board.png, r.board.filename)
+            await poster.post_board(place, r.board.text, r.board.png, r.board.filename)
             r = DeskReply("Leaderboard posted.")
         except Exception:  # noqa: BLE001 - logged by delivery()
             r = DeskReply("The leaderboard could not be posted here (is the app in this channel?).", ok=False)
     await _say(respond, r.text)
 
 
+_WORD = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
+MAX_ID = 2**62
+
+
+def _words(text: str) -> list[str]:
+    """Words split at spaces only, quotes kept (``entrants=a,b`` stays one word, as the usage shows)."""
+    intake.tokens(text)  # the shared check: unbalanced quotes are refused with its sentence
+    return _WORD.findall(text)
+
+
 def _id(words: list[str]) -> int:
     if not words:
         raise intake.IntakeError("Which tournament? Give its number.")
-    try:
-        return int(words[0])
-    except ValueError:
-        raise intake.IntakeError(f"A tournament is a number, not `{words[0][:20]}`.") from None
+    word = intake.unquote(words[0]).lstrip("#")
+    if not (word.isascii() and word.isdigit()) or len(word) > 19 or not 0 < int(word) < MAX_ID:
+        raise intake.IntakeError(f"A tournament is its number (see `status`), not `{words[0][:20]}`.")
+    return int(word)
 
 
 async def _dispatch(desk: TournamentDesk, origin: intake.Origin, verb: str, rest: list[str]) -> DeskReply:
@@ -130,18 +145,22 @@ async def _dispatch(desk: TournamentDesk, origin: intake.Origin, verb: str, rest
 def _create_args(words: list[str]) -> dict[str, Any]:
     """``<game> [variant] [key=value …]`` → the desk's create arguments (checked there)."""
     args: dict[str, Any] = {"game": intake.unquote(words[0]).lower()}
+    listing = False  # after `entrants=a,` a bare `b` continues the list
     for w in words[1:]:
         key, sep, value = w.partition("=")
         value = intake.unquote(value)
+        if not sep and listing:
+            args["entrants"] += [e.strip() for e in intake.unquote(w).split(",") if e.strip()]
+            listing = intake.unquote(w).endswith(",")
+            continue
+        listing = False
         if not sep:
             args["variant"] = intake.unquote(w).lower()
         elif key in ("entrants", "players"):
             args["entrants"] = [e.strip() for e in value.split(",") if e.strip()]
+            listing = value.endswith(",")
         elif key in ("seats", "games"):
-            try:
-                args[key] = int(value)
-            except ValueError:
-                raise intake.IntakeError(f"{key} is a whole number, not `{value[:20]}`.") from None
+            args[key] = _whole(key, value)
         elif key in ("duplicate", "spectate"):
             args[key] = value.lower() not in ("no", "off", "false", "0")
         elif key in ("schedule", "name"):
@@ -149,6 +168,14 @@ def _create_args(words: list[str]) -> dict[str, Any]:
         else:
             raise intake.IntakeError(f"Unknown tournament option `{key[:20]}`.")
     return args
+
+
+def _whole(key: str, value: str) -> int:
+    """A count typed in chat: ASCII digits only, at most nine of them (the desk checks the bounds)."""
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise intake.IntakeError(f"{key} is a whole number below a billion, not `{value[:20]}`.")
+    return int(text)
 
 
 async def _open_form(desk: TournamentDesk, client: AsyncWebClient, trigger_id: str, place: Place) -> None:
@@ -188,10 +215,10 @@ async def submitted(ctx: SlackContext, desk: TournamentDesk, body: dict[str, Any
                                 "schedule": values["schedule"] or None, "name": values["name"][:80]}
         for key in ("seats", "games"):
             if values[key]:
-                args[key] = int(values[key])
+                args[key] = _whole(key, values[key])
         r = await desk.create(origin, **args)
-    except ValueError:
-        r = DeskReply("Seats and games are whole numbers.", ok=False)
+    except intake.IntakeError as exc:
+        r = DeskReply(str(exc), ok=False)
     with delivery(f"tournament answer to {user_id}"):
         await client.chat_postEphemeral(channel=channel, user=user_id, text=escape(r.text))
 

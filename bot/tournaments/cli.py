@@ -11,11 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from bot.core.intake import IntakeError, operator_options
+from bot.tournaments.errors import TournamentError
+
+if TYPE_CHECKING:
+    from bot.tournaments.service import TournamentService
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="AI-only tournaments: create, run, schedule, list, leaderboard.")
@@ -26,13 +30,11 @@ TENANT = typer.Option("console", "--tenant", help="Whose tournaments: console, d
 DATABASE = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL).")
 
 
-def _with_app(database: str | None, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Build the bot's service (real agents, the configured database), run ``work``, close."""
+def _with_app(database: str | None, work: Callable[[TournamentService], Awaitable[T]]) -> T:
+    """Build the bot (real agents, the configured database), run ``work`` on its tournament service, close.
+    Games of tournaments interrupted in an earlier run resume (the service attaches their quiet place)."""
     from bot.app import build_app
-    from bot.core.memory import MemoryPlatform
     from bot.settings import Settings
-    from bot.tournaments.manage import TournamentError
-    from bot.tournaments.runner import HEADLESS
 
     settings = Settings()
     if database:
@@ -40,12 +42,9 @@ def _with_app(database: str | None, work: Callable[[Any], Awaitable[T]]) -> T:
 
     async def go() -> T:
         bot = await build_app(settings)
-        # Tournaments run here post nowhere: a quiet in-memory platform stands for their place,
-        # so games interrupted in an earlier run resume (the service resumes attached platforms).
-        bot.service.attach(MemoryPlatform(name=HEADLESS))
-        await bot.service.start()
         try:
-            return await work(bot.service)
+            await bot.service.start()
+            return await work(bot.tournaments)
         finally:
             await bot.aclose()
 
@@ -74,23 +73,20 @@ def create(
     database: str | None = DATABASE,
 ) -> None:
     """Create a tournament (its matches are planned now, played by `run` or its schedule)."""
-    from bot.tournaments import manage
-    from storage import tournaments as repo
+    from bot.tournaments.manage import describe
+    from bot.tournaments.spec import TournamentSpec
 
     try:
         options = operator_options(option)
     except IntakeError as exc:
         raise typer.BadParameter(str(exc)) from None
+    spec = TournamentSpec(game=game, entrants=tuple(entrant), variant=variant, options=options, fmt=fmt, seats=seats,
+                          games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name,
+                          schedule=schedule, concurrency=concurrency, created_by="cli")
 
-    async def work(service: Any) -> str:
-        tid = await manage.create(service, tenant=tenant, game=game, entrants=entrant or service.agent_choices(),
-                                  variant=variant, options=options, fmt=fmt, seats=seats,
-                                  games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name,
-                                  schedule=schedule, concurrency=concurrency, created_by="cli")
-        t = await repo.tournament(service.store, tid)
-        n = len(await repo.matches(service.store, tid))
-        assert t is not None
-        return f"created {manage.describe(t)}; {n} games"
+    async def work(tournaments: TournamentService) -> str:
+        t = await tournaments.create(tenant, spec)
+        return f"created {describe(t)}; {await tournaments.match_count(t.id or 0)} games"
 
     typer.echo(_with_app(database, work))
 
@@ -106,12 +102,12 @@ def run(
     """Play the tournament's remaining games (resuming an interrupted run) and print the leaderboard."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bot.tournaments import board, manage
+    from bot.tournaments import board
     from bot.tournaments.runner import Progress as RunProgress
     from bot.tournaments.runner import TournamentRunner
 
-    async def work(service: Any) -> None:
-        t = await manage.get(service, tenant, tournament_id)
+    async def work(tournaments: TournamentService) -> None:
+        t = await tournaments.get(tenant, tournament_id)
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[leader]}"), TimeElapsedColumn()) as bar:
             task = bar.add_task(f"tournament #{t.id}", total=None, leader="")
@@ -121,8 +117,9 @@ def run(
                 bar.update(task, completed=p.done + p.failed, total=p.total,
                            leader=lead + (f", {p.failed} failed" if p.failed else ""))
 
-            summary = await TournamentRunner(service, concurrency=concurrency, on_progress=on_progress).run(t.id or 0)
-        t = await manage.get(service, tenant, tournament_id)
+            runner = TournamentRunner(tournaments.tables, concurrency=concurrency, on_progress=on_progress)
+            summary = await tournaments.run(tenant, t.id or 0, runner)
+        t = await tournaments.get(tenant, tournament_id)
         _print_board(t, list(summary.standings))
         if chart is not None:
             chart.write_bytes(board.chart_png(t, summary.standings))
@@ -139,23 +136,20 @@ def schedule(
     database: str | None = DATABASE,
 ) -> None:
     """Run the tournament on a schedule (a fresh copy each time), by the bot process holding the lease."""
-    from bot.tournaments import manage
-    from bot.tournaments.schedule import parse_cron
-    from storage import tournaments as repo
+    from bot.tournaments.cron import check_schedule
 
-    expr = None if cron.strip().lower() == "off" else cron
+    expr = None if cron.strip().lower() == "off" else cron.strip()
     if expr is not None:
         try:
-            parse_cron(expr)
-        except manage.TournamentError as exc:
+            check_schedule(expr)
+        except TournamentError as exc:
             raise typer.BadParameter(str(exc)) from None
 
-    async def work(service: Any) -> str:
-        t = await manage.get(service, tenant, tournament_id)
-        await repo.set_schedule(service.store, t.id or 0, expr)
+    async def work(tournaments: TournamentService) -> str:
+        await tournaments.schedule(tenant, tournament_id, expr)
         if expr is None:
-            return f"tournament #{t.id} is no longer scheduled"
-        return f"tournament #{t.id} scheduled '{expr}' (UTC); the running bot picks it up within a minute"
+            return f"tournament #{tournament_id} is no longer scheduled"
+        return f"tournament #{tournament_id} scheduled '{expr}' (UTC); the running bot picks it up within a minute"
 
     typer.echo(_with_app(database, work))
 
@@ -163,11 +157,10 @@ def schedule(
 @app.command("list")
 def list_(tenant: str = TENANT, database: str | None = DATABASE) -> None:
     """The tenant's tournaments."""
-    from bot.tournaments import manage
-    from storage import tournaments as repo
+    from bot.tournaments.manage import describe
 
-    async def work(service: Any) -> list[str]:
-        return [manage.describe(t) for t in await repo.tournaments(service.store, tenant=tenant)]
+    async def work(tournaments: TournamentService) -> list[str]:
+        return [describe(t) for t in await tournaments.listing(tenant)]
 
     lines = _with_app(database, work)
     typer.echo("\n".join(lines) if lines else "no tournaments yet")
@@ -184,22 +177,23 @@ def leaderboard(
     database: str | None = DATABASE,
 ) -> None:
     """The standings of a tournament: a table, CSV or JSON, and the chart."""
-    from bot.tournaments import board, manage
+    from bot.tournaments import board
     from storage import tournaments as repo
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("--format must be table, csv or json")
 
-    async def work(service: Any) -> None:
-        t = await manage.get(service, tenant, tournament_id)
+    async def work(tournaments: TournamentService) -> None:
+        t = await tournaments.get(tenant, tournament_id)
         if refit:
             from bot.tournaments.results import match_results
             from bot.tournaments.runner import TournamentRunner
 
-            await TournamentRunner(service).save_standings(t, await match_results(service.store, t.id or 0))
-        rows = board.standings_of(await repo.ratings(service.store, t.id or 0))
+            store = tournaments.store
+            await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0))
+        rows = board.standings_of(await repo.ratings(tournaments.store, t.id or 0))
         if not rows:
-            raise manage.TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")
+            raise TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")
         if fmt == "table":
             _print_board(t, rows)
         else:

@@ -59,6 +59,19 @@ def is_benchmark(game: str, variant: str) -> bool:
     return game == "decrypto" and variant == "benchmark"
 
 
+def count_matches(game: str, variant: str, entrants: int, *, fmt: Format = Format.ROUND_ROBIN,
+                  games_per_pairing: int = 1) -> int:
+    """How many matches ``plan_matches`` would plan, by arithmetic alone: sizes are checked with
+    this before anything is planned (a huge ``games_per_pairing`` costs nothing here)."""
+    if fmt is Format.GRID:
+        per = entrants**3
+    elif is_benchmark(game, variant):
+        per = 1 if entrants == 1 else entrants * (entrants - 1)
+    else:
+        per = entrants
+    return per * max(games_per_pairing, 0)
+
+
 def plan_matches(
     game: str,
     variant: str,

@@ -1,103 +1,114 @@
-"""Creating, listing and cancelling tournaments, with the checks every surface shares.
+"""Creating, reading and cancelling tournaments, with the checks every surface shares.
 
-The CLI, the scheduler and the chat commands all come through here: entrants must be
-the operator's configured agent names (``TableService.agent_choices()``, contract 2),
-never a typed URL or path; the game, variant, options and seat count are checked
-against the engine before anything is stored.
+``TournamentService`` (service.py) comes through here for the command line, chat and the
+scheduler's copies: entrants must be the operator's configured agent names
+(``TableService.agent_choices()``), never a typed URL or path; the game, variant, options
+and seat count are checked against the engine, and the size (matches, entrants, games per
+pairing) by arithmetic, all before anything is planned or stored.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 import games
 from bot.core.service import TableService
-from bot.tournaments.formats import BENCHMARK_ROLES, Format, FormatError, is_benchmark, plan_matches
-from games.base import ConfigError
+from bot.tournaments.cron import check_schedule
+from bot.tournaments.errors import TournamentError
+from bot.tournaments.formats import (
+    BENCHMARK_ROLES,
+    Format,
+    FormatError,
+    count_matches,
+    is_benchmark,
+    plan_matches,
+)
+from bot.tournaments.spec import TournamentSpec, status_of
+from games.base import ConfigError, config_to_dict
 from storage import tournaments as repo
 from storage.tables import TournamentRow, TournamentStatus
 
-MAX_MATCHES = 2000  # a typo in games-per-pairing should not queue a week of games
+__all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "TournamentError", "cancel", "create", "describe", "get"]
+
+MAX_MATCHES = 2000
+"""Matches per tournament: a typo in games-per-pairing should not queue a week of games."""
+MAX_ENTRANTS = 64
+MAX_SCHEDULES = 10
+"""Scheduled tournaments per tenant (each one a recurring run of AI games)."""
+MAX_ID = 2**62
 
 
-class TournamentError(ValueError):
-    """A request that changes nothing; the message is for the person who asked."""
-
-
-async def create(
-    service: TableService,
-    *,
-    tenant: str,
-    game: str,
-    entrants: Sequence[str],
-    variant: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    fmt: Format | str = Format.ROUND_ROBIN,
-    seats: int | None = None,
-    games_per_pairing: int = 1,
-    duplicate: bool = True,
-    seed: int | None = None,
-    name: str = "",
-    schedule: str | None = None,
-    concurrency: int | None = None,
-    spectate: bool = False,
-    platform: str = "",
-    place: str = "",
-    created_by: str = "",
-) -> int:
+async def create(service: TableService, tenant: str, spec: TournamentSpec) -> int:
     """Store a tournament with its planned matches; raises TournamentError with a readable reason."""
     try:
-        engine = games.get(game)
+        engine = games.get(spec.game)
     except KeyError:
-        raise TournamentError(f"Unknown game {game!r}; choose among {', '.join(sorted(games.registry()))}.") from None
+        raise TournamentError(
+            f"Unknown game {spec.game[:40]!r}; choose among {', '.join(sorted(games.registry()))}.") from None
     try:
-        cfg = engine.make_config(variant or None, **dict(options or {}))
+        cfg = engine.make_config(spec.variant or None, **dict(spec.options))
     except (ConfigError, TypeError) as exc:
         raise TournamentError(f"Those options don't work: {exc}") from None
     allowed = service.agent_choices()
-    unknown = [e for e in entrants if e not in allowed]
+    entrants = list(spec.entrants) or list(allowed)
+    if len(entrants) > MAX_ENTRANTS:
+        raise TournamentError(f"At most {MAX_ENTRANTS} entrants per tournament.")
+    unknown = [e[:40] for e in entrants if e not in allowed]
     if unknown:
         raise TournamentError(f"Unknown entrant(s) {', '.join(unknown)}; choose among {', '.join(allowed)}.")
     try:
-        fmt = Format(fmt)
+        fmt = Format(spec.fmt)
     except ValueError:
-        raise TournamentError(f"Unknown format {fmt!r}; choose among {', '.join(f.value for f in Format)}.") from None
+        raise TournamentError(
+            f"Unknown format {str(spec.fmt)[:40]!r}; choose among {', '.join(f.value for f in Format)}.") from None
     lo, hi = engine.seat_range(cfg)
-    n = seats if seats is not None else (3 if is_benchmark(engine.id, cfg.variant) else max(lo, min(hi, 4)))
+    n = spec.seats if spec.seats is not None else (3 if is_benchmark(engine.id, cfg.variant) else max(lo, min(hi, 4)))
     if not lo <= n <= hi:
         raise TournamentError(f"{engine.id} ({cfg.variant}) is played with {lo}-{hi} seats, not {n}.")
-    if concurrency is not None and not 1 <= concurrency <= 256:
+    if spec.games_per_pairing < 1:
+        raise TournamentError("Games per pairing is a whole number of at least 1.")
+    total = count_matches(engine.id, cfg.variant, len(entrants), fmt=fmt,
+                          games_per_pairing=min(spec.games_per_pairing, MAX_MATCHES + 1))
+    if total > MAX_MATCHES or spec.games_per_pairing > MAX_MATCHES:
+        raise TournamentError(f"That is more than {MAX_MATCHES} games; at most {MAX_MATCHES} per tournament "
+                              "(fewer games per pairing or fewer entrants).")
+    if spec.concurrency is not None and not 1 <= spec.concurrency <= 256:
         raise TournamentError("Concurrency is between 1 and 256 games at once.")
-    if seed is not None and not 0 <= seed < 2**62:
+    if spec.seed is not None and not 0 <= spec.seed < MAX_ID:
         raise TournamentError("A seed is a whole number between 0 and 2^62.")
-    if schedule is not None:
-        from bot.tournaments.schedule import parse_cron
-
-        parse_cron(schedule)  # raises TournamentError
-    seed = secrets.randbits(62) if seed is None else seed
+    if spec.schedule is not None:
+        check_schedule(spec.schedule)
+        await check_schedule_cap(service, tenant)
+    seed = secrets.randbits(62) if spec.seed is None else spec.seed
     try:
-        plans = plan_matches(engine.id, cfg.variant, list(entrants), seats=n, fmt=fmt,
-                             games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed)
+        plans = plan_matches(engine.id, cfg.variant, entrants, seats=n, fmt=fmt,
+                             games_per_pairing=spec.games_per_pairing, duplicate=spec.duplicate, seed=seed)
     except FormatError as exc:
         raise TournamentError(str(exc)) from None
-    if len(plans) > MAX_MATCHES:
-        raise TournamentError(f"That is {len(plans)} games; at most {MAX_MATCHES} per tournament.")
-    from games.base import config_to_dict
-
-    stored_options = {k: v for k, v in config_to_dict(cfg).items() if k in dict(options or {})}
+    stored_options = {k: v for k, v in config_to_dict(cfg).items() if k in dict(spec.options)}
     return await repo.create_tournament(
-        service.store, tenant=tenant, name=name, game=engine.id, variant=cfg.variant, options=stored_options,
-        entrants=list(entrants), format=fmt.value, seats=n, games_per_pairing=games_per_pairing, duplicate=duplicate,
-        seed=seed, matches=[repo.MatchPlanRecord(p.idx, p.seats, p.seed, p.deal_group) for p in plans],
-        schedule=schedule, concurrency=concurrency, spectate=spectate, platform=platform, place=place,
-        created_by=created_by,
+        service.store, tenant=tenant, name=spec.name, game=engine.id, variant=cfg.variant, options=stored_options,
+        entrants=entrants, format=fmt.value, seats=n, games_per_pairing=spec.games_per_pairing,
+        duplicate=spec.duplicate, seed=seed,
+        matches=[repo.MatchPlanRecord(p.idx, p.seats, p.seed, p.deal_group) for p in plans],
+        schedule=spec.schedule, concurrency=spec.concurrency, spectate=spec.spectate, platform=spec.platform,
+        place=spec.place, created_by=spec.created_by,
     )
 
 
+async def check_schedule_cap(service: TableService, tenant: str, *, except_id: int | None = None) -> None:
+    """Refuse one more schedule for a tenant that already has ``MAX_SCHEDULES``."""
+    live = [t for t in await repo.tournaments(service.store, tenant=tenant)
+            if t.schedule and t.id != except_id and status_of(t) is not TournamentStatus.CANCELLED]
+    if len(live) >= MAX_SCHEDULES:
+        raise TournamentError(f"This server already has {MAX_SCHEDULES} scheduled tournaments; "
+                              "turn one off first (schedule <id> off).")
+
+
 async def get(service: TableService, tenant: str, tournament_id: int) -> TournamentRow:
-    """The tenant's tournament; another tenant's id reads as missing."""
+    """The tenant's tournament; another tenant's id, or no such number, reads as missing."""
+    if isinstance(tournament_id, bool) or not isinstance(tournament_id, int) or not 0 < tournament_id < MAX_ID:
+        raise TournamentError(f"There is no tournament #{str(tournament_id)[:24]} here.")
     t = await repo.tournament(service.store, tournament_id)
     if t is None or t.tenant != tenant:
         raise TournamentError(f"There is no tournament #{tournament_id} here.")
@@ -107,7 +118,7 @@ async def get(service: TableService, tenant: str, tournament_id: int) -> Tournam
 async def cancel(service: TableService, tenant: str, tournament_id: int) -> TournamentRow:
     """No new games start; games already running play out (their results are kept)."""
     t = await get(service, tenant, tournament_id)
-    if t.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+    if status_of(t) in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
         raise TournamentError(f"Tournament #{tournament_id} is already {t.status}.")
     await repo.set_tournament_status(service.store, tournament_id, TournamentStatus.CANCELLED)
     await repo.cancel_open_matches(service.store, tournament_id)
@@ -121,4 +132,4 @@ def describe(t: TournamentRow) -> str:
     when = f", scheduled {t.schedule}" if t.schedule else ""
     dup = ", duplicate deals" if t.duplicate else ""
     return (f"#{t.id} {t.name or t.game}: {t.game} ({t.variant}), {t.format}{grid}{roles}{dup}, {t.seats} seats, "
-            f"entrants {', '.join(t.entrants)} — {t.status}{when}")
+            f"entrants {', '.join(t.entrants)} — {status_of(t).value}{when}")

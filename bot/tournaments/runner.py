@@ -14,6 +14,19 @@ model calls across tables, and the service resumes them from the log after a res
   replays from the log on start (its platform must be attached before ``run``); a
   match whose runner died between opening the game and recording its id finds its
   game again by tenant, seed and seat order; the rest are played.
+- One run per tournament at a time, across processes: ``run`` takes the tournament's run
+  lease in the database (``run:<id>``, renewed every third of ``lease_ttl``) or refuses
+  with a sentence; a run whose lease was lost (its process stalled past the ttl) starts no
+  new match. A process killed while holding it leaves the lease to expire within the ttl.
+- Standings are fitted from the database's finished matches at the end of the run, never
+  from one process's memory, so whatever ran them the leaderboard counts each game once.
+- Tables never take a chat channel's table slot: a spectated match plays in a thread of
+  its own opened in the tournament's place, any other in the quiet ``tournament`` place
+  (``NullPlatform``), so members can still open a table in the channel and ``/abort``
+  there never reaches a match.
+- A match whose process died after its game row was made but before the game began
+  leaves a ``lobby`` row: ``recover`` (at every run, and at start for tournaments nobody
+  runs) aborts it and plans the match again.
 - A live status message in the tournament's place is edited in place (games done /
   total, current leader), when its platform is attached.
 """
@@ -23,21 +36,63 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
 
 from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
 from bot.core.service import TableService
 from bot.tournaments import results
+from bot.tournaments.errors import TournamentError
 from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
+from bot.tournaments.spec import status_of
 from storage import tournaments as repo
 from storage.store import Store
-from storage.tables import MatchStatus, TournamentMatchRow, TournamentRow, TournamentStatus
+from storage.tables import GameStatus, MatchStatus, TournamentMatchRow, TournamentRow, TournamentStatus
 
 log = logging.getLogger(__name__)
 
 HEADLESS = "tournament"
-"""Platform name of tournaments run without a chat place (the CLI): a quiet in-memory platform."""
+"""Platform of the tables of matches not spectated in chat (``NullPlatform``: posts nowhere)."""
+RUN_LEASE_TTL = timedelta(seconds=30)
+
+
+def run_lease(tournament_id: int) -> str:
+    """The lease row that makes one run of a tournament at a time (``scheduler_leases``)."""
+    return f"run:{tournament_id}"
+
+
+class RunBusy(TournamentError):
+    """Another run of the same tournament holds its lease."""
+
+
+@dataclass
+class NullPlatform:
+    """The quiet platform of tournament tables nobody watches: every send is accepted and dropped.
+    Attached under ``HEADLESS`` so those games resume after a restart like any other."""
+
+    name: str = HEADLESS
+    quiet_waiting: bool = True
+    text_replies: bool = False
+    _ids: list[int] = field(default_factory=lambda: [0])
+
+    def _ref(self, place: Place) -> MessageRef:
+        self._ids[0] += 1
+        return MessageRef(self.name, place.channel, str(self._ids[0]))
+
+    async def post(self, place: Place, m: Outgoing) -> MessageRef:
+        return self._ref(place)
+
+    async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
+        return self._ref(Place(self.name, user.key))
+
+    async def edit(self, ref: MessageRef, m: Outgoing) -> None:
+        return None
+
+    async def open_thread(self, place: Place, title: str, anchor: MessageRef | None) -> Place:
+        return place
 
 
 def default_concurrency() -> int:
@@ -75,6 +130,7 @@ class TournamentRunner:
         stall_s: float = 1800.0,
         rounds: int = DEFAULT_ROUNDS,
         on_progress: ProgressHook | None = None,
+        lease_ttl: timedelta = RUN_LEASE_TTL,
     ) -> None:
         self.service = service
         self.store: Store = service.store
@@ -83,15 +139,54 @@ class TournamentRunner:
         self.stall_s = stall_s
         self.rounds = rounds
         self.on_progress = on_progress
+        self.lease_ttl = lease_ttl
+        self.owner = uuid.uuid4().hex[:12]
+        self._lost = False
         self._status_lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def lease(self, tournament_id: int) -> AsyncIterator[None]:
+        """Hold the tournament's run lease (renewed in the background) or raise ``RunBusy``."""
+        name = run_lease(tournament_id)
+        if not await repo.acquire_lease(self.store, name, self.owner, self.lease_ttl):
+            raise RunBusy(f"Tournament #{tournament_id} is already being played by another run; "
+                          "wait for it to finish (its status shows the progress).")
+        self._lost = False
+        keeper = asyncio.get_running_loop().create_task(self._renew(name))
+        try:
+            yield
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
+            await repo.release_lease(self.store, name, self.owner)
+
+    async def _renew(self, name: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ttl.total_seconds() / 3)
+            try:
+                held = await repo.acquire_lease(self.store, name, self.owner, self.lease_ttl)
+            except Exception as exc:  # the database hiccuped: try again next round
+                log.warning("tournament run lease %s not renewed: %s", name, type(exc).__name__)
+                continue
+            if not held:
+                log.warning("tournament run lease %s lost; no new matches start here", name)
+                self._lost = True
+                return
 
     async def run(self, tournament_id: int) -> RunSummary:
         t = await repo.tournament(self.store, tournament_id)
         if t is None:
-            raise KeyError(f"no tournament {tournament_id}")
-        if t.status == TournamentStatus.CANCELLED:
-            raise ValueError(f"tournament {tournament_id} was cancelled")
+            raise TournamentError(f"There is no tournament #{tournament_id}.")
+        async with self.lease(tournament_id):
+            return await self._run(tournament_id)
+
+    async def _run(self, tournament_id: int) -> RunSummary:
+        t = await repo.tournament(self.store, tournament_id)
+        assert t is not None
+        if status_of(t) is TournamentStatus.CANCELLED:
+            raise TournamentError(f"Tournament #{tournament_id} was cancelled.")
         await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.RUNNING)
+        await self._recover(t)
         matches = await repo.matches(self.store, tournament_id)
         done = await results.match_results(self.store, tournament_id)
         state = _RunState(t, len(matches), done, sum(1 for m in matches if m.status == MatchStatus.FAILED))
@@ -101,11 +196,42 @@ class TournamentRunner:
         await asyncio.gather(*(self._play(state, m, limit) for m in todo))
         t = await repo.tournament(self.store, tournament_id)
         assert t is not None
-        rows = await self.save_standings(t, state.results)
-        if t.status != TournamentStatus.CANCELLED:
+        # The standings come from the database's finished matches, not from what this process saw.
+        finished = await results.match_results(self.store, tournament_id)
+        rows = await self.save_standings(t, finished)
+        if status_of(t) is not TournamentStatus.CANCELLED and not self._lost:
             await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.FINISHED)
+        state.results = finished
         await self._report(state, final=True)
-        return RunSummary(tournament_id, len(state.results), state.failed, tuple(rows))
+        return RunSummary(tournament_id, len(finished), state.failed, tuple(rows))
+
+    async def recover(self, tournament_id: int) -> int:
+        """Under the run lease: orphan ``lobby`` games of interrupted matches are aborted and their
+        matches planned again. Returns how many were cleaned; 0 when a run holds the lease."""
+        t = await repo.tournament(self.store, tournament_id)
+        if t is None:
+            return 0
+        try:
+            async with self.lease(tournament_id):
+                return await self._recover(t)
+        except RunBusy:
+            return 0
+
+    async def _recover(self, t: TournamentRow) -> int:
+        cleaned = 0
+        for m in await repo.matches(self.store, t.id or 0):
+            if m.status != MatchStatus.RUNNING or m.game_id is not None or m.id is None:
+                continue
+            orphan = None
+            if m.started_at is not None:
+                orphan = await repo.find_orphan_game(self.store, tenant=t.tenant, seed=m.seed, agents=m.seats,
+                                                     since=m.started_at)
+            row = await self.store.game(orphan) if orphan is not None else None
+            if row is not None and row.status == GameStatus.LOBBY:
+                await self.store.finish_game(orphan or 0, status=GameStatus.ABORTED, result=None)
+                await repo.retry_match(self.store, m.id, "interrupted before its game started")
+                cleaned += 1
+        return cleaned
 
     async def save_standings(self, t: TournamentRow, matches: Sequence[MatchResult]) -> list[Standing]:
         assert t.id is not None
@@ -125,16 +251,17 @@ class TournamentRunner:
             game_id = await self._resumable_game(t, m)
             while True:
                 current = await repo.tournament(self.store, t.id or 0)
-                if current is None or current.status == TournamentStatus.CANCELLED:
+                if current is None or status_of(current) is TournamentStatus.CANCELLED or self._lost:
                     return
                 error: str | None = None
                 if game_id is None:
                     if not await repo.start_match(self.store, m.id):
                         return  # another runner has it
                     try:
+                        place, spectated = await self._place(t, m)
                         game_id = await self.service.open_ai_table(
-                            tenant=t.tenant, place=self._place(t), game=t.game, variant=t.variant or None,
-                            options=t.options, agents=list(m.seats), seed=m.seed, spectate=t.spectate)
+                            tenant=t.tenant, place=place, game=t.game, variant=t.variant or None,
+                            options=t.options, agents=list(m.seats), seed=m.seed, spectate=spectated)
                     except ValueError as exc:  # the configuration changed under the tournament: not retryable
                         await repo.fail_match(self.store, m.id, f"could not open the table: {exc}")
                         state.failed += 1
@@ -203,10 +330,17 @@ class TournamentRunner:
         reply = await self.service.handle(cmd)
         log.info("aborted stalled game %s: %s", game_id, reply.text)
 
-    def _place(self, t: TournamentRow) -> Place:
-        if t.platform and t.place:
-            return Place.from_key(t.platform, t.place)
-        return Place(HEADLESS, f"tournament-{t.id}")
+    async def _place(self, t: TournamentRow, m: TournamentMatchRow) -> tuple[Place, bool]:
+        """Where a match's table sits, and whether it is spectated: a thread of its own under the
+        tournament's place when spectated and the platform opens one, else the quiet place. Never
+        the channel itself, whose one table slot belongs to its members."""
+        if t.spectate and t.platform and t.place and t.platform in self.service.platforms:
+            home = Place.from_key(t.platform, t.place)
+            title = f"{t.game} · tournament #{t.id} game {m.idx + 1}"
+            thread = await self.service.delivery.open_thread(home, title, None)
+            if thread.thread and thread.key != home.key:
+                return thread, True
+        return Place(HEADLESS, f"tournament-{t.id}"), False
 
     # ------------------------------------------------------------------ status
 

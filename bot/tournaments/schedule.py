@@ -15,9 +15,12 @@ Choices, deliberately:
   could stall the loop for the whole busy timeout. Nothing is lost with that file:
   the schedules themselves live on the tournament rows, and the lease holder rebuilds
   the jobs from them.
-- Jobs are the module-level ``run_scheduled(tournament_id)`` (pickled by reference,
-  plain argument). It reaches the running bot through ``_runtime``, the one bridge
-  APScheduler's pickled jobs leave us, set while this process holds the lease.
+- Jobs name the module-level ``run_scheduled(tournament_id)`` (what the job store keeps: a
+  reference and a plain argument), but no module state reaches the running bot: each
+  scheduler runs its jobs through its own executor (``_FiringExecutor``), which calls the
+  scheduler's ``fire`` instead. The firing itself (copy the template, play, publish) is the
+  ``SlotRunner`` the owner hands in (``TournamentService.run_slot``), so this module knows
+  neither tournaments' creation nor platforms.
 - ``misfire_grace_time`` = 6 hours: a nightly run missed by a restart or a deploy
   still happens when the bot is back the same morning; later than that it is skipped
   and the next regular run comes (a run in the middle of the next day would collide
@@ -35,23 +38,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from apscheduler.executors.asyncio import AsyncIOExecutor
+from apscheduler.executors.base import run_coroutine_job
+from apscheduler.job import Job
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy.engine import make_url
 
-from bot.core.service import TableService
-from bot.tournaments import manage
-from bot.tournaments.runner import RunSummary, TournamentRunner
+from bot.tournaments.cron import parse_cron
+from bot.tournaments.errors import TournamentError
+from bot.tournaments.spec import status_of
 from storage import tournaments as repo
 from storage.engine import plan_engine
-from storage.tables import TournamentRow
+from storage.store import Store
+from storage.tables import TournamentRow, TournamentStatus
 
 log = logging.getLogger(__name__)
 
@@ -61,18 +68,8 @@ LEASE_NAME = "tournament-scheduler"
 LEASE_TTL = timedelta(seconds=60)
 JOBS_TABLE = "apscheduler_jobs"
 
-Publisher = Callable[[TournamentRow, RunSummary], Awaitable[None]]
-"""Posts a finished run's leaderboard to the place of its tournament (per platform)."""
-
-
-def parse_cron(expr: str) -> CronTrigger:
-    """A standard five-field crontab (minute hour day month weekday), in UTC."""
-    try:
-        return CronTrigger.from_crontab(expr.strip(), timezone=UTC)
-    except (ValueError, TypeError) as exc:
-        raise manage.TournamentError(
-            f"{expr!r} is not a schedule: use five crontab fields, e.g. '0 3 * * *' for 03:00 UTC daily ({exc})."
-        ) from None
+SlotRunner = Callable[[TournamentRow, datetime], Awaitable[int | None]]
+"""Plays one due slot of a scheduled tournament (the template row, the slot's time); returns the new run's id."""
 
 
 def sync_url(database_url: str) -> str:
@@ -89,38 +86,69 @@ def sync_url(database_url: str) -> str:
     raise ValueError(f"no synchronous driver known for {plan.backend}")
 
 
-@dataclass
-class _Runtime:
-    scheduler: TournamentScheduler
-
-
-_runtime: _Runtime | None = None
-
-
 async def run_scheduled(tournament_id: int) -> None:
-    """The job APScheduler stores: one run of a scheduled tournament (module level, plain argument)."""
-    rt = _runtime
-    if rt is None:
-        log.warning("scheduled tournament %s fired with no scheduler running here", tournament_id)
-        return
-    await rt.scheduler.fire(tournament_id)
+    """What stored jobs name. Each scheduler runs its jobs through its own executor, which calls
+    its ``fire`` instead; this is only reached when a job is run outside one, and does nothing."""
+    log.warning("scheduled tournament %s fired outside a tournament scheduler; ignored", tournament_id)
+
+
+@dataclass(frozen=True)
+class _Firing:
+    """The stored job as ``run_coroutine_job`` reads it, with the scheduler's own ``fire`` as its function."""
+
+    id: str
+    name: str
+    misfire_grace_time: int | None
+    func: Callable[..., Awaitable[int | None]]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class _FiringExecutor(AsyncIOExecutor):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler's asyncio executor, with misfire handling and events unchanged, running every job
+    as ``fire(tournament_id)`` of the scheduler that owns it."""
+
+    def __init__(self, fire: Callable[[int], Awaitable[int | None]]) -> None:
+        super().__init__()
+        self._fire = fire
+
+    def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
+        firing = _Firing(job.id, job.name, job.misfire_grace_time, self._fire, tuple(job.args), dict(job.kwargs))
+
+        def callback(f: asyncio.Future[Any]) -> None:
+            self._pending_futures.discard(f)
+            try:
+                events = f.result()
+            except BaseException:  # noqa: BLE001 - reported to APScheduler as the job's error
+                self._run_job_error(job.id, *sys.exc_info()[1:])
+            else:
+                self._run_job_success(job.id, events)
+
+        f = self._eventloop.create_task(run_coroutine_job(firing, job._jobstore_alias, run_times, self._logger.name))
+        f.add_done_callback(callback)
+        self._pending_futures.add(f)
 
 
 class TournamentScheduler:
+    """One process's scheduler: takes the database's lease or stands by; while it holds the lease,
+    the job store mirrors the tournaments' ``schedule`` column and each firing claims its slot and
+    hands it to ``run_slot``."""
+
     def __init__(
         self,
-        service: TableService,
+        store: Store,
         database_url: str,
+        run_slot: SlotRunner,
         *,
-        runner_factory: Callable[[], TournamentRunner] | None = None,
-        publishers: dict[str, Publisher] | None = None,
         owner: str | None = None,
         lease_ttl: timedelta = LEASE_TTL,
     ) -> None:
-        self.service = service
+        self.store = store
         self.url = sync_url(database_url)
-        self.runner_factory = runner_factory or (lambda: TournamentRunner(service))
-        self.publishers = publishers if publishers is not None else {}
+        self.run_slot = run_slot
         self.owner = owner or f"{uuid.uuid4().hex[:12]}"
         self.lease_ttl = lease_ttl
         self.scheduler: AsyncIOScheduler | None = None
@@ -131,10 +159,15 @@ class TournamentScheduler:
     def active(self) -> bool:
         return self.scheduler is not None
 
+    def job_count(self) -> int:
+        """Jobs in the scheduler now (0 while standing by): the ``hushtable_scheduler_jobs`` gauge."""
+        return 0 if self.scheduler is None else len(self.scheduler.get_jobs())
+
     def _new_scheduler(self) -> AsyncIOScheduler:
         return AsyncIOScheduler(
             jobstores={"default": SQLAlchemyJobStore(url=self.url, tablename=JOBS_TABLE,
                                                      engine_options=_engine_options(self.url))},
+            executors={"default": _FiringExecutor(self.fire)},
             job_defaults={"misfire_grace_time": MISFIRE_GRACE_S, "coalesce": COALESCE, "max_instances": 1},
             timezone=UTC,
         )
@@ -148,16 +181,14 @@ class TournamentScheduler:
         return self.active
 
     async def _try_take(self) -> None:
-        global _runtime
-        got = await repo.acquire_lease(self.service.store, LEASE_NAME, self.owner, self.lease_ttl)
+        got = await repo.acquire_lease(self.store, LEASE_NAME, self.owner, self.lease_ttl)
         if got and self.scheduler is None:
             self.scheduler = self._new_scheduler()
-            _runtime = _Runtime(self)
             self.scheduler.start()
             log.info("tournament scheduler %s holds the lease", self.owner)
         if got:
             await self.sync_jobs()
-        elif not got and self.scheduler is not None:
+        elif self.scheduler is not None:
             log.warning("tournament scheduler %s lost its lease; standing by", self.owner)
             self._stop_scheduler()
 
@@ -166,16 +197,13 @@ class TournamentScheduler:
             await asyncio.sleep(self.lease_ttl.total_seconds() / 3)
             try:
                 await self._try_take()
-            except Exception:
-                log.exception("tournament scheduler lease check failed")
+            except Exception as exc:  # the next round tries again
+                log.error("tournament scheduler lease check failed: %s", type(exc).__name__)
 
     def _stop_scheduler(self) -> None:
-        global _runtime
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=False)
             self.scheduler = None
-        if _runtime is not None and _runtime.scheduler is self:
-            _runtime = None
 
     async def shutdown(self) -> None:
         if self._keeper is not None:
@@ -185,33 +213,20 @@ class TournamentScheduler:
         held = self.active
         self._stop_scheduler()
         if held:
-            await repo.release_lease(self.service.store, LEASE_NAME, self.owner)
+            await repo.release_lease(self.store, LEASE_NAME, self.owner)
 
     # ------------------------------------------------------------------ jobs
 
     def job_id(self, tournament_id: int) -> str:
         return f"tournament-{tournament_id}"
 
-    async def schedule(self, tenant: str, tournament_id: int, cron: str | None) -> datetime | None:
-        """Run the tournament on this crontab from now on (None: no more). The tournament's
-        ``schedule`` column is the truth: whichever process holds the lease turns it into a job
-        (at once here, else within a third of the lease). Returns the next run when known here."""
-        if cron is not None:
-            parse_cron(cron)
-        t = await manage.get(self.service, tenant, tournament_id)
-        if t.status == "cancelled":
-            raise manage.TournamentError(f"Tournament #{tournament_id} was cancelled.")
-        await repo.set_schedule(self.service.store, tournament_id, cron)
-        await self.sync_jobs()
-        return self.next_run(tournament_id)
-
     async def sync_jobs(self) -> None:
         """Make the job store match the tournaments' schedules (only while holding the lease)."""
         sched = self.scheduler
         if sched is None:
             return
-        wanted = {self.job_id(t.id or 0): t for t in await repo.tournaments(self.service.store)
-                  if t.schedule and t.status != "cancelled"}
+        wanted = {self.job_id(t.id or 0): t for t in await repo.tournaments(self.store)
+                  if t.schedule and status_of(t) is not TournamentStatus.CANCELLED}
         for job in sched.get_jobs():
             t = wanted.get(job.id)
             if job.id.startswith("tournament-") and (t is None or job.name != _job_name(t)):
@@ -220,8 +235,8 @@ class TournamentScheduler:
             if sched.get_job(job_id) is None:
                 try:
                     trigger = parse_cron(t.schedule or "")
-                except manage.TournamentError:
-                    log.warning("tournament %s has an unreadable schedule %r; not scheduled", t.id, t.schedule)
+                except TournamentError:
+                    log.warning("tournament %s has an unreadable schedule; not scheduled", t.id)
                     continue
                 sched.add_job(run_scheduled, trigger, args=[t.id], id=job_id, name=_job_name(t), replace_existing=True)
 
@@ -232,36 +247,21 @@ class TournamentScheduler:
         return None if job is None else job.next_run_time
 
     async def fire(self, template_id: int, *, now: datetime | None = None) -> int | None:
-        """One run of a scheduled tournament: claim the slot, copy the template, play, publish.
+        """One run of a scheduled tournament: claim the slot, then ``run_slot`` plays and publishes it.
         Returns the new tournament's id, or None when the slot was already run (or the template is gone)."""
-        store = self.service.store
-        template = await repo.tournament(store, template_id)
-        if template is None or template.schedule is None:
+        template = await repo.tournament(self.store, template_id)
+        if template is None or template.schedule is None or status_of(template) is TournamentStatus.CANCELLED:
             return None
         now = now or datetime.now(UTC)
         slot = _due_slot(template.schedule, now)
         # The slot claim never expires in practice (ten years): a slot runs once, whoever fires it.
-        if not await repo.acquire_lease(store, f"fire:{template_id}:{slot.isoformat()}", self.owner,
+        if not await repo.acquire_lease(self.store, f"fire:{template_id}:{slot.isoformat()}", self.owner,
                                         timedelta(days=3650), now=now):
             log.info("tournament %s slot %s already run", template_id, slot)
             return None
-        tid = await manage.create(
-            self.service, tenant=template.tenant, game=template.game, variant=template.variant,
-            options=template.options, entrants=template.entrants, fmt=template.format, seats=template.seats,
-            games_per_pairing=template.games_per_pairing, duplicate=template.duplicate,
-            seed=_slot_seed(template.seed, slot), name=f"{template.name or template.game} {slot:%Y-%m-%d %H:%M}",
-            concurrency=template.concurrency, spectate=template.spectate, platform=template.platform,
-            place=template.place, created_by=template.created_by,
-        )
-        self.fired.append(tid)
-        summary = await self.runner_factory().run(tid)
-        run = await repo.tournament(store, tid)
-        publish = self.publishers.get(template.platform)
-        if publish is not None and run is not None:
-            try:
-                await publish(run, summary)
-            except Exception:
-                log.exception("could not post the leaderboard of tournament %s", tid)
+        tid = await self.run_slot(template, slot)
+        if tid is not None:
+            self.fired.append(tid)
         return tid
 
 
@@ -287,7 +287,8 @@ def _due_slot(cron: str, now: datetime) -> datetime:
     return last.replace(second=0, microsecond=0)
 
 
-def _slot_seed(seed: int, slot: datetime) -> int:
+def slot_seed(seed: int, slot: datetime) -> int:
+    """The seed of a scheduled run: drawn from the template's seed and the slot, so a rerun of a slot deals alike."""
     from games.base import rng
 
     return rng(seed, "scheduled", slot.isoformat()).getrandbits(62)

@@ -16,6 +16,7 @@ from bot.core.memory import MemoryPlatform
 from bot.core.service import TableService
 from bot.settings import Settings
 from bot.tournaments.runner import HEADLESS
+from bot.tournaments.spec import TournamentSpec
 from games.base import ActionSpec, Observation
 from models.agents import AgentEntry, AgentKind, AgentRegistry, RandomAgent
 from models.agents.base import Decision
@@ -76,3 +77,9 @@ async def open_service(url: str) -> AsyncIterator[Bench]:
         await store.aclose()
 
 
+
+
+def spec(**kw: object) -> TournamentSpec:
+    """A ``TournamentSpec`` from keywords, entrants given as a list."""
+    kw["entrants"] = tuple(kw.get("entrants", ()))  # type: ignore[call-overload]
+    return TournamentSpec(**kw)  # type: ignore[arg-type]

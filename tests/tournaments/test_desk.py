@@ -9,6 +9,7 @@ from pathlib import Path
 from bot.core.intake import Origin
 from bot.core.messages import Place, UserRef
 from bot.tournaments.desk import NOT_ADMIN, TournamentDesk
+from bot.tournaments.service import TournamentService
 from storage import tournaments as repo
 from tests.tournaments.agents import open_service
 
@@ -28,9 +29,10 @@ class Posted:
 
 async def test_admins_create_run_and_get_the_board_others_are_refused(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
-        desk = TournamentDesk(b.service)
+        tournaments = TournamentService(b.service)
+        desk = TournamentDesk(tournaments)
         posted = Posted()
-        desk.attach("memory", posted)
+        tournaments.attach("memory", posted)
 
         for call in (desk.create(MEMBER, game="spy"), desk.run(MEMBER, 1), desk.status(MEMBER, 1),
                      desk.cancel(MEMBER, 1), desk.leaderboard(MEMBER, 1), desk.schedule(MEMBER, 1, "0 3 * * *")):
@@ -46,7 +48,7 @@ async def test_admins_create_run_and_get_the_board_others_are_refused(tmp_path: 
         assert not (await desk.leaderboard(ADMIN, 1)).ok  # nothing played yet
         assert (await desk.run(OTHER_ADMIN, 1)).text == "There is no tournament #1 here."  # another tenant
         assert (await desk.run(ADMIN, 1)).ok
-        await desk.wait_runs()
+        await tournaments.wait_runs()
 
         (place, text, png, filename) = posted.boards[0]
         assert place == HERE and "Tournament #1 cup" in text and png.startswith(b"\x89PNG") and filename.endswith(".png")
@@ -63,7 +65,7 @@ async def test_admins_create_run_and_get_the_board_others_are_refused(tmp_path: 
 async def test_a_configured_admin_user_counts_and_cancel_stops_new_games(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         b.service.settings.admin_users = "memory:2"
-        desk = TournamentDesk(b.service)
+        desk = TournamentDesk(TournamentService(b.service))
         assert (await desk.create(MEMBER, game="chameleon", entrants=["random"], seats=3, games=3)).ok
         r = await desk.cancel(MEMBER, 1)
         assert r.ok and "cancelled" in r.text

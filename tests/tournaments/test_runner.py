@@ -11,14 +11,14 @@ from bot.tournaments import manage
 from bot.tournaments.runner import Progress, TournamentRunner
 from storage import tournaments as repo
 from storage.tables import MatchStatus, TournamentStatus
-from tests.tournaments.agents import open_service
+from tests.tournaments.agents import open_service, spec
 
 
 async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
-        tid = await manage.create(b.service, tenant="console", game="spy", variant="classic",
+        tid = await manage.create(b.service, "console", spec(game="spy", variant="classic",
                                   entrants=["random", "random:b"], seats=4, games_per_pairing=2, seed=5,
-                                  platform="memory", place="arena")
+                                  platform="memory", place="arena"))
         seen: list[Progress] = []
 
         async def progress(p: Progress) -> None:
@@ -49,8 +49,8 @@ async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -
 
 async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
-        tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
-                                  entrants=["random", "random:b"], seats=3, seed=9)
+        tid = await manage.create(b.service, "console", spec(game="chameleon", variant="classic",
+                                  entrants=["random", "random:b"], seats=3, seed=9))
         # The operator drops "random:b" from the configured choices after the tournament was made:
         # its matches cannot open a table; they are recorded as failed, the others are played.
         b.service.settings.agent_choices = "random"
@@ -62,8 +62,8 @@ async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_pa
 
 async def test_a_stalled_game_is_aborted_and_retried(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
-        tid = await manage.create(b.service, tenant="console", game="decrypto", variant="benchmark",
-                                  entrants=["random:slow"], seed=3)
+        tid = await manage.create(b.service, "console", spec(game="decrypto", variant="benchmark",
+                                  entrants=["random:slow"], seed=3))
         # Every game stalls (the slow player takes far longer than the stall limit): two attempts, then failed.
         summary = await TournamentRunner(b.service, concurrency=1, stall_s=0.05, attempts=2, rounds=10).run(tid)
         assert summary.failed == 1
@@ -77,13 +77,13 @@ async def test_entrants_are_configured_names_only(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         for bad in (["llm:http://evil.example/v1"], ["random", "/etc/passwd"]):
             with pytest.raises(manage.TournamentError, match="Unknown entrant"):
-                await manage.create(b.service, tenant="console", game="spy", entrants=bad)
+                await manage.create(b.service, "console", spec(game="spy", entrants=bad))
         with pytest.raises(manage.TournamentError, match="seats"):
-            await manage.create(b.service, tenant="console", game="decrypto", variant="benchmark",
-                                entrants=["random"], seats=4)
+            await manage.create(b.service, "console", spec(game="decrypto", variant="benchmark",
+                                entrants=["random"], seats=4))
         with pytest.raises(manage.TournamentError, match="schedule"):
-            await manage.create(b.service, tenant="console", game="spy", entrants=["random"], schedule="nightly")
+            await manage.create(b.service, "console", spec(game="spy", entrants=["random"], schedule="nightly"))
         assert await repo.tournaments(b.service.store) == []
-        tid = await manage.create(b.service, tenant="discord:1", game="spy", entrants=["random"])
+        tid = await manage.create(b.service, "discord:1", spec(game="spy", entrants=["random"]))
         with pytest.raises(manage.TournamentError, match="no tournament"):
             await manage.get(b.service, "discord:2", tid)  # ids never cross tenants

@@ -5,6 +5,7 @@ the same job twice; the standby one takes over when the holder goes."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,19 +13,21 @@ import pytest
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.core.messages import Place
 from bot.tournaments import manage
-from bot.tournaments.runner import RunSummary, TournamentRunner
-from bot.tournaments.schedule import JOBS_TABLE, MISFIRE_GRACE_S, TournamentScheduler, sync_url
+from bot.tournaments.runner import TournamentRunner
+from bot.tournaments.schedule import JOBS_TABLE, MISFIRE_GRACE_S, sync_url
+from bot.tournaments.service import TournamentService
 from storage import tournaments as repo
 from storage.tables import TournamentRow, TournamentStatus
-from tests.tournaments.agents import open_service
+from tests.tournaments.agents import open_service, spec
 
 CRON = "0 3 * * *"
 
 
 async def _template(service, **kw) -> int:  # type: ignore[no-untyped-def]
-    return await manage.create(service, tenant="console", game="spy", variant="classic", entrants=["random", "random:b"],
-                               seats=4, seed=1, name="nightly", platform="memory", place="arena", **kw)
+    return await manage.create(service, "console", spec(game="spy", variant="classic", entrants=["random", "random:b"],
+                               seats=4, seed=1, name="nightly", platform="memory", place="arena", **kw))
 
 
 async def _set_due(url: str, job_id: str, when: datetime) -> None:
@@ -34,6 +37,16 @@ async def _set_due(url: str, job_id: str, when: datetime) -> None:
     sched.start(paused=True)
     sched.modify_job(job_id, next_run_time=when)
     sched.shutdown(wait=False)
+
+
+@dataclass
+class Poster:
+    """Collects the boards a service posts (tournament id from the file name, and the text)."""
+
+    posted: list[tuple[int, str]]
+
+    async def post_board(self, place: Place, text: str, png: bytes, filename: str) -> None:
+        self.posted.append((int(filename.removeprefix("tournament-").removesuffix(".png")), text))
 
 
 async def _runs(service, template: int) -> list[TournamentRow]:  # type: ignore[no-untyped-def]
@@ -55,29 +68,29 @@ async def test_a_missed_run_fires_after_a_restart_within_the_grace_time(tmp_path
     cron = f"{due.minute} {due.hour} * * *"
     async with open_service(url) as b:
         template = await _template(b.service)
-        first = TournamentScheduler(b.service, url)
-        assert await first.start()
+        first = TournamentService(b.service)
+        assert (await first.start_scheduler(url)).active
         next_run = await first.schedule("console", template, cron)
         assert next_run is not None and next_run > datetime.now(UTC) and (next_run.hour, next_run.minute) == \
             (due.hour, due.minute)
-        await first.shutdown()
+        assert first.scheduled_jobs() == 1
+        await first.aclose()
     await _set_due(url, f"tournament-{template}", due)
 
     async with open_service(url) as b:  # the bot comes back
-        posted: list[tuple[int, RunSummary]] = []
+        posted: list[tuple[int, str]] = []
 
-        async def publish(t: TournamentRow, s: RunSummary) -> None:
-            posted.append((t.id or 0, s))
-
-        second = TournamentScheduler(b.service, url, publishers={"memory": publish},
-                                     runner_factory=lambda: TournamentRunner(b.service, rounds=20))
-        assert await second.start()
+        service = TournamentService(b.service, runner_factory=lambda: TournamentRunner(b.service, rounds=20))
+        service.attach("memory", Poster(posted))
+        second = await service.start_scheduler(url)
+        assert second.active
         try:
             if late.total_seconds() < MISFIRE_GRACE_S:
                 await _wait_for(lambda: _done(b.service, template))
+                await _wait_for(lambda: _true(bool(posted)))  # the board is drawn after the run
                 (run,) = await _runs(b.service, template)
                 assert run.status == TournamentStatus.FINISHED and run.name.startswith("nightly ")
-                assert [p[0] for p in posted] == [run.id] and posted[0][1].finished == 2
+                assert [p[0] for p in posted] == [run.id] and posted[0][1].startswith(f"Tournament #{run.id} nightly")
                 assert len(await repo.ratings(b.service.store, run.id or 0)) == 2
             else:
                 await asyncio.sleep(1.0)
@@ -98,14 +111,14 @@ async def test_two_schedulers_on_one_database_run_a_job_once(tmp_path: Path) -> 
     async with open_service(url) as a, open_service(url) as b:
         template = await _template(a.service)
         ttl = timedelta(seconds=0.6)
-        one = TournamentScheduler(a.service, url, owner="one", lease_ttl=ttl,
-                                  runner_factory=lambda: TournamentRunner(a.service, rounds=20))
-        two = TournamentScheduler(b.service, url, owner="two", lease_ttl=ttl,
-                                  runner_factory=lambda: TournamentRunner(b.service, rounds=20))
-        assert await one.start() and not await two.start()  # the second stands by
+        svc_one = TournamentService(a.service, runner_factory=lambda: TournamentRunner(a.service, rounds=20))
+        svc_two = TournamentService(b.service, runner_factory=lambda: TournamentRunner(b.service, rounds=20))
+        one = await svc_one.start_scheduler(url, owner="one", lease_ttl=ttl)
+        two = await svc_two.start_scheduler(url, owner="two", lease_ttl=ttl)
+        assert one.active and not two.active  # the second stands by
         try:
             # Scheduled from the standby process: stored, and the holder makes the job on its next round.
-            assert await two.schedule("console", template, CRON) is None
+            assert await svc_two.schedule("console", template, CRON) is None
             await _wait_for(lambda: _true(one.next_run(template) is not None), timeout=5)
             assert one.scheduler is not None
             one.scheduler.modify_job(f"tournament-{template}", next_run_time=datetime.now(UTC))

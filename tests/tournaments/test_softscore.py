@@ -9,7 +9,7 @@ from bot.tournaments import manage
 from bot.tournaments.results import clue_scores, match_results
 from bot.tournaments.runner import TournamentRunner
 from storage.evaluations import EvaluationRecord, save_evaluations
-from tests.tournaments.agents import open_service
+from tests.tournaments.agents import open_service, spec
 
 
 def _eval(gid: int, seq: int, evaluator: str, soft: float | None) -> EvaluationRecord:
@@ -19,8 +19,8 @@ def _eval(gid: int, seq: int, evaluator: str, soft: float | None) -> EvaluationR
 async def test_softscore_of_an_entrants_clues(tmp_path: Path) -> None:
     async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
         store = b.service.store
-        tid = await manage.create(b.service, tenant="console", game="chameleon", variant="classic",
-                                  entrants=["random", "random:b"], seats=3, seed=2)
+        tid = await manage.create(b.service, "console", spec(game="chameleon", variant="classic",
+                                  entrants=["random", "random:b"], seats=3, seed=2))
         await TournamentRunner(b.service, rounds=10).run(tid)
         m = (await match_results(store, tid))[0]
         assert m.game_id is not None

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bot.tournaments.desk import NOT_ADMIN, desk_for
-from tests.bot.discord.conftest import Harness
+from bot.tournaments.desk import NOT_ADMIN
 from tests.bot.discord.fake_discord import FakeDiscord, FakeInteraction
+from tests.tournaments.discord.conftest import TournamentHarness as Harness
 
 
 def _group(fake: FakeDiscord) -> dict[str, Any]:
@@ -63,7 +63,8 @@ async def test_admins_run_a_tournament_and_get_the_chart_members_are_refused(har
     ix = await tournament(fake, admin, "run", tournament=1)
     assert "started" in ix.text
     assert harness.service is not None
-    await desk_for(harness.service).wait_runs()
+    assert harness.tournaments is not None
+    await harness.tournaments.wait_runs()
     await harness.idle()
 
     # The status message was posted once and edited in place; the board followed with its chart.

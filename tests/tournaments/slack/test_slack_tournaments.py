@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.tournaments.desk import NOT_ADMIN, desk_for
+from bot.tournaments.desk import NOT_ADMIN
 from tests.bot.slack.conftest import Stack
 
 ADMIN, MEMBER, CHANNEL = "UADA", "UBO", "CGAMES"
@@ -44,7 +44,7 @@ async def test_admin_creates_with_the_modal_runs_and_gets_the_chart(stack: Stack
     assert NOT_ADMIN in await _answer(st, 3)
     assert await st.sim.command(ADMIN, CHANNEL, "tournament run 1") == 200
     assert "started" in await _answer(st, 4)
-    await desk_for(st.service).wait_runs()
+    await st.tournaments.wait_runs()  # type: ignore[attr-defined]
     await st.idle()
 
     (board,) = st.fake.files
