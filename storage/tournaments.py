@@ -326,7 +326,7 @@ async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, 
 async def lease_held(store: Store, name: str, *, now: datetime | None = None) -> bool:
     """Whether someone holds the named lease now (an expired one counts as free)."""
     now = now or utcnow()
-    async with store._read() as s:
+    async with store.read() as s:
         row = await s.get(SchedulerLeaseRow, name)
         return row is not None and row.expires_at >= now
 
