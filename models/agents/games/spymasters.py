@@ -227,6 +227,11 @@ def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
     return Prompt(f"spymasters_{spec.kind}", values, forbidden)
 
 
+def role(obs: Observation, spec: ActionSpec) -> str:
+    """"spymaster clue", "spymaster number" or "guesser guess"."""
+    return f"{view_of(obs)['role']} {spec.kind}"
+
+
 AGENT = GameAgent(
     game="spymasters",
     prompt=prompt,
@@ -234,4 +239,5 @@ AGENT = GameAgent(
     evidence=evidence,
     candidates=candidates,
     text_score=text_score,
+    role=role,
 )
