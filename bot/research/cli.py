@@ -21,6 +21,8 @@ app = typer.Typer(add_completion=False)
 import_app = typer.Typer(no_args_is_help=True, add_completion=False,
                          help="Bring recorded games into the log, played through our engines.")
 app.add_typer(import_app, name="import")
+eval_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Agents replayed into recorded games.")
+app.add_typer(eval_app, name="eval")
 
 DATABASE_HELP = "Database URL (default: HUSHTABLE_DATABASE_URL)."
 LENIENT_HELP = ("Apply the documented policy to turns past the end, over-long hints and invalid guesses "
@@ -212,3 +214,12 @@ def import_decrypto_fair(
 
     for line in asyncio.run(go()):
         typer.echo(line)
+
+
+def _register_eval() -> None:
+    from bot.research.human_replay import command
+
+    eval_app.command("decrypto-human")(command)
+
+
+_register_eval()

@@ -1,0 +1,85 @@
+"""The Decrypto paper's human-replay protocol on games we record ourselves (never on the paper's games)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.research.human_replay import ReplaySeat, evaluate, load, record_game, render, replay_game
+from games.record import parse
+from models.agents import AgentRegistry
+from models.agents.wiring import register_agents
+from models.embeddings import VocabIndex
+from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
+
+
+def registry_with(index: VocabIndex) -> AgentRegistry:  # noqa: F811
+    async def no_model(location: str, key: str | None) -> Any:
+        raise AssertionError("no model in these games")
+
+    reg = AgentRegistry()
+    register_agents(reg, connect=no_model, embedder_for=lambda name: index.embedder)
+    return reg
+
+
+@pytest.fixture(scope="module")
+def records_file(tmp_path_factory: pytest.TempPathFactory, index: VocabIndex) -> Path:  # noqa: F811
+    """Four games: an embedding encoder and decoder against a random interceptor, every turn played."""
+    reg = registry_with(index)
+    lines: list[dict[str, Any]] = []
+    for seed in range(4):
+        lines += asyncio.run(record_game(reg, ["embed:minilm", "embed:minilm", "random"], seed, game_no=seed + 1))
+    path = tmp_path_factory.mktemp("replay") / "games.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+def test_the_records_replay_as_played_and_the_agent_only_changes_its_own_seat(records_file: Path, index: VocabIndex) -> None:  # noqa: F811
+    records = load(str(records_file))
+    assert len(records) == 4 and all(len(r.actions) == 8 * 3 for r in records), "every turn was recorded"
+    reg = registry_with(index)
+    mine, original, per_seed = asyncio.run(evaluate(records, ReplaySeat.INTERCEPTOR, "embed:minilm", reg, seeds=2))
+    # As recorded: an embedding decoder reading embedding hints never miscommunicates; a random Eve rarely intercepts.
+    assert original.miscommunications.mean == 0 and original.games == 4
+    for games in per_seed:
+        for g, rec in zip(games, records, strict=True):
+            for t in g.transcript:
+                recorded = [a for s, a in rec.actions if s == 0][t.turn - 1]
+                assert t.hints == tuple(recorded.value), "the encoder's recorded hints are replayed"
+                assert t.decoder_guess == t.code, "the recorded decoder guess is replayed"
+            assert not g.cut, "every turn was recorded, so no replay runs out of moves"
+    # The embedding interceptor reads the hint history: it intercepts more than the random one did.
+    assert mine.interceptions.mean >= original.interceptions.mean
+    assert set(mine.sources) == {"interceptor"} and mine.sources["interceptor"].moves > 0
+    text = render(ReplaySeat.INTERCEPTOR, mine, original, transcript=per_seed[0])
+    assert "o3-high" in text and "the records as played" in text and "the interceptor saw" in text
+
+
+def test_a_decoder_replay_keeps_the_recorded_interceptor(records_file: Path, index: VocabIndex) -> None:  # noqa: F811
+    rec = load(str(records_file))[0]
+    reg = registry_with(index)
+    from bot.core.agents import AgentRunner
+
+    g = asyncio.run(replay_game(rec, ReplaySeat.DECODER, "random", AgentRunner(reg), seed=3, game_no=7))
+    recorded_eve = [a.value[0] for s, a in rec.actions if s == 2]
+    assert [t.interceptor_guess for t in g.transcript] == recorded_eve[:len(g.transcript)]
+    assert g.miscommunications >= 1, "a random decoder miscommunicates"
+
+
+def test_the_command_prints_the_table_and_refuses_other_files(records_file: Path, tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["eval", "decrypto-human", str(records_file), "--role", "decoder", "--agent", "random",
+                                   "--seeds", "2"])
+    assert out.exit_code == 0, out.output
+    assert "Model as Decoder" in out.output and "GPT-4o" in out.output and "random (4 games, 2 seeds)" in out.output
+    other = tmp_path / "spy.jsonl"
+    spy = CliRunner().invoke(app, ["sim", "spy", "--json"])
+    other.write_text(spy.output)
+    assert parse(other.read_text().splitlines()).game.id == "spy"
+    bad = CliRunner().invoke(app, ["eval", "decrypto-human", str(other), "--role", "decoder"])
+    assert bad.exit_code == 2 and "no three-seat Decrypto benchmark game" in bad.output
