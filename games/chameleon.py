@@ -85,6 +85,7 @@ from games.base import (
     visible,
     whole_number,
 )
+from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, seat_ref
 from games.text import key as text_key
 from games.text import mentions_secret
@@ -987,3 +988,48 @@ class ChameleonGame:
 
 
 GAME = ChameleonGame()
+"""The registered engine."""
+
+
+def _descriptor() -> GameDescriptor:
+    from games.metrics import chameleon_metrics, chameleon_seats
+
+    roles = (SeatRole.CHAMELEON, SeatRole.PLAYER)
+    return GameDescriptor(
+        id=ChameleonGame.id,
+        title="Chameleon",
+        blurb="everyone but the chameleon knows the secret word; give one-word clues, then vote",
+        engine=GAME,
+        seats=(MIN_SEATS, MAX_SEATS),
+        variants=tuple(Variant),
+        roles=roles,
+        sides=(Side.CHAMELEON, Side.PLAYERS, Side.SELF),
+        metrics=(
+            Metric("points", "the seat's points", MetricScope.SEAT, roles, "pts"),
+            Metric("escapes", "rounds the seat was the chameleon and was not caught (or named the secret)",
+                   MetricScope.SEAT, roles, "escapes"),
+            Metric("caught", "rounds the seat was the chameleon and was caught", MetricScope.SEAT, roles, "caught"),
+            Metric("rounds", "rounds the game lasted", MetricScope.SEAT, roles),
+            Metric("rounds_as_chameleon", "rounds the seat was the chameleon", MetricScope.SEAT, roles),
+            Metric("votes_received", "first-ballot votes the seat received", MetricScope.SEAT, roles),
+            Metric("games", "games", MetricScope.GAMES),
+            Metric("rounds", "rounds", MetricScope.GAMES),
+            Metric("catch_rate", "catch rate", MetricScope.GAMES, (SeatRole.CHAMELEON,)),
+            Metric("escape_rate", "escape rate", MetricScope.GAMES, (SeatRole.CHAMELEON,)),
+            Metric("guessed_when_caught", "named the secret when caught", MetricScope.GAMES, (SeatRole.CHAMELEON,)),
+            Metric("outcomes", "round outcomes", MetricScope.GAMES),
+            Metric("chameleon_points_per_round", "chameleon points per round", MetricScope.GAMES,
+                   (SeatRole.CHAMELEON,)),
+            Metric("player_points_per_round", "other players' points per round", MetricScope.GAMES,
+                   (SeatRole.PLAYER,)),
+        ),
+        read_seats=chameleon_seats,
+        summarize=chameleon_metrics,
+        clue_kinds=frozenset({"clue"}),
+        sneak=SneakScoring.ALWAYS,
+        menu=MenuEntry(order=3),
+    )
+
+
+DESCRIPTOR = _descriptor()
+"""What the rest of the system knows of the Chameleon (``games.catalog``)."""

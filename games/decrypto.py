@@ -90,6 +90,7 @@ from games.base import (
     visible,
     whole_number,
 )
+from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, seat_ref
 from games.text import has_number, mentions_secret
 
@@ -1224,3 +1225,51 @@ def _tokens_text(tokens: Mapping[str, Any]) -> str:
 
 GAME = Decrypto()
 """The registered engine."""
+
+
+def _descriptor() -> GameDescriptor:
+    from games.metrics import decrypto_metrics, decrypto_seats
+
+    team, bench = (SeatRole.TEAM_MEMBER,), (SeatRole.ENCODER, SeatRole.DECODER, SeatRole.INTERCEPTOR)
+    both = (*bench, *team)
+    return GameDescriptor(
+        id=Decrypto.id,
+        title="Decrypto",
+        blurb="give hints so your teammate decodes a 3-digit code; the interceptor listens in",
+        engine=GAME,
+        seats=(BENCHMARK_SEATS, TEAMS_MAX_SEATS),
+        variants=tuple(Variant),
+        roles=both,
+        sides=(Side.TEAM, Side.INTERCEPTOR, Side.TEAM_A, Side.TEAM_B),
+        seat_roles={Variant.BENCHMARK.value: bench},
+        metrics=(
+            Metric("miscommunications", "miscommunication tokens of the game (benchmark) or of the seat's team",
+                   MetricScope.SEAT, both, "misc"),
+            Metric("interceptions", "interception tokens of the game (benchmark) or of the seat's team",
+                   MetricScope.SEAT, both, "int"),
+            Metric("turns", "turns the game lasted", MetricScope.SEAT, bench, "turns"),
+            Metric("rounds", "rounds the game lasted", MetricScope.SEAT, team),
+            Metric("encoded", "rounds the seat was its team's encoder", MetricScope.SEAT, team),
+            Metric("decoded", "rounds the seat was its team's decoder", MetricScope.SEAT, team),
+            Metric("games", "games", MetricScope.GAMES),
+            Metric("miscommunications", "miscommunications (total)", MetricScope.GAMES),
+            Metric("interceptions", "interceptions (total)", MetricScope.GAMES),
+            Metric("miscommunications_per_game", "miscommunications per game", MetricScope.GAMES),
+            Metric("interceptions_per_game", "interceptions per game", MetricScope.GAMES),
+            Metric("team_win_rate", "encoder-decoder win rate", MetricScope.GAMES, bench[:2]),
+            Metric("mean_turns", "mean turns per game", MetricScope.GAMES),
+            Metric("ended_by", "games ended by", MetricScope.GAMES),
+            Metric("win_rate", "win rate", MetricScope.GAMES, team),
+            Metric("draw_rate", "draw rate", MetricScope.GAMES),
+            Metric("mean_rounds", "mean rounds per game", MetricScope.GAMES),
+        ),
+        read_seats=decrypto_seats,
+        summarize=decrypto_metrics,
+        clue_kinds=frozenset({"hints"}),
+        sneak=SneakScoring.ON_REQUEST,
+        menu=MenuEntry(order=1),
+    )
+
+
+DESCRIPTOR = _descriptor()
+"""What the rest of the system knows of Decrypto (``games.catalog``)."""

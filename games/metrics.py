@@ -25,66 +25,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from games.base import Result
+from games.catalog import find
+from games.descriptor import GameDescriptor, Measured, SeatOutcome, SeatRole, Side
 from games.record import Record, replay_record
 
-
-class SeatRole(StrEnum):
-    """What a seat did in a game. In games whose roles rotate, the role of the whole game."""
-
-    ENCODER = "encoder"
-    DECODER = "decoder"
-    INTERCEPTOR = "interceptor"
-    TEAM_MEMBER = "team_member"  # Decrypto teams: encoder and decoder rotate every round
-    VILLAGER = "villager"
-    SPY = "spy"
-    MR_WHITE = "mr_white"
-    CHAMELEON = "chameleon"
-    PLAYER = "player"  # Chameleon: a non-chameleon seat, or any seat of a match (the chameleon changes)
-
-
-class Side(StrEnum):
-    """Whose win a seat shares."""
-
-    TEAM = "team"  # Decrypto benchmark: encoder and decoder
-    INTERCEPTOR = "interceptor"
-    TEAM_A = "team_a"
-    TEAM_B = "team_b"
-    VILLAGERS = "villagers"
-    SPIES = "spies"
-    MR_WHITE = "mr_white"
-    CHAMELEON = "chameleon"
-    PLAYERS = "players"  # Chameleon single round: everyone but the chameleon
-    SELF = "self"  # Chameleon match: every seat plays for its own points
+__all__ = [
+    "GameNotOver", "Measured", "SeatOutcome", "SeatRole", "Side", "chameleon_metrics", "chameleon_seats",
+    "decrypto_metrics", "decrypto_seats", "game_metrics", "generic_metrics", "generic_seats", "measure",
+    "metrics_of", "seat_outcomes", "spy_metrics", "spy_seats",
+]
 
 
 class GameNotOver(ValueError):
     """The record stops before the game ends: it has no outcome to measure."""
-
-
-@dataclass(frozen=True)
-class SeatOutcome:
-    """One seat's part in one finished game. ``won`` is None for a draw."""
-
-    seat: int
-    role: SeatRole
-    side: Side
-    won: bool | None
-    stats: Mapping[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A replayed finished game: what the metrics read."""
-
-    game: str
-    variant: str
-    result: Result
-    seats: tuple[SeatOutcome, ...]
 
 
 def measure(rec: Record) -> Measured:
@@ -93,9 +49,8 @@ def measure(rec: Record) -> Measured:
     if result is None:
         raise GameNotOver(f"this {rec.game.id} game is not over ({len(rec.actions)} actions)")
     variant = str(rec.config.variant)
-    reader = _READERS.get(rec.game.id)
-    if reader is None:
-        raise ValueError(f"no metrics for game {rec.game.id!r}")
+    d = find(rec.game.id)
+    reader = d.read_seats if d is not None and d.read_seats is not None else generic_seats
     return Measured(rec.game.id, variant, result, tuple(reader(rec, variant, result)))
 
 
@@ -111,7 +66,7 @@ def _won(result: Result, seat: int) -> bool | None:
 # --------------------------------------------------------------------------- seat readers
 
 
-def _decrypto_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
+def decrypto_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
     d = result.details
     history: Sequence[Mapping[str, Any]] = d["history"]
     if variant == "benchmark":
@@ -142,7 +97,7 @@ _SPY_ROLE = {"villager": (SeatRole.VILLAGER, Side.VILLAGERS), "spy": (SeatRole.S
              "mr_white": (SeatRole.MR_WHITE, Side.MR_WHITE)}
 
 
-def _spy_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
+def spy_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
     d = result.details
     out = []
     for seat, raw_role in enumerate(d["roles"]):
@@ -158,7 +113,7 @@ def _spy_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
     return out
 
 
-def _chameleon_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
+def chameleon_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
     d = result.details
     rounds: Sequence[Mapping[str, Any]] = d["rounds"]
     single = d["mode"] == "single"
@@ -183,7 +138,10 @@ def _chameleon_seats(rec: Record, variant: str, result: Result) -> list[SeatOutc
     return out
 
 
-_READERS = {"decrypto": _decrypto_seats, "spy": _spy_seats, "chameleon": _chameleon_seats}
+def generic_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
+    """Every seat a player on its own side, won or lost as the result says (a game that
+    declares no seat reader)."""
+    return [SeatOutcome(seat, SeatRole.PLAYER, Side.SELF, _won(result, seat)) for seat in range(rec.seats)]
 
 
 # --------------------------------------------------------------------------- metrics per game
@@ -278,7 +236,14 @@ def chameleon_metrics(games: Sequence[Measured]) -> dict[str, Any]:
     }
 
 
-_METRICS = {"decrypto": decrypto_metrics, "spy": spy_metrics, "chameleon": chameleon_metrics}
+def generic_metrics(games: Sequence[Measured]) -> dict[str, Any]:
+    """How many games, and how many ended in a draw (a game that declares no summary)."""
+    return {"games": len(games), "draw_rate": _rate(sum(1 for g in games if not g.result.winners), len(games))}
+
+
+def _summary(d: GameDescriptor | None, games: Sequence[Measured]) -> dict[str, Any]:
+    summarize = d.summarize if d is not None and d.summarize is not None else generic_metrics
+    return summarize(games)
 
 
 def metrics_of(measured: Iterable[Measured]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -288,7 +253,7 @@ def metrics_of(measured: Iterable[Measured]) -> dict[str, dict[str, dict[str, An
         groups.setdefault((m.game, m.variant), []).append(m)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for (game, variant), ms in sorted(groups.items()):
-        out.setdefault(game, {})[variant] = _METRICS[game](ms)
+        out.setdefault(game, {})[variant] = _summary(find(game), ms)
     return out
 
 

@@ -87,6 +87,7 @@ from games.base import (
     visible,
     whole_number,
 )
+from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, human_list, seat_ref
 from games.text import mentions_secret, same_words
 from games.vote import ABSTAIN, Ballot
@@ -956,3 +957,47 @@ class SpyGame:
 
 
 GAME = SpyGame()
+"""The registered engine."""
+
+
+def _descriptor() -> GameDescriptor:
+    from games.metrics import spy_metrics, spy_seats
+
+    roles = (SeatRole.VILLAGER, SeatRole.SPY, SeatRole.MR_WHITE)
+    return GameDescriptor(
+        id=SpyGame.id,
+        title="Who-is-Spy",
+        blurb="describe your word; find the spy who holds a slightly different one",
+        engine=GAME,
+        seats=(MIN_SEATS, MAX_SEATS),
+        variants=tuple(Variant),
+        roles=roles,
+        sides=(Side.VILLAGERS, Side.SPIES, Side.MR_WHITE),
+        metrics=(
+            Metric("rounds_survived", "rounds the seat survived", MetricScope.SEAT, roles, "survived"),
+            Metric("votes_received", "votes the seat received in the rounds' main votes", MetricScope.SEAT, roles,
+                   "votes"),
+            Metric("voted_rounds", "main votes the seat took part in", MetricScope.SEAT, roles),
+            Metric("eliminated", "1 when the seat was voted out", MetricScope.SEAT, roles),
+            Metric("games", "games", MetricScope.GAMES),
+            Metric("spy_game_win_rate", "games won by the spies", MetricScope.GAMES, (SeatRole.SPY,)),
+            Metric("mean_rounds", "mean rounds per game", MetricScope.GAMES),
+            Metric("spy", "spy seats", MetricScope.ROLE_BLOCK, (SeatRole.SPY,)),
+            Metric("villager", "villager seats", MetricScope.ROLE_BLOCK, (SeatRole.VILLAGER,)),
+            Metric("mr_white", "Mr. White seats", MetricScope.ROLE_BLOCK, (SeatRole.MR_WHITE,)),
+            Metric("seats", "seats", MetricScope.GAMES, roles),
+            Metric("win_rate", "win rate", MetricScope.GAMES, roles),
+            Metric("rounds_survived", "rounds survived (mean)", MetricScope.GAMES, roles),
+            Metric("votes_per_round", "votes received per round", MetricScope.GAMES, roles),
+        ),
+        read_seats=spy_seats,
+        summarize=spy_metrics,
+        clue_kinds=frozenset({"describe"}),
+        sneak=SneakScoring.ON_REQUEST,
+        menu=MenuEntry(order=2, seats=4),  # a spy game reads best with four or more
+        aliases=("whoisspy", "who-is-spy", "undercover"),
+    )
+
+
+DESCRIPTOR = _descriptor()
+"""What the rest of the system knows of Who-is-Spy (``games.catalog``)."""

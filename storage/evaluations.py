@@ -29,9 +29,6 @@ _evaluations = table_of(EvaluationRow)
 Key = tuple[int, int, int, str, str]
 """(game_id, action_seq, part, evaluator, settings digest)"""
 
-SCORED_GAMES: tuple[str, ...] = ("chameleon", "spy", "decrypto")
-
-
 @dataclass(frozen=True, slots=True)
 class EvaluationRecord:
     """One evaluation to store; metrics in [0, 1], None when the judgement failed (``error`` says why)."""
@@ -124,9 +121,10 @@ async def evaluations(
         return list((await s.exec(q)).all())
 
 
-async def games_to_score(store: Store, *, game_id: int | None = None, since: datetime | None = None,
-                         games: Sequence[str] = SCORED_GAMES) -> list[GameLog]:
-    """Finished games with clue-like moves (one game, or those created at or after ``since``)."""
+async def games_to_score(store: Store, *, games: Sequence[str], game_id: int | None = None,
+                         since: datetime | None = None) -> list[GameLog]:
+    """Finished games of ``games`` (the games with clues: ``games.registry.clue_games()``), one
+    game or those created at or after ``since``."""
     if game_id is not None:
         row = await store.game(game_id)
         if row is None or row.game not in games or row.status != GameStatus.FINISHED.value:

@@ -30,6 +30,8 @@ from bot.core import codec, intake
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
 from bot.core.ports import ServicePort
 from bot.settings import Settings
+from games.catalog import descriptors, find
+from games.descriptor import GameDescriptor
 
 PLATFORM = "console"
 TENANT = "console"
@@ -37,14 +39,15 @@ TABLE = Place(PLATFORM, "table")
 LOG_FILE = "console.log"
 CLEAR = "\033[2J\033[H"
 
-GAMES = [
-    ("decrypto", "Decrypto", "give hints so your teammate decodes a 3-digit code; the interceptor listens in"),
-    ("spy", "Who-is-Spy", "describe your word; find the spy who holds a slightly different one"),
-    ("chameleon", "Chameleon", "everyone but the chameleon knows the secret word; give one-word clues, then vote"),
-]
+
+def game_menu() -> list[GameDescriptor]:
+    """The games the console's menu offers, in their menu order (from the game descriptors)."""
+    entries = [(d.menu.order, d.id, d) for d in descriptors() if d.menu is not None]
+    return [d for _, _, d in sorted(entries, key=lambda e: (e[0], e[1]))]
+
 
 HELP = """Commands:
-  play GAME [VARIANT] [key=value ...]   open a table (decrypto, spy, chameleon)
+  play GAME [VARIANT] [key=value ...]   open a table ({games})
   ai [AGENT] [COUNT]                    add AI seats (agents: {agents})
   join NAME                             (hot-seat) another human joins at this keyboard
   start | abort | status | rules [GAME] | help | quit
@@ -258,7 +261,8 @@ class ConsoleUI:
         return intake.default_agent(self.service.agent_choices(), self.settings.default_agent)
 
     def help(self) -> str:
-        return HELP.format(agents=", ".join(self.service.agent_choices()) or self.settings.default_agent)
+        agents = ", ".join(self.service.agent_choices()) or self.settings.default_agent
+        return HELP.format(games=", ".join(d.id for d in game_menu()), agents=agents)
 
     async def run(self) -> None:
         self.p.write("Welcome to Hushtable: word games of hidden information, against AI players.")
@@ -306,17 +310,18 @@ class ConsoleUI:
 
     async def quick_start(self) -> None:
         self.p.write("Pick a game:")
-        for i, (_, title, blurb) in enumerate(GAMES, start=1):
-            self.p.write(f"  {i}) {title}: {blurb}")
+        menu = game_menu()
+        for i, d in enumerate(menu, start=1):
+            self.p.write(f"  {i}) {d.title}: {d.blurb}")
         self.p.write("  or press Enter for the command line (type help).")
         choice = (await self.readline("game> ")).strip()
         if not choice:
             self.p.write(self.help())
             return
-        if not choice.isdigit() or not 1 <= int(choice) <= len(GAMES):
+        if not choice.isdigit() or not 1 <= int(choice) <= len(menu):
             self.p.write("No such game; type help for the commands.")
             return
-        game = GAMES[int(choice) - 1][0]
+        game = menu[int(choice) - 1].id
         variants = list(self.service.game_choices()[game])
         variant = variants[0]
         if len(variants) > 1:
@@ -342,8 +347,9 @@ class ConsoleUI:
             await self.send(CommandKind.JOIN, u)
         engine_min = self._seat_min(game, variant, options)
         need = max(0, engine_min - len(self.users))
-        if game == "spy":
-            need = max(need, 4 - len(self.users))  # a spy game reads best with four or more
+        entry = find(game)
+        if entry is not None and entry.menu is not None:
+            need = max(need, entry.menu.seats - len(self.users))  # the seats the game reads best with
         if need:
             await self.send(CommandKind.ADD_AI, agent=self.default_agent(), count=need)
         self.p.write("AI players may take a moment to warm up the first time.")

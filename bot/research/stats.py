@@ -12,40 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.research.logbook import LoggedGame
+from games.catalog import find
 from games.metrics import GameNotOver, Measured, measure, metrics_of
 from games.record import RecordError
-
-# Labels for the table, in the papers' words; keys missing here print as they are.
-LABELS: Mapping[str, str] = {
-    "games": "games",
-    "miscommunications": "miscommunications (total)",
-    "interceptions": "interceptions (total)",
-    "miscommunications_per_game": "miscommunications per game",
-    "interceptions_per_game": "interceptions per game",
-    "team_win_rate": "encoder-decoder win rate",
-    "mean_turns": "mean turns per game",
-    "ended_by": "games ended by",
-    "win_rate": "win rate",
-    "draw_rate": "draw rate",
-    "mean_rounds": "mean rounds per game",
-    "spy_game_win_rate": "games won by the spies",
-    "spy": "spy seats",
-    "villager": "villager seats",
-    "mr_white": "Mr. White seats",
-    "seats": "seats",
-    "rounds_survived": "rounds survived (mean)",
-    "votes_per_round": "votes received per round",
-    "rounds": "rounds",
-    "catch_rate": "catch rate",
-    "escape_rate": "escape rate",
-    "guessed_when_caught": "named the secret when caught",
-    "outcomes": "round outcomes",
-    "chameleon_points_per_round": "chameleon points per round",
-    "player_points_per_round": "other players' points per round",
-}
-
-
-NESTED = frozenset({"spy", "villager", "mr_white"})  # per-role blocks, printed as sub-tables
 
 
 @dataclass(frozen=True)
@@ -95,13 +64,14 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def _rows(metrics: Mapping[str, Any], indent: str = "  ") -> list[tuple[str, str]]:
+def _rows(metrics: Mapping[str, Any], labels: Mapping[str, str], blocks: frozenset[str],
+          indent: str = "  ") -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     for key, v in metrics.items():
-        label = LABELS.get(key, key)
-        if isinstance(v, Mapping) and key in NESTED:
+        label = labels.get(key, key)
+        if isinstance(v, Mapping) and key in blocks:
             rows.append((indent + label, ""))
-            rows.extend(_rows(v, indent + "  "))
+            rows.extend(_rows(v, labels, blocks, indent + "  "))
         else:
             rows.append((indent + label, _value(v)))
     return rows
@@ -112,10 +82,14 @@ def render_table(report: StatsReport) -> str:
     shown = ", ".join(f"{k}={v}" for k, v in report.filters.items() if v not in (None, [], ()))
     lines = [f"{report.measured} game(s) measured" + (f" ({shown})" if shown else "")]
     for game, variants in report.metrics.items():
+        # Labels in the papers' words come from the game's descriptor; keys it does not
+        # label print as they are.
+        d = find(game)
+        labels, blocks = (d.labels(), d.role_blocks()) if d is not None else ({}, frozenset[str]())
         for variant, metrics in variants.items():
             lines.append("")
             lines.append(f"{game} ({variant})")
-            rows = _rows(metrics)
+            rows = _rows(metrics, labels, blocks)
             width = max(len(k) for k, _ in rows)
             lines.extend(f"{k.ljust(width)}  {v}".rstrip() for k, v in rows)
     if report.skipped:

@@ -15,17 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.tournaments.ratings import Standing, summary
+from games.catalog import find
 from storage.tables import TournamentRatingRow, TournamentRow
 
-# The papers' key numbers per game, in the order shown (each as present for a role).
-KEY_METRICS: Mapping[str, tuple[str, ...]] = {
-    "decrypto": ("win_rate", "miscommunications", "interceptions", "turns", "sneak_softscore"),
-    "spy": ("win_rate", "rounds_survived", "votes_received", "sneak_softscore"),
-    "chameleon": ("win_rate", "points", "escapes", "caught", "sneak_softscore"),
-}
-SHORT = {"win_rate": "win", "miscommunications": "misc", "interceptions": "int", "turns": "turns",
-         "rounds_survived": "survived", "votes_received": "votes", "points": "pts", "escapes": "escapes",
-         "caught": "caught", "sneak_softscore": "SoftScore"}
+# Every game's leaderboard: the win rate, the game's own per-seat numbers (its descriptor's
+# metrics with a column name), then the SNEAK clue score where the game has clues.
+GENERIC_SHORT = {"win_rate": "win", "sneak_softscore": "SoftScore"}
 CHART_NAME = "leaderboard.png"
 
 
@@ -42,10 +37,20 @@ def _fmt(key: str, v: float) -> str:
     return f"{v:.0%}" if key == "win_rate" else f"{v:.2f}"
 
 
+def key_metrics(game: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The metrics a leaderboard shows for a game, in order, and their column names."""
+    d = find(game)
+    if d is None:
+        return ("win_rate",), dict(GENERIC_SHORT)
+    own = d.leaderboard()
+    keys = ("win_rate", *(m.key for m in own), *(("sneak_softscore",) if d.clue_kinds else ()))
+    return keys, {**GENERIC_SHORT, **{m.key: m.short for m in own}}
+
+
 def role_cells(game: str, roles: Mapping[str, Mapping[str, float]]) -> dict[str, str]:
     """``{role: "win 67% · misc 0.50"}`` with the game's key metrics."""
-    keys = KEY_METRICS.get(game, ("win_rate",))
-    return {role: " · ".join(f"{SHORT.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m)
+    keys, short = key_metrics(game)
+    return {role: " · ".join(f"{short.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m)
             for role, m in roles.items()}
 
 

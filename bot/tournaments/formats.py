@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from games.base import rng
+from games.catalog import find
 
 BENCHMARK_ROLES: tuple[str, ...] = ("encoder", "decoder", "interceptor")
 
@@ -56,7 +57,9 @@ def _seed(tournament_seed: int, *salt: object) -> int:
 
 
 def is_benchmark(game: str, variant: str) -> bool:
-    return game == "decrypto" and variant == "benchmark"
+    """A variant whose roles are fixed to seats (encoder, decoder, interceptor), as its game declares."""
+    d = find(game)
+    return d is not None and d.fixed_roles(variant) is not None
 
 
 def count_matches(game: str, variant: str, entrants: int, *, fmt: Format = Format.ROUND_ROBIN,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from games.catalog import clue_games
 from models.eval.decoys import DEFAULT_DECOYS, DecoyStrategy
 from models.eval.evaluators import Evaluator
 from models.eval.instances import Instance, SpeakerKind, instances_from_log
@@ -59,7 +60,7 @@ async def score_games(
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreRun:
     """Score and store what is not scored yet; ``progress(done_increment, total)``."""
-    logs = await games_to_score(store, game_id=game_id, since=since, **({"games": games} if games else {}))
+    logs = await games_to_score(store, games=games or clue_games(), game_id=game_id, since=since)
     instances: list[Instance] = [i for log in logs for i in instances_from_log(log)]
     have = await scored_keys(store, [log.row.id for log in logs if log.row.id is not None])
     keys = {ev.spec: settings_key(ev.spec, settings_of(ev, decoys, DEFAULT_DECOYS)) for ev in evaluators}
