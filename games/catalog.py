@@ -20,6 +20,7 @@ GAME_PACKAGES: tuple[str, ...] = (
     "games.decrypto",
     "games.spy",
     "games.chameleon",
+    "games.spymasters",
 )
 """Every registered game's package, in registration order (the console menu has its own order)."""
 

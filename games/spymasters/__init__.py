@@ -7,6 +7,48 @@ a seat reads), ``narration`` (events and rules in words), ``metrics`` (numbers o
 
 from __future__ import annotations
 
+from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SneakScoring
+from games.spymasters.config import MAX_SEATS, MIN_SEATS, Role, Team, Variant
+from games.spymasters.metrics import read_seats, summarize
 from games.spymasters.rules import GAME, SpymastersGame
 
-__all__ = ["GAME", "SpymastersGame"]
+_BOTH = (Role.SPYMASTER, Role.GUESSER)
+_GAMES = MetricScope.GAMES
+
+DESCRIPTOR = GameDescriptor(
+    id=SpymastersGame.id,
+    title="Spymasters",
+    blurb="two teams, 25 words: spymasters give one-word clues, guessers find their team's words and dodge the assassin",
+    engine=GAME,
+    seats=(MIN_SEATS, MAX_SEATS),
+    variants=tuple(Variant),
+    roles=_BOTH,
+    sides=(Team.RED, Team.BLUE),
+    metrics=(
+        Metric("words_found", "words of the seat's team revealed by the end", MetricScope.SEAT, _BOTH, "found"),
+        Metric("clue_accuracy", "share of its team's clue numbers met, per clue", MetricScope.SEAT, _BOTH, "acc"),
+        Metric("assassin", "games the seat's team lost to the assassin", MetricScope.SEAT, _BOTH, "assn"),
+        Metric("clues_given", "clues the seat gave", MetricScope.SEAT, (Role.SPYMASTER,)),
+        Metric("turns", "turns the game lasted", MetricScope.SEAT, _BOTH),
+        Metric("games", "games", _GAMES),
+        Metric("win_rate", "win rate per team", _GAMES),
+        Metric("starting_team_win_rate", "the starting team's win rate", _GAMES),
+        Metric("assassin_hits", "games ended by the assassin", _GAMES),
+        Metric("assassin_rate", "share of games ended by the assassin", _GAMES),
+        Metric("mean_turns", "mean turns per game", _GAMES),
+        Metric("clues", "clues given", _GAMES),
+        Metric("clue_accuracy", "clue-number accuracy (share of each clue's number found)", _GAMES, (Role.SPYMASTER,)),
+        Metric("clues_met_rate", "share of clues whose number was met", _GAMES, (Role.SPYMASTER,)),
+        Metric("words_per_clue", "own words found per clue", _GAMES),
+        Metric("mean_clue_number", "mean clue number", _GAMES, (Role.SPYMASTER,)),
+    ),
+    read_seats=read_seats,
+    summarize=summarize,
+    clue_kinds=frozenset({"clue"}),
+    sneak=SneakScoring.ON_REQUEST,
+    menu=MenuEntry(order=4),
+    aliases=("spymaster",),
+)
+"""What the rest of the system knows of Spymasters (``games.catalog``)."""
+
+__all__ = ["DESCRIPTOR", "GAME", "SpymastersGame"]

@@ -12,10 +12,15 @@ Pure functions over finished games' ``Result.details``; the engine wrote every n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from games.base import Result
+from games.descriptor import Measured, SeatOutcome
 from games.spymasters.config import TEAMS, Role, Team
 from games.spymasters.state import ClueRecord, Ending
+
+if TYPE_CHECKING:
+    from games.record import Record
 
 
 def _rate(num: float, den: float) -> float | None:
@@ -45,15 +50,32 @@ def seat_roles(details: Mapping[str, Any], seats: int) -> list[tuple[Role, Team]
     return out
 
 
-def seat_stats(details: Mapping[str, Any], seat: int) -> dict[str, float]:
-    """A seat's numbers: clues given (spymasters) and the accuracy of those clues."""
-    mine = [c for c in details["clues"] if c["spymaster"] == seat]
+def seat_stats(details: Mapping[str, Any], seat: int, role: Role, team: Team) -> dict[str, float]:
+    """A seat's numbers: the game's length, its team's words found and clue accuracy, whether its
+    team met the assassin; a spymaster's clues given."""
+    clues = [c for c in details["clues"] if c["team"] == team.value]
+    found = len(details["cards"][team.value]) - int(details["metrics"]["words_left"][team.value])
+    lost_to_assassin = details["ending"] == Ending.ASSASSIN.value and details["winner"] != team.value
+    accuracy = _rate(sum(min(int(c["found"]), int(c["number"])) / int(c["number"]) for c in clues), len(clues))
     return {
         "turns": float(details["metrics"]["turns"]),
-        "clues_given": float(len(mine)),
-        "words_found_on_clues": float(sum(int(c["found"]) for c in mine)),
-        "assassin": float(details["metrics"]["assassin"]),
+        "clues_given": float(len(clues) if role is Role.SPYMASTER else 0),
+        "words_found": float(found),
+        "clue_accuracy": float(accuracy or 0.0),
+        "assassin": float(lost_to_assassin),
     }
+
+
+def read_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
+    """Each seat's role (spymaster or guesser), side (its team), win and numbers."""
+    d = result.details
+    return [SeatOutcome(seat, role, team, seat in result.winners, seat_stats(d, seat, role, team))
+            for seat, (role, team) in enumerate(seat_roles(d, rec.seats))]
+
+
+def summarize(measured: Sequence[Measured]) -> dict[str, Any]:
+    """The game's numbers over measured games of one variant (``hushtable stats``)."""
+    return game_metrics(m.result.details for m in measured)
 
 
 def game_metrics(games: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -4,14 +4,17 @@ switching, the number + 1 limit, votes of several guessers, timeouts, privacy, m
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
+import os
 import typing
+from pathlib import Path
 
 import pytest
 
 from games.base import Action, ConfigError, IllegalAction, Text, config_to_dict, replay
 from games.play import play_random, seat_names, transcript
-from games.spymasters import GAME
+from games.spymasters import DESCRIPTOR, GAME
 from games.spymasters.config import BOARD_SIZE, Card, Team, bundled_words, parse_words
 from games.spymasters.metrics import game_metrics, seat_roles
 from games.spymasters.rules import CLUE_PROBLEM
@@ -352,6 +355,7 @@ def test_metrics_over_games() -> None:
     assert m["clues"] == sum(len(d["clues"]) for d in details)
     assert 0.0 <= m["clue_accuracy"] <= 1.0
     roles = seat_roles(details[2], 8)
+    assert set(m) == set(DESCRIPTOR.labels())
     assert sum(1 for role, _ in roles if role.value == "spymaster") == 2
     assert {team for _, team in roles} == {Team.RED, Team.BLUE}
 
@@ -391,3 +395,31 @@ def test_every_view_has_exactly_the_typed_keys(seats: int, guessing: str) -> Non
             break
         state, _ = GAME.apply(state, seat, action)
     assert seen_clue and seen_ballot == (seats > 4 and guessing == "vote")
+
+
+# --------------------------------------------------------------------------- golden transcripts
+
+GOLDEN = Path(__file__).parent / "golden" / "spymasters"
+GOLDEN_CASES = [("classic", 4, 1, "vote"), ("classic", 6, 2, "vote"), ("classic", 8, 3, "captain")]
+
+
+@pytest.mark.parametrize(("variant", "seats", "seed", "guessing"), GOLDEN_CASES)
+def test_golden_transcript(variant: str, seats: int, seed: int, guessing: str) -> None:
+    """Seeded random games written out as text (beside the other games' golden files, in a folder
+    of their own). Regenerate with ``HUSHTABLE_UPDATE_GOLDEN=1`` and read the diff by eye."""
+    pt = play_random(GAME, GAME.make_config(variant, guessing=guessing), seats, seed)
+    text = transcript(GAME, pt.events, seat_names(seats), pt.result)
+    path = GOLDEN / f"spymasters-{variant}-{seats}-{guessing}-seed{seed}.txt"
+    if os.environ.get("HUSHTABLE_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    expected = path.read_text(encoding="utf-8") if path.exists() else ""
+    if text != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "now", n=1))
+        pytest.fail(f"{path.name} differs from the engine's output; if intended, regenerate with "
+                    f"HUSHTABLE_UPDATE_GOLDEN=1 pytest {__file__}\n{diff[:4000]}")
+
+
+def test_every_golden_file_has_a_case() -> None:
+    names = {f"spymasters-{v}-{n}-{g}-seed{s}.txt" for v, n, s, g in GOLDEN_CASES}
+    assert {p.name for p in GOLDEN.glob("*.txt")} == names

@@ -1,0 +1,82 @@
+"""Spymasters through the table service on a real SQLite file and the in-memory platform: humans
+and AI seats (random and the embedding baseline) play whole games; the key reaches the two
+spymasters by direct message and nobody else; the log replays to the announced result."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from bot.core.memory import MemoryPlatform
+from bot.core.messages import CommandKind, Place, UserRef
+from bot.core.service import TableService
+from games import get
+from games.base import Action, replay
+from models.agents import AgentRegistry
+from models.agents.wiring import register_agents
+from models.types import Inference
+from models.worker.embedding_backend import embedder_for
+from storage.store import Store
+from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, settings
+
+DAVE = UserRef("memory", "400", "Dave")
+KEY_LINE = "The key, for the spymasters only."
+
+
+async def test_four_humans_play_a_whole_game_and_only_spymasters_see_the_key(harness: Harness) -> None:
+    h = harness
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spymasters", variant="classic")).ok
+    for user in (BOB, CAROL, DAVE):
+        assert (await h.send(CommandKind.JOIN, user, HERE)).ok
+    row = await h.store.lobby_at(HERE.platform, HERE.key)
+    r = await h.send(CommandKind.START, ALICE, HERE)
+    assert r.ok, r.text
+    table = h.service.tables[row.id]
+    masters = {table.seats[s].user.key for s in table.state.spymasters}
+    await h.play_humans(seed=3)
+    row = await h.store.game(row.id)
+    assert row.status == "finished" and row.result is not None
+    for user in (ALICE, BOB, CAROL, DAVE):
+        got_key = any(KEY_LINE in m.text for m in h.platform.dms_to(user.key))
+        assert got_key == (user.key in masters), user
+    assert not any(KEY_LINE in s.message.text for s in h.platform.public())
+    # The log replays to the stored result.
+    glog = await h.store.load_game(row.id)
+    engine = get("spymasters")
+    actions = [(a.seat, Action(a.kind, tuple(a.value))) for a in glog.actions]
+    state, _ = replay(engine, engine.config_from_dict(glog.row.config), len(glog.seats), glog.row.seed, actions)
+    result = engine.result(state)
+    assert result is not None and result.to_json() == row.result
+
+
+async def _no_inference(location: str) -> Inference:
+    raise RuntimeError("no language model in this test")
+
+
+async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    registry = AgentRegistry()
+    register_agents(registry, inference_for=_no_inference, embedder_for=embedder_for)
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    service = TableService(store, settings=settings(agent_choices="random,embed:minilm", ai_timeout_s=120), agents=registry)
+    service.attach(MemoryPlatform())
+    await service.start()
+    h = Harness(service, MemoryPlatform(), store, "", itertools.count(1))
+    try:
+        place = Place("memory", "arena")
+        line_ups = (["random"] * 4, ["embed:minilm", "embed:minilm", "random", "embed:minilm", "random", "random"])
+        for seed, agents in enumerate(line_ups, start=1):
+            gid = await h.service.open_ai_table(tenant="console", place=place, game="spymasters", variant="classic",
+                                                options={}, agents=agents, seed=seed)
+            result = await asyncio.wait_for(h.service.wait_finished(gid), 240)
+            assert result is not None
+            details = result["details"]
+            winners = set(result["winners"])
+            assert winners == set(details["teams"][details["winner"]])
+            glog = await h.store.load_game(gid)
+            sources = {a.source for a in glog.actions}
+            assert sources <= {"ai", "fallback"}, sources
+            if "embed:minilm" in agents:
+                embed_seats = {i for i, a in enumerate(agents) if a == "embed:minilm"}
+                assert any(a.seat in embed_seats and a.source == "ai" for a in glog.actions)
+    finally:
+        await h.close()
