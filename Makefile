@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: all install run test lint bench clean worker
+.PHONY: all install run test lint bench clean worker images
 
 all: test
 
@@ -41,6 +41,11 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy bot games models storage
+
+# Builds both images with podman on a local Debian base and runs the bot image as its own user
+# (docs/deploy.md: "Building the images without a registry"). Takes minutes; not part of `make test`.
+images: $(STAMP)
+	HUSHTABLE_TEST_CONTAINERS=1 $(BIN)/python -m pytest -q -m container tests/ops/test_deploy.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/table.py

@@ -41,7 +41,9 @@ from models.types import (
     InferenceError,
     ScoreRequest,
     ScoreResult,
+    WorkerUnavailable,
 )
+from models.workers import WorkerPool, split_urls
 
 log = logging.getLogger(__name__)
 
@@ -251,20 +253,20 @@ class HttpClient:
                     if not retryable:
                         raise InferenceError(last)
             except TimeoutError:
-                raise InferenceError(f"{url} did not answer within {self.timeout_s:g} s") from None
+                raise WorkerUnavailable(f"{url} did not answer within {self.timeout_s:g} s") from None
             except aiohttp.ClientError as exc:
                 last = f"{url} unreachable: {type(exc).__name__}: {exc}"
             if attempt < self.retries:
                 pause = min(self.backoff_s * (2**attempt), max(0.0, deadline - loop.time()))
                 await asyncio.sleep(pause)
-        raise InferenceError(f"{last} (after {self.retries + 1} tries within {self.timeout_s:g} s)")
+        raise WorkerUnavailable(f"{last} (after {self.retries + 1} tries within {self.timeout_s:g} s)")
 
 
 @dataclass(frozen=True, slots=True)
 class ClientOptions:
     """Settings for building clients; the app's settings object fills these in."""
 
-    worker_url: str | None = None  # HUSHTABLE_WORKER_URL: where "llm:default" goes when set
+    worker_url: str | None = None  # HUSHTABLE_WORKER_URL: where "llm:default" goes when set (comma-separated: a pool)
     worker_token: str | None = None  # HUSHTABLE_WORKER_TOKEN: sent to that worker only
     device: str = "cpu"
     dtype: str = "float32"
@@ -317,7 +319,11 @@ def make_client(spec: str, options: ClientOptions = ClientOptions(), *, api_key:
     if s.startswith(("http://", "https://")):
         return HttpClient(s, timeout_s=options.http_timeout_s, retries=options.http_retries)
     if s == "default" and options.worker_url:
-        return HttpClient(options.worker_url, timeout_s=options.http_timeout_s, retries=options.http_retries, token=options.worker_token)
+        urls = split_urls(options.worker_url)
+        if len(urls) == 1:
+            return HttpClient(urls[0], timeout_s=options.http_timeout_s, retries=options.http_retries, token=options.worker_token)
+        # Several workers: each is tried once per request, and the pool moves on to the next.
+        return WorkerPool([(u, HttpClient(u, timeout_s=options.http_timeout_s, retries=0, token=options.worker_token)) for u in urls])
     model_id = "default" if s == "default" else os.path.basename(s.rstrip("/")) or s
     return InProcessClient(
         lambda: _load_transformers(s, options.device, options.dtype, options.model_cache),

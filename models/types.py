@@ -77,6 +77,10 @@ class InferenceError(RuntimeError):
     """The worker could not answer (down, overloaded, bad request). Callers fall back."""
 
 
+class WorkerUnavailable(InferenceError):
+    """A worker could not answer at all (unreachable, timed out, 5xx): another worker of the same model may."""
+
+
 @runtime_checkable
 class Inference(Protocol):
     """What agents talk to: an in-process batcher, an HTTP client, or an OpenAI-compatible server."""

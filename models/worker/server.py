@@ -406,7 +406,10 @@ async def _score(request: web.Request) -> web.Response:
 
 
 async def _healthz(request: web.Request) -> web.Response:
-    return web.json_response({"status": "ok", "model": request.app[_INFERENCE_KEY].model_id})
+    inference = request.app[_INFERENCE_KEY]
+    stats = _stats_mapping(getattr(inference, "stats", None)) or {}
+    # queue_depth: what a pool of workers (models/workers.py) weighs when it picks one.
+    return web.json_response({"status": "ok", "model": inference.model_id, "queue_depth": int(stats.get("queue_depth", 0) or 0)})
 
 
 async def _metrics(request: web.Request) -> web.Response:

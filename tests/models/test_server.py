@@ -68,7 +68,7 @@ async def test_score_returns_probabilities_in_label_order(http: TestClient) -> N
 async def test_healthz(http: TestClient) -> None:
     resp = await http.get("/healthz")
     assert resp.status == 200
-    assert await resp.json() == {"status": "ok", "model": "fake-1"}
+    assert await resp.json() == {"status": "ok", "model": "fake-1", "queue_depth": 0}
 
 
 @pytest.mark.parametrize(
@@ -314,7 +314,7 @@ async def test_hushtable_worker_command_serves_and_stops_on_sigterm() -> None:
                 if time.monotonic() > deadline or proc.returncode is not None:
                     raise
                 await asyncio.sleep(0.1)
-        assert health == {"status": "ok", "model": "cli"}
+        assert health == {"status": "ok", "model": "cli", "queue_depth": 0}
         res = await client.score_labels(ScoreRequest(TUPLE_MSGS, ("A", "B")))
         assert res.probs == pytest.approx(fake_probs(TUPLE_MSGS, ("A", "B")))
         proc.send_signal(signal.SIGTERM)

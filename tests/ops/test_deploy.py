@@ -1,19 +1,28 @@
 """deploy/: the compose file parses and references what exists, the Dockerfiles pass hadolint and our
 conventions, the systemd units carry the hardening, and (where a Docker engine answers) the bot
-image builds and runs. Nothing here needs a network or a container runtime except the last test."""
+images build (podman, on a local Debian base) and run as their own user. Nothing here needs a network
+or a container runtime except the last test, which runs with HUSHTABLE_TEST_CONTAINERS=1."""
 
 from __future__ import annotations
 
 import configparser
+import json
+import os
 import re
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 import yaml
+
+from tests.bot.console.test_console_pty import play_to_the_end
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -135,27 +144,129 @@ def test_systemd_units_are_hardened(unit: str) -> None:
         assert problems == [], problems
 
 
-def _docker_engine() -> str | None:
-    """Why no image can be built here, or None when a Docker engine answers."""
-    docker = shutil.which("docker")
-    if docker is None:
-        return "no docker client on this machine"
-    probe = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=30)
-    if probe.returncode != 0 or not probe.stdout.strip():
-        return "no Docker engine answers (`docker info`: " + (probe.stderr.strip().splitlines() or ["?"])[-1] + ")"
-    return None
+CONTAINERS_ENV = "HUSHTABLE_TEST_CONTAINERS"
+DEBIAN_BASE = "localhost/debian:bookworm"
+PYTHON_BASE = "localhost/hushtable-python:3.11"
+
+
+def _podman() -> str:
+    """The podman binary, or a skip with the reason no image is built here."""
+    if os.environ.get(CONTAINERS_ENV) != "1":
+        pytest.skip(f"image builds take minutes: set {CONTAINERS_ENV}=1 (or run `make images`) to build and run them")
+    podman = shutil.which("podman")
+    if podman is None:
+        pytest.skip("no podman on this machine (apt-get install podman debootstrap; docs/deploy.md)")
+    if subprocess.run([podman, "image", "exists", DEBIAN_BASE], timeout=60).returncode != 0:
+        pytest.skip(f"no local Debian base {DEBIAN_BASE}: docs/deploy.md shows the debootstrap and podman import steps")
+    return podman
+
+
+def _build(podman: str, dockerfile: str, tag: str, context: Path, tmp: Path, **args: str) -> None:
+    """podman build as docs/deploy.md shows: chroot isolation, this host's CA and a local torch wheel when it has them."""
+    cmd = [podman, "build", "--isolation", "chroot", "--ulimit", "nofile=20000:20000", "-f", dockerfile, "-t", tag]
+    ca = Path("/etc/ssl/certs/ca-certificates.crt")
+    if ca.is_file():  # a TLS-inspecting proxy's CA lives in the host's bundle, not in the image's pip
+        conf = tmp / "pip.conf"
+        conf.write_text("[global]\ncert = /etc/ssl/certs/host-ca.crt\n")
+        cmd += ["-v", f"{ca}:/etc/ssl/certs/host-ca.crt:ro", "-v", f"{conf}:/etc/pip.conf:ro"]
+    wheels = Path("/opt/wheels")
+    if any(wheels.glob("torch-*.whl")):
+        cmd += ["-v", f"{wheels}:{wheels}:ro", "--build-arg", "TORCH_INDEX=https://pypi.org/simple", "--build-arg", f"TORCH_FIND_LINKS={wheels}"]
+    for key, value in args.items():
+        cmd += ["--build-arg", f"{key}={value}"]
+    out = subprocess.run([*cmd, str(context)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+
+
+class _Mounted:
+    """An image's files mounted on the host, run with chroot as the image's own user (podman run needs
+    cgroups this machine lacks); the image's ENV and WORKDIR apply, a fresh folder stands in for /data."""
+
+    def __init__(self, podman: str, tag: str, data: Path) -> None:
+        self.podman, self.tag = podman, tag
+        info = json.loads(subprocess.run([podman, "image", "inspect", tag], capture_output=True, text=True, check=True).stdout)[0]
+        config = info.get("Config") or info["config"]
+        self.env = dict(e.split("=", 1) for e in config.get("Env", []))
+        self.user = config.get("User", "")
+        self.workdir = config.get("WorkingDir") or "/"
+        self.root = Path(subprocess.run([podman, "image", "mount", tag], capture_output=True, text=True, check=True).stdout.strip())
+        self.data = data
+        self._binds: list[Path] = []
+
+    def bind(self, inside: str, outside: Path) -> None:
+        target = self.root / inside.lstrip("/")
+        target.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mount", "--bind", str(outside), str(target)], check=True)
+        self._binds.append(target)
+
+    def argv(self, *cmd: str) -> list[str]:
+        env = [f"{k}={v}" for k, v in {**self.env, "HOME": self.workdir}.items()]
+        inner = f"cd {self.workdir} && exec env -i {' '.join(env)} " + " ".join(cmd)
+        return ["chroot", f"--userspec={self.user}", str(self.root), "/bin/sh", "-c", inner]
+
+    def run(self, *cmd: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.argv(*cmd), capture_output=True, text=True, timeout=timeout)
+
+    def close(self) -> None:
+        for target in reversed(self._binds):
+            subprocess.run(["umount", str(target)], check=False)
+        subprocess.run([self.podman, "image", "unmount", self.tag], capture_output=True, check=False)
 
 
 @pytest.mark.container
-def test_bot_image_builds_and_runs() -> None:
-    reason = _docker_engine()
-    if reason:
-        pytest.skip(reason)
-    tag = "hushtable-bot:test"
-    build = subprocess.run(["docker", "build", "-f", "deploy/bot.Dockerfile", "-t", tag, "."], cwd=ROOT,
-                           capture_output=True, text=True, timeout=3600)
-    assert build.returncode == 0, build.stderr[-4000:]
-    run = subprocess.run(["docker", "run", "--rm", tag, "version"], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0 and run.stdout.startswith("hushtable "), run.stderr
-    user = subprocess.run(["docker", "run", "--rm", "--entrypoint", "id", tag, "-u"], capture_output=True, text=True, timeout=300)
-    assert user.stdout.strip() == "10001"
+@pytest.mark.timeout(3600)  # three image builds: tens of minutes on a cold cache
+def test_both_images_build_and_the_bot_image_runs_as_its_own_user(tmp_path: Path) -> None:
+    podman = _podman()
+    _build(podman, "deploy/base.Dockerfile", PYTHON_BASE, DEPLOY, tmp_path)
+    _build(podman, "deploy/bot.Dockerfile", "localhost/hushtable-bot:test", ROOT, tmp_path, BASE=PYTHON_BASE)
+    # The worker's CUDA base is not reachable here: the same steps on the Debian base, with the CPU wheel.
+    _build(podman, "deploy/worker.Dockerfile", "localhost/hushtable-worker:test", ROOT, tmp_path, BASE=DEBIAN_BASE)
+
+    data = tmp_path / "data"
+    data.mkdir()
+    os.chown(data, 10001, 10001)
+    bot = _Mounted(podman, "localhost/hushtable-bot:test", data)
+    try:
+        bot.bind("/data", data)
+        assert bot.user == "10001:10001"
+        version = bot.run("hushtable", "--version")
+        assert version.returncode == 0 and version.stdout.startswith("hushtable "), version.stderr[-2000:]
+        # The model converted at build time loads as the bot's user (it was converted by root).
+        load = bot.run("python", "-c", shlex.quote(
+            "from models.worker.transformers_backend import TransformersBackend as T; "
+            "import os; b = T.load('default', 'cpu', 'float32', cache_dir=os.environ['HUSHTABLE_MODEL_CACHE']); print('loaded', b.model_id)"))
+        assert load.returncode == 0 and "loaded" in load.stdout, load.stderr[-3000:]
+        # The console game, with /healthz answering beside it.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        bot.env.update(HUSHTABLE_OPS_PORT=str(port), HUSHTABLE_DEFAULT_AGENT="random", PYTHONUNBUFFERED="1")
+        argv = bot.argv("hushtable", "run")
+        child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=180, dimensions=(50, 200))
+        try:
+            child.expect("Your name")
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as health:
+                assert health.status == 200
+            child.sendline("Ann")
+            child.expect("game> ")
+            child.sendline("2")
+            child.expect(r"variant \(")
+            child.sendline("")
+            transcript = play_to_the_end(child, "Ann", {})
+            assert "begins" in transcript and "only you see" in transcript
+            child.sendline("quit")
+        finally:
+            child.close(force=True)
+        assert any(data.glob("*.db")), "the game log is written in /data, the image's one writable place"
+
+        worker = _Mounted(podman, "localhost/hushtable-worker:test", data)
+        try:
+            assert worker.user == "10001:10001"
+            out = worker.run("hushtable", "--version")
+            assert out.returncode == 0, out.stderr[-2000:]
+            open_bind = worker.run("hushtable", "worker", "--model", "fake", "--host", "0.0.0.0", "--port", "0")
+            assert open_bind.returncode == 2 and "HUSHTABLE_WORKER_TOKEN" in open_bind.stderr
+        finally:
+            worker.close()
+    finally:
+        bot.close()

@@ -1,0 +1,189 @@
+"""Several inference workers behind one ``Inference``: ``HUSHTABLE_WORKER_URL=http://a:8100,http://b:8100``.
+
+Which worker answers a request:
+
+- **Locality.** Requests are keyed by the start of their conversation (the system prompt and the
+  opening of the first user message: a game's rules and table). Rendezvous hashing ranks the
+  workers per key, so the same game keeps going to the same worker, whose batcher reuses the
+  cached prefix; when a worker leaves, only its own keys move.
+- **Load.** Each worker's own batcher reports its queue depth on /healthz; a background poll
+  keeps it fresh, and requests in flight from here are counted as they go. The first-ranked
+  worker is passed over only when it is ``overload`` requests busier than the least busy one.
+- **Health.** A worker that cannot be reached, times out or answers 5xx is skipped with doubling
+  backoff (``backoff_s`` up to ``max_backoff_s``); after its pause it is tried again, and a success
+  restores it. A request whose worker dies under it is retried once on the next worker, so a
+  lost worker costs at most one retry, never a stalled table.
+
+The answer does not depend on the worker: every worker serves the same model and requests carry
+their seed, so routing changes no move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from models.types import GenerateRequest, GenerateResult, InferenceError, Message, ScoreRequest, ScoreResult, WorkerUnavailable
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# How much of the first user message names the table (rules and deal come first in our prompts).
+_KEY_CHARS = 512
+
+
+def split_urls(value: str | None) -> list[str]:
+    """The worker URLs of ``HUSHTABLE_WORKER_URL`` (comma-separated; blanks and repeats dropped)."""
+    return list(dict.fromkeys(u.strip().rstrip("/") for u in (value or "").split(",") if u.strip()))
+
+
+def affinity_key(messages: Sequence[Message]) -> bytes:
+    """The part of a conversation that a worker's prefix cache can reuse across one game's requests."""
+    head = [m.content for m in messages[:1]]
+    users = [m.content for m in messages if m.role == "user"]
+    if users:
+        head.append(users[0][:_KEY_CHARS])
+    return hashlib.sha256("\x1f".join(head).encode()).digest()
+
+
+def rank(key: bytes, urls: Sequence[str]) -> list[str]:
+    """Rendezvous (highest random weight) order of ``urls`` for ``key``: stable while the set is."""
+    return sorted(urls, key=lambda u: hashlib.sha256(key + u.encode()).digest(), reverse=True)
+
+
+@dataclass
+class _Member:
+    url: str
+    client: Any  # an HttpClient (typed loosely: tests may hand in any Inference with health())
+    failures: int = 0
+    down_until: float = 0.0
+    queued: int = 0  # the worker's own batcher queue, from its last /healthz
+    in_flight: int = 0  # requests this pool has sent it and not yet heard back
+
+    def load(self) -> int:
+        return self.queued + self.in_flight
+
+
+class WorkerPool:
+    """One ``Inference`` over several workers of the same model (see the module docstring)."""
+
+    def __init__(
+        self,
+        clients: Sequence[tuple[str, Any]],
+        *,
+        overload: int = 8,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        poll_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not clients:
+            raise ValueError("a worker pool needs at least one worker URL")
+        self._members = {url: _Member(url, client) for url, client in clients}
+        self.model_id = f"pool:{','.join(self._members)}"
+        self.overload = overload
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.poll_s = poll_s
+        self._clock = clock
+        self._poller: asyncio.Task[None] | None = None
+        self.routed: dict[str, int] = dict.fromkeys(self._members, 0)  # answers per worker (bench, tests)
+        self.retried = 0
+
+    # -- the Inference protocol -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Begin polling the workers' queue depths (idempotent)."""
+        if self._poller is None and self.poll_s > 0:
+            self._poller = asyncio.get_running_loop().create_task(self._poll(), name="worker-pool-poll")
+
+    async def generate(self, req: GenerateRequest) -> GenerateResult:
+        result: GenerateResult = await self._route(affinity_key(req.messages), lambda c: c.generate(req))
+        return result
+
+    async def score_labels(self, req: ScoreRequest) -> ScoreResult:
+        result: ScoreResult = await self._route(affinity_key(req.messages), lambda c: c.score_labels(req))
+        return result
+
+    async def aclose(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poller
+        for m in self._members.values():
+            await m.client.aclose()
+
+    # -- routing ----------------------------------------------------------------------------------
+
+    def healthy(self) -> list[str]:
+        now = self._clock()
+        return [u for u, m in self._members.items() if m.down_until <= now]
+
+    def choose(self, key: bytes, exclude: frozenset[str] = frozenset()) -> str:
+        """The worker for ``key``: the first healthy one in rendezvous order unless it is overloaded;
+        with none healthy, the one whose pause ends first (a request never waits for a pause)."""
+        candidates = [u for u in rank(key, list(self._members)) if u not in exclude]
+        if not candidates:
+            raise WorkerUnavailable("no worker left to try")
+        now = self._clock()
+        up = [u for u in candidates if self._members[u].down_until <= now]
+        if not up:
+            return min(candidates, key=lambda u: self._members[u].down_until)
+        first = up[0]
+        least = min(up, key=lambda u: self._members[u].load())
+        if self._members[first].load() - self._members[least].load() > self.overload:
+            return least
+        return first
+
+    async def _route(self, key: bytes, call: Callable[[Any], Awaitable[T]]) -> T:
+        tried: set[str] = set()
+        last: InferenceError | None = None
+        for _attempt in range(min(2, len(self._members))):  # the chosen worker, then at most one retry
+            url = self.choose(key, frozenset(tried))
+            member = self._members[url]
+            member.in_flight += 1
+            try:
+                result = await call(member.client)
+            except WorkerUnavailable as exc:
+                self._mark_down(member)
+                tried.add(url)
+                last = exc
+                self.retried += 1
+                continue
+            finally:
+                member.in_flight -= 1
+            member.failures, member.down_until = 0, 0.0
+            self.routed[url] += 1
+            return result
+        assert last is not None
+        raise last
+
+    def _mark_down(self, member: _Member) -> None:
+        pause = min(self.max_backoff_s, self.backoff_s * 2**member.failures)
+        member.failures += 1
+        member.down_until = self._clock() + pause
+        log.warning("inference worker %s unavailable; skipped for %.0f s", member.url, pause)
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.gather(*(self._probe(m) for m in self._members.values()))
+            await asyncio.sleep(self.poll_s)
+
+    async def _probe(self, member: _Member) -> None:
+        try:
+            data = await member.client.health()
+        except InferenceError:
+            if member.down_until <= self._clock():
+                self._mark_down(member)
+            return
+        member.queued = int(data.get("queue_depth", 0) or 0)
+        if member.down_until > self._clock():  # it answers again: back in rotation now
+            member.failures, member.down_until = 0, 0.0
+            log.info("inference worker %s is back", member.url)

@@ -1,0 +1,122 @@
+"""A pool of inference workers: rendezvous order keeps a game on one worker, a dead worker is skipped
+with backoff and costs a request at most one retry, and a worker that comes back rejoins. The pool
+runs over real worker processes (`hushtable worker --model fake`) on localhost."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from models.client import ClientOptions, HttpClient, make_client
+from models.types import GenerateRequest, Message, ScoreRequest
+from models.worker.fake_backend import fake_text
+from models.workers import WorkerPool, affinity_key, rank, split_urls
+from tests.bot.core.test_worker_fallback import free_port, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def game(n: int, turn: int) -> tuple[Message, ...]:
+    """The messages of turn ``turn`` of game ``n``: the same rules and table, a different question."""
+    return (Message("system", "You play Who-is-Spy."), Message("user", f"Table {n}: seats Ann, Bob, Cy. " + "history " * 10),
+            Message("assistant", "ok"), Message("user", f"turn {turn}: your clue?"))
+
+
+def test_rendezvous_order_is_stable_and_moves_only_a_lost_workers_keys() -> None:
+    urls = [f"http://w{i}" for i in range(3)]
+    keys = [affinity_key(game(n, 0)) for n in range(300)]
+    assert all(affinity_key(game(n, 0)) == affinity_key(game(n, 7)) for n in range(20)), "a game's turns share a key"
+    first = {k: rank(k, urls)[0] for k in keys}
+    assert min(Counter(first.values()).values()) > 60, "keys spread over every worker"
+    after = {k: rank(k, urls[:2])[0] for k in keys}
+    moved = [k for k in keys if first[k] != after[k]]
+    assert moved and all(first[k] == urls[2] for k in moved), "only the lost worker's games move"
+    assert split_urls(" http://a/ ,http://b,,http://a") == ["http://a", "http://b"]
+
+
+def test_several_worker_urls_make_a_pool_and_one_makes_a_plain_client() -> None:
+    assert isinstance(make_client("llm:default", ClientOptions(worker_url="http://a:1")), HttpClient)
+    pool = make_client("llm:default", ClientOptions(worker_url="http://a:1,http://b:2", worker_token="t"))
+    assert isinstance(pool, WorkerPool) and pool.healthy() == ["http://a:1", "http://b:2"]
+
+
+@pytest.fixture
+def workers() -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    procs = []
+    for _ in range(2):
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--model", "fake", "--port", str(port)],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append((f"http://127.0.0.1:{port}", proc))
+    yield procs
+    for _, proc in procs:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+async def test_killing_a_worker_mid_game_costs_at_most_a_retry(workers: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+    for url, _ in workers:
+        await wait_healthy(url)
+    urls = [u for u, _ in workers]
+    pool = WorkerPool([(u, HttpClient(u, timeout_s=5, retries=0)) for u in urls], poll_s=0.2, backoff_s=30)
+    await pool.start()
+    try:
+        # Eight games, three turns each: every turn of a game goes to the same worker.
+        seen: dict[int, set[str]] = {}
+        for turn in range(3):
+            for n in range(8):
+                req = GenerateRequest(messages=game(n, turn), max_tokens=4, seed=n)
+                before = dict(pool.routed)
+                out = await pool.generate(req)
+                assert out.text == fake_text(req.messages, 4, n)
+                seen.setdefault(n, set()).update(u for u in urls if pool.routed[u] > before[u])
+        assert all(len(s) == 1 for s in seen.values()), seen
+        assert {next(iter(s)) for s in seen.values()} == set(urls), "the games spread over both workers"
+
+        # Kill the worker that serves game 0, then play on: every request is answered.
+        victim = next(iter(seen[0]))
+        proc = dict(workers)[victim]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        retried = pool.retried
+        for turn in range(3, 6):
+            for n in range(8):
+                req = ScoreRequest(messages=game(n, turn), labels=("A", "B", "C"))
+                probs = (await pool.score_labels(req)).probs
+                assert len(probs) == 3 and abs(sum(probs) - 1) < 1e-6
+        assert pool.retried - retried <= 1, "after its first failure the dead worker is skipped, not retried per request"
+        assert victim not in pool.healthy()
+
+        # It comes back on its port: the next poll puts it back in rotation, and game 0 returns to it.
+        port = victim.rsplit(":", 1)[1]
+        back = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker", "--model", "fake", "--port", port],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        workers.append((victim, back))
+        await wait_healthy(victim)
+        for _ in range(100):
+            if victim in pool.healthy():
+                break
+            await asyncio.sleep(0.1)
+        before = pool.routed[victim]
+        await pool.generate(GenerateRequest(messages=game(0, 9), max_tokens=2, seed=0))
+        assert pool.routed[victim] == before + 1
+    finally:
+        await pool.aclose()
+
+
+async def test_a_pool_with_every_worker_down_fails_fast_with_inference_error() -> None:
+    urls = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+    pool = WorkerPool([(u, HttpClient(u, timeout_s=2, retries=0)) for u in urls], poll_s=0)
+    from models.types import InferenceError
+
+    with pytest.raises(InferenceError, match="unreachable"):
+        await pool.generate(GenerateRequest(messages=game(1, 0)))
+    assert pool.healthy() == [] and pool.retried == 2
+    await pool.aclose()
