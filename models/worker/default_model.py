@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from models.bundled import BundledModelMissing, bundled_path
+from models.bundled import BundledModelMissing, bundled_path, model_load_lock
 
 if TYPE_CHECKING:  # imported lazily at run time: see the module docstring
     import torch
@@ -59,6 +59,14 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """
     target = cached_model_dir(cache_dir)
     if (target / _COMPLETE_MARKER).is_file():
+        return target
+    # Converting loads the GGUF weights: one load at a time in this process (models/bundled.py).
+    with model_load_lock():
+        return _convert(target)
+
+
+def _convert(target: Path) -> Path:
+    if (target / _COMPLETE_MARKER).is_file():  # another thread of this process finished it meanwhile
         return target
     from transformers import AutoTokenizer
 
@@ -102,9 +110,13 @@ def load_gguf_model(path: str | os.PathLike[str], dtype: torch.dtype | None = No
     ``accelerate`` package; without it, build the model from the GGUF config
     and load the de-quantized tensors ourselves (same weights, bit for bit).
     """
+    with model_load_lock():  # one load at a time in this process (models/bundled.py)
+        return _load_gguf_model(Path(path), dtype, use_accelerate)
+
+
+def _load_gguf_model(path: Path, dtype: torch.dtype | None, use_accelerate: bool | None) -> PreTrainedModel:
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    path = Path(path)
     if use_accelerate is None:
         use_accelerate = importlib.util.find_spec("accelerate") is not None
     model: PreTrainedModel
@@ -157,5 +169,7 @@ def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None) -> P
     """Tokenizer of the default model (converts the model first if needed)."""
     from transformers import AutoTokenizer
 
-    tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(str(ensure_converted(cache_dir)))
+    folder = ensure_converted(cache_dir)
+    with model_load_lock():
+        tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(str(folder))
     return tokenizer

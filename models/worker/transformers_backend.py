@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel
+from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import CacheLayerMixin, DynamicLayer
 from transformers.utils import logging as hf_logging
 
+from models.bundled import load_model
 from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
 from models.worker import default_model
 from models.worker.per_request import Slots
@@ -218,25 +219,32 @@ class TransformersBackend:
         if torch.device(device).type == "cpu":
             torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) - 1))
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a chat bot's console is no place for loading bars
-        model: PreTrainedModel
-        if spec == "default":
-            folder = default_model.ensure_converted(cache_dir)
-            tok = AutoTokenizer.from_pretrained(str(folder))
-            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
-            model_id = default_model.MODEL_ID
-        else:
+
+        def read() -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
+            model: PreTrainedModel
+            if spec == "default":
+                folder = default_model.ensure_converted(cache_dir)
+                tok = AutoTokenizer.from_pretrained(str(folder))
+                model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
+                return model, tok, default_model.MODEL_ID
             path = Path(spec).expanduser()
             if path.suffix == ".gguf" and path.is_file():
                 tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-                model = default_model.load_gguf_model(path, torch_dtype)
-                model_id = path.stem
-            elif path.is_dir():
+                return default_model.load_gguf_model(path, torch_dtype), tok, path.stem
+            if path.is_dir():
                 tok = AutoTokenizer.from_pretrained(str(path))
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
-                model_id = path.name
-            else:
-                raise FileNotFoundError(f"model spec {spec!r} is neither 'default', a model folder nor a .gguf file")
-        return cls(model, tok, model_id=model_id, device=device, **kwargs)
+                return model, tok, path.name
+            raise FileNotFoundError(f"model spec {spec!r} is neither 'default', a model folder nor a .gguf file")
+
+        def build() -> TransformersBackend:
+            model, tok, model_id = read()
+            # Moving the weights to the device is part of the load: a model built while another
+            # load ran elsewhere would fail here ("Cannot copy out of meta tensor").
+            return cls(model, tok, model_id=model_id, device=device, **kwargs)
+
+        # One load at a time in this process (models/bundled.py), retried once on failure.
+        return load_model(spec, build)
 
     def close(self) -> None:
         self.prefix_cache.clear()
