@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from games import decks  # noqa: E402
-from models.agents.embed import VocabIndex  # noqa: E402
+from models.embeddings import VocabIndex  # noqa: E402
 from models.eval.decoys import EmbeddingDecoys, pick  # noqa: E402
 from models.eval.evaluators import LLMEvaluator, order  # noqa: E402
 from models.eval.generators import EmbedGenerator  # noqa: E402

@@ -13,7 +13,7 @@ from bot.core.service import TableService
 from bot.ops.logs import setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
-from bot.sneak import attach_sneak
+from bot.sneak import SneakService
 from bot.tournaments.service import TournamentService
 from models.agents import AgentRegistry
 from storage.store import DatabaseReadOnly, Store
@@ -61,9 +61,15 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         await pool.aclose()
         raise
     store = await Store.open(settings.database_url)
+    try:  # an evaluator that has not passed validation stops the start with one line (bot/sneak.py)
+        sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
+    except ValueError as exc:
+        await store.aclose()
+        await pool.aclose()
+        raise SystemExit(f"hushtable: {exc}") from None
     ops = await start_ops(settings, store)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
-    attach_sneak(service, store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)  # SNEAK clue report after each Chameleon game (bot/sneak.py)
+    sneak.attach(service)  # the clue report after each game, and /sneak through the port
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
     return App(settings, store, service, pool, tournaments, ops)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from bot.research.cli import app as research_app
-from models.eval.cli import app as sneak_app
+from bot.sneak import sneak_cli
 
 if TYPE_CHECKING:
     from games.base import Game
@@ -45,7 +45,7 @@ def _root(
 ) -> None:
     """Hushtable: hidden-information word games for humans and AI."""
 app.add_typer(research_app)  # stats, import (bot/research/cli.py)
-app.add_typer(sneak_app, name="sneak")  # SNEAK evaluation (models/eval/cli.py)
+app.add_typer(sneak_cli(), name="sneak")  # SNEAK evaluation (models/eval/cli.py, settings from bot/sneak.py)
 
 
 @app.command()

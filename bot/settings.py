@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 
     # SNEAK clue reports in chat: the evaluators that score each game's clues (operator specs, never from chat)
-    sneak_evaluators: str = "embed:minilm,llm:default"
+    sneak_evaluators: str = "embed:minilm"  # only evaluators that pass `hushtable sneak validate`; "!spec" overrides
 
     # admins
     admin_users: str = ""  # comma-separated platform:user_id keys: admins in every tenant (the operator)

@@ -1,40 +1,197 @@
-"""Wires the SNEAK clue report into the table service (contract 6): one call from the startup point.
+"""The SNEAK application service: the clue report after a game and ``/sneak``, in chat words.
 
-After a game's result is announced, the service runs the listener in the
-background; the report it returns is posted to the table's place as player
-text (never with mentions). Evaluators come from configuration only.
+``SneakService`` is created once in the startup point (``bot/app.py``) with the
+evaluators of ``HUSHTABLE_SNEAK_EVALUATORS``, each checked there: an evaluator
+that has not passed ``hushtable sneak validate`` on held-back cards is refused
+with a one-line reason unless the operator marks it ``!spec``
+(``models/eval/validate.py``). ``attach`` registers it as the table service's
+finish listener and sets it as the port's ``sneak``, through which adapters
+reach it (``bot/discord/sneak.py``, ``bot/slack/sneak.py``).
+
+After a game's result is announced, it scores the game's clues that are not
+stored yet (``models/eval/live.py``) and posts the report as player text (never
+with mentions). Which games get one comes from each game's descriptor (``sneak``:
+Chameleon always, the others when the table was opened with
+``sneak_report=yes``), how its moves become instances from its SNEAK module
+(``models/eval/games/``). Every number is 0-100 and says which
+evaluators made it and how many of them agreed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from bot.core.messages import Outgoing
+import typer
+
+from bot.core.messages import Outgoing, Place
 from bot.core.service import TableService
-from models.eval.evaluators import ClientFor, EmbedderFor
-from models.eval.report import DEFAULT_CHAT_EVALUATORS, SneakReporter, averages_text, player_averages
+from games.catalog import find
+from games.descriptor import SneakScoring
+from models.eval.cli import EvalEnv, make_app
+from models.eval.decoys import DecoyStrategy, WordNetDecoys
+from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
+from models.eval.games import registry
+from models.eval.live import score_games
+from models.eval.metrics import Scores
+from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_report, player_averages
+from models.eval.validate import admitted
+from models.eval.wordnet import wordnet
 from storage.store import Store
 
+log = logging.getLogger(__name__)
 
-def attach_sneak(service: TableService, store: Store, *, client_for: ClientFor, embedder_for: EmbedderFor | None = None,
-                 evaluators: Sequence[str] = DEFAULT_CHAT_EVALUATORS) -> SneakReporter:
-    """Register the clue report as a finish listener; returns the reporter (the ``/sneak`` commands use it)."""
-    if embedder_for is None:
-        from models.worker.embedding_backend import embedder_for as bundled
-
-        embedder_for = bundled
-    reporter = SneakReporter(store, client_for=client_for, embedder_for=embedder_for, evaluators=evaluators)
-
-    def outgoing(text: str) -> Any:
-        return Outgoing(text, title="SNEAK clue report", user_text=True)
-
-    service.add_finish_listener(reporter.listener(outgoing))
-    return reporter
+REPORT_OPTION = "sneak_report"
+DEFAULT_EVALUATORS = ("embed:minilm",)  # the evaluators that pass validation (models/eval/data/validated.json)
+TITLE = "SNEAK clue report"
 
 
-async def averages_for(service: Any, user_key: str, tenant: str | None) -> str:
-    """The ``/sneak`` answer for a person, from the service's log (adapters hold the service
-    through its port, which does not name the store; the running object is a TableService)."""
-    store: Store = service.store
-    return averages_text(await player_averages(store, user_key, tenant=tenant))
+def _n(x: float) -> str:
+    return f"{x:.0f}"
+
+
+def _metric(c: ClueScore, metric: str) -> str:
+    """``62`` with one evaluator; ``40 (embed:minilm 62, llm:x 18; 1 of 2 agree)`` with several."""
+    mean = c.mean
+    assert mean is not None
+    value = _n(mean.x100()[metric])
+    if len(c.per_evaluator) < 2:
+        return value
+    each = ", ".join(f"{ev} {_n(s.x100()[metric])}" for ev, s in sorted(c.per_evaluator.items()))
+    return f"{value} ({each}; {c.agreeing(metric)} of {len(c.per_evaluator)} agree)"
+
+
+def report_text(rep: ClueReport, names: dict[int, str]) -> str:
+    """The chat text of a clue report (0-100)."""
+
+    def who(c: ClueScore) -> str:
+        return names.get(c.seat, "?") if c.seat is not None else "?"
+
+    evs = ", ".join(rep.evaluators)
+    lines = [f"{TITLE} (0-100; evaluator{'s' if len(rep.evaluators) > 1 else ''}: {evs}):"]
+    for c in rep.informed:
+        if c.mean is None:
+            lines.append(f"- {who(c)}: \u201c{c.message}\u201d: not scored")
+            continue
+        lines.append(f"- {who(c)}: \u201c{c.message}\u201d: utility {_metric(c, 'utility')}, "
+                     f"leakage {_metric(c, 'leakage')}, SoftScore {_metric(c, 'soft')}")
+    if rep.bluffs:
+        lines.append("Bluffs (said without knowing the secret; not ranked): how well each blended in, as the "
+                     "utility it would have had from a player who knew:")
+        for c in rep.bluffs:
+            lines.append(f"- {who(c)}: \u201c{c.message}\u201d: " +
+                         (f"blend-in utility {_metric(c, 'utility')}" if c.mean is not None else "not scored"))
+    best = rep.best()
+    if best is not None and best.mean is not None:
+        lines.append(f"Best SoftScore of a player who knew the secret: {_n(best.mean.x100()['soft'])} "
+                     f"({who(best)}, \u201c{best.message}\u201d).")
+    failed = sum(len(c.failed) for c in rep.clues)
+    if failed:
+        lines.append(f"({failed} judgement(s) failed and are left out.)")
+    return "\n".join(lines)
+
+
+def averages_text(p: PlayerAverages) -> str:
+    """The ``/sneak`` answer: your averages against the AI agents you played with (0-100)."""
+    if p.player is None:
+        return "No scored clues of yours yet: finish a Chameleon game and its clue report will count."
+
+    def line(name: str, s: Scores, n: int) -> str:
+        v = s.x100()
+        return (f"{name}: utility {v['utility']:.0f}, leakage {v['leakage']:.0f}, SoftScore {v['soft']:.0f}, "
+                f"BinaryScore {v['binary']:.0f} ({n} clue judgement(s))")
+
+    out = [f"Your SNEAK averages (0-100; evaluators: {', '.join(p.evaluators)}; clues given knowing the secret):",
+           line("You", p.player, p.player_n)]
+    out += [line(agent, s, n) for agent, (s, n) in p.agents.items()]
+    return "\n".join(out)
+
+
+def eval_env() -> EvalEnv:
+    """What ``hushtable sneak ...`` needs, from the bot's settings (models/eval reads no configuration)."""
+    from bot.settings import Settings
+    from models.client import ClientPool
+
+    s = Settings()
+
+    def pool() -> Any:
+        return ClientPool(s.client_options())
+
+    return EvalEnv(s.database_url, s.export_secret, pool)
+
+
+def sneak_cli() -> typer.Typer:
+    """The ``hushtable sneak`` commands (registered in bot/cli.py)."""
+    return make_app(eval_env)
+
+
+class SneakService:
+    """Scores finished games' clues and answers ``/sneak``; evaluators checked at construction."""
+
+    def __init__(self, store: Store, *, client_for: ClientFor, embedder_for: EmbedderFor | None = None,
+                 evaluators: Sequence[str] = DEFAULT_EVALUATORS, decoys: DecoyStrategy | None = None) -> None:
+        self.store = store
+        self.client_for = client_for
+        if embedder_for is None:
+            from models.worker.embedding_backend import embedder_for as bundled
+
+            embedder_for = bundled
+        self.embedder_for = embedder_for
+        self.specs = tuple(admitted(evaluators))  # EvaluatorRefused (one line) for an unvalidated evaluator
+        self._decoys = decoys
+        self._evaluators: list[Evaluator] | None = None
+
+    async def _ready(self) -> tuple[list[Evaluator], DecoyStrategy]:
+        if self._evaluators is None:
+            evaluators = []
+            for spec in self.specs:  # one model at a time: two loading at once raced
+                ev = await resolve(spec, client_for=self.client_for, embedder_for=self.embedder_for)
+                failure = await warm_up(ev)
+                if failure is not None:
+                    raise RuntimeError(f"SNEAK evaluator {spec} failed to start")
+                evaluators.append(ev)
+            self._evaluators = evaluators
+        if self._decoys is None:
+            self._decoys = WordNetDecoys(wordnet())
+        return self._evaluators, self._decoys
+
+    def wanted(self, game: str, lobby: dict[str, Any] | None) -> bool:
+        """The game's descriptor says when (``sneak``); a SNEAK module must say how (``models/eval/games``)."""
+        desc = find(game)
+        if desc is None or game not in registry() or desc.sneak is SneakScoring.NEVER:
+            return False
+        # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
+        return desc.sneak is SneakScoring.ALWAYS or (lobby or {}).get(REPORT_OPTION) is True
+
+    async def report(self, game_id: int) -> str | None:
+        """Score what is not stored yet and describe the game's clues; None for a game without a report."""
+        row = await self.store.game(game_id)
+        if row is None or not self.wanted(row.game, row.lobby):
+            return None
+        evaluators, decoys = await self._ready()
+        await score_games(self.store, evaluators, decoys, game_id=game_id)
+        rep = await clue_report(self.store, game_id, self.specs)
+        if rep is None:
+            return None
+        glog = await self.store.load_game(game_id)
+        names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
+        return report_text(rep, names)
+
+    async def averages(self, user_key: str, tenant: str | None) -> str:
+        """The ``/sneak`` answer for a person (their games of this tenant)."""
+        return averages_text(await player_averages(self.store, user_key, tenant=tenant, evaluators=self.specs))
+
+    async def on_finish(self, game_id: int, place: Place, tenant: str) -> Outgoing | None:
+        try:
+            text = await self.report(game_id)
+        except Exception as exc:  # a report must never break the table; the log says why (by type)
+            log.error("SNEAK clue report failed for game %s: %s", game_id, type(exc).__name__)
+            return None
+        return Outgoing(text, title=TITLE, user_text=True) if text else None
+
+    def attach(self, service: TableService) -> SneakService:
+        """Post the report after each result, and be the port's ``sneak`` for the adapters."""
+        service.add_finish_listener(self.on_finish)
+        service.sneak = self
+        return self

@@ -16,8 +16,17 @@ from bot.core.messages import Command, Reply
 from bot.core.platform import Platform
 
 
+class SneakPort(Protocol):
+    """What adapters ask of the SNEAK service (bot/sneak.py), reached as ``ServicePort.sneak``."""
+
+    async def averages(self, user_key: str, tenant: str | None) -> str: ...
+
+
 class ServicePort(Protocol):
     """What adapters call on the table service."""
+
+    @property
+    def sneak(self) -> SneakPort | None: ...  # set by the startup point when SNEAK runs
 
     def attach(self, platform: Platform) -> None: ...
 

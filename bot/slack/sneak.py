@@ -2,8 +2,8 @@
 
 The listener matches only `/hushtable sneak` and is registered before the general
 `/hushtable` one (Bolt runs the first listener that matches). It acks at once and answers
-the author ephemerally through ``response_url``, from the stored evaluations of the
-workspace's finished games (models/eval/report.py).
+the author ephemerally through ``response_url``, from the SNEAK service (bot/sneak.py),
+reached through the port: the stored evaluations of the workspace's finished games.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from bot.core.messages import UserRef
 from bot.slack.blocks import escape
 from bot.slack.commands import COMMAND
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
-from bot.sneak import averages_for
 
 
 async def _is_sneak(body: dict[str, Any]) -> bool:
@@ -32,7 +31,9 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
         async with ctx.inflight.track():
             user = UserRef(PLATFORM, str(body["user_id"]), str(body.get("user_name") or ""))
             team = str(body.get("team_id") or "")
-            text = await averages_for(ctx.service, user.key, f"{PLATFORM}:{team}" if team else None)
+            service = ctx.service.sneak
+            text = (await service.averages(user.key, f"{PLATFORM}:{team}" if team else None) if service is not None
+                    else "SNEAK scoring is not running on this bot.")
             try:
                 with delivery("sneak answer through response_url"):
                     await respond(text=escape(text), response_type="ephemeral")

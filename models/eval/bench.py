@@ -20,13 +20,15 @@ from enum import StrEnum
 
 from games import decks
 from models.embeddings import DEFAULT_K, VocabIndex
-from models.eval.decoys import DecoyStrategy, EmbeddingDecoys
-from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve
-from models.eval.generators import Baseline, Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
+from models.eval.baselines import Baseline, NoMessage, WordNetBaselines
+from models.eval.decoys import DecoyStrategy, EmbeddingDecoys, LLMDecoys, WordNetDecoys
+from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
+from models.eval.generators import Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
 from models.eval.instances import Instance, bench_instances
 from models.eval.plot import Point
 from models.eval.score import evaluate
 from models.eval.summary import Row, Scored, Verdict, summarise, validity
+from models.eval.wordnet import wordnet
 
 
 class Setting(StrEnum):
@@ -34,8 +36,19 @@ class Setting(StrEnum):
     CLASSIC = "classic"
 
 
+class DecoyRule(StrEnum):
+    WORDNET = "wordnet"  # the paper's (section 2.2)
+    EMBED = "embed"  # MiniLM-ranked broad terms
+    LLM = "llm"  # appendix C's prompt to llm:default, MiniLM top-up
+
+
+class BaselineSource(StrEnum):
+    WORDNET = "wordnet"  # the paper's (section 3.1), independent of the evaluators
+    EMBED = "embed"  # MiniLM's nearest vocabulary words (what a MiniLM evaluator passes by construction)
+
+
 CARD_SIZE = {Setting.SNEAK: 12, Setting.CLASSIC: 16}
-DEFAULT_EVALUATORS = ("llm:default", "embed:minilm")
+DEFAULT_EVALUATORS = ("embed:minilm",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +59,10 @@ class BenchConfig:
     setting: Setting = Setting.SNEAK
     refine: bool = False
     seed: int = 0
+    deck: Sequence[tuple[str, Sequence[str]]] | None = None  # a researcher's cards (default: the bundled ones)
+    deck_name: str = "bundled cards"
+    decoys: DecoyRule = DecoyRule.WORDNET
+    baselines: BaselineSource = BaselineSource.WORDNET
 
 
 @dataclass(slots=True)
@@ -56,8 +73,10 @@ class BenchResult:
     instances: int
     generation_failures: int
     seconds: dict[str, float] = field(default_factory=dict)
-    examples: list[dict[str, str]] = field(default_factory=list)
+    examples: list[dict[str, object]] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)  # evaluation failures by reason (most common first)
+    missing: dict[str, int] = field(default_factory=dict)  # baseline -> instances without a message
+    decoys_name: str = ""
 
     def points(self) -> list[Point]:
         return [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
@@ -94,10 +113,19 @@ async def run_bench(
     t0 = time.perf_counter()
     embedder = embedder_for("minilm")
     index = VocabIndex(embedder)
-    decoys = decoys or EmbeddingDecoys(embedder)
-    evaluators: list[Evaluator] = [await resolve(s, client_for=client_for, embedder_for=embedder_for)
-                                   for s in cfg.evaluators]
-    cards = list(decks.cards())[: cfg.cards] if cfg.cards else list(decks.cards())
+    if decoys is None:
+        decoys = (WordNetDecoys(wordnet()) if cfg.decoys is DecoyRule.WORDNET else EmbeddingDecoys(embedder)
+                  if cfg.decoys is DecoyRule.EMBED
+                  else LLMDecoys(await client_for("default"), EmbeddingDecoys(embedder), spec="llm:default"))
+    evaluators: list[Evaluator] = []
+    for s in cfg.evaluators:  # one model at a time (two loading at once raced); a failure stops the run, named
+        ev = await resolve(s, client_for=client_for, embedder_for=embedder_for)
+        failure = await warm_up(ev)
+        if failure is not None:
+            raise ValueError(f"evaluator {s} does not run: {failure[:200]}")
+        evaluators.append(ev)
+    deck = list(cfg.deck) if cfg.deck is not None else list(decks.cards())
+    cards = deck[: cfg.cards] if cfg.cards else deck
     base = bench_instances(cards, CARD_SIZE[cfg.setting])
     gen = await make_generator(cfg.generator, refine=cfg.refine, client_for=client_for, index=index, seed=cfg.seed)
 
@@ -106,19 +134,29 @@ async def run_bench(
 
     generated: list[Generated] = await generate_all(gen, base, progress=tick("generate", len(base)))
     seconds["generate"] = time.perf_counter() - t0
-    refs = Baselines(index, seed=cfg.seed)
+    old = Baselines(index, seed=cfg.seed)
+    refs = WordNetBaselines(wordnet(), seed=cfg.seed)
     scored_instances: list[Instance] = []
     groups: list[str] = []
     failures = 0
-    examples: list[dict[str, str]] = []
+    examples: list[dict[str, object]] = []
+    missing: Counter[str] = Counter()
     for inst, g in zip(base, generated, strict=True):
-        msgs = {b.value: refs.message(b, inst) for b in Baseline}
+        msgs: dict[str, str] = {}
+        for b in Baseline:
+            if cfg.baselines is BaselineSource.EMBED:
+                msgs[b.value] = old.message(b, inst)
+                continue
+            try:
+                msgs[b.value] = refs.message(b, inst).text
+            except NoMessage:
+                missing[b.value] += 1
         if g.message is None:
             failures += 1
         else:
             msgs[gen.spec] = g.message
         if len(examples) < 8:
-            examples.append({"category": inst.category, "secret": inst.secret, **msgs})
+            examples.append({"category": inst.category, "secret": inst.secret, "messages": dict(msgs)})
         for group, m in msgs.items():
             scored_instances.append(dataclasses.replace(inst, message=m, role=group))
             groups.append(group)
@@ -131,10 +169,8 @@ async def run_bench(
     errors = dict(Counter(f"{r.evaluator}: {r.error}"[:300] for r in results if r.error).most_common(5))
     rows = summarise(items)
     rows.sort(key=lambda r: (method_order(r.group), r.evaluator == "average", r.evaluator))
+    # Per evaluator only: an average's verdict would hide a failing member.
     verdicts = [v for v in (validity(rows, e.spec) for e in evaluators) if v is not None]
-    if len(evaluators) > 1:
-        avg = validity(rows, "average")
-        if avg is not None:
-            verdicts.append(avg)
     seconds["total"] = time.perf_counter() - t0
-    return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples, errors)
+    return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples, errors, dict(missing),
+                       decoys.name)

@@ -1,8 +1,10 @@
-"""``hushtable sneak ...``: score logged clues, run the SNEAK benchmark, report, calibrate.
+"""``hushtable sneak ...``: score logged clues, validate evaluators, run the SNEAK benchmark, report, calibrate.
 
 The operator may name evaluators and generators here (``--evaluator SPEC``);
-chat never can. Models come from the same settings as the bot (worker URL,
-device, model cache); the database from ``--database`` or the settings.
+chat never can. ``make_app(env)`` builds the commands around an ``EvalEnv``
+factory that the caller (``bot/cli.py``, from the bot's settings) provides: the
+database URL, the export key and the model pool, so this module reads no
+configuration of its own.
 """
 
 from __future__ import annotations
@@ -10,40 +12,47 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
-from models.eval.bench import DEFAULT_EVALUATORS, BenchConfig, BenchResult, Setting, method_order, run_bench
+from models.eval.bench import DEFAULT_EVALUATORS, BaselineSource, BenchConfig, BenchResult, DecoyRule, Setting, method_order, run_bench
 from models.eval.plot import Point, scatter
 from models.eval.summary import PAPER_BASELINES, Row, render, to_csv, to_json
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="SNEAK evaluation: utility and leakage of clues (logged play and a benchmark).")
+
+@dataclass(frozen=True, slots=True)
+class EvalEnv:
+    """What the commands need from the outside: where the log is, the export key, and the model pool."""
+
+    database_url: str
+    export_secret: str | None
+    pool: Callable[[], Any]  # a fresh models.client.ClientPool (its ``get`` resolves model specs; ``aclose``)
 
 
-def _settings() -> Any:
-    from bot.settings import Settings
-
-    return Settings()
-
-
-def _pool(settings: Any) -> Any:
-    from models.client import ClientPool
-
-    return ClientPool(settings.client_options())
-
-
-def _secret(store: Any, settings: Any) -> str:
+def _secret(store: Any, env: EvalEnv) -> str:
     """The export key (people appear by the same pseudonyms as in exports); refused with a sentence if unset."""
     from storage.export_secret import ExportSecretMissing, export_secret
 
     try:
-        return export_secret(store.plan, settings.export_secret)
+        return export_secret(store.plan, env.export_secret)
     except ExportSecretMissing as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def read_deck(path: Path | None) -> list[tuple[str, list[str]]] | None:
+    """A researcher's cards (card file or category-norms CSV, at least 12 words a card), or None."""
+    if path is None:
+        return None
+    from games import decks
+
+    try:
+        return [(c, list(w)) for c, w in decks.parse_cards(path.read_text(encoding="utf-8"), size=12)]
+    except (OSError, decks.DeckError) as exc:
+        raise typer.BadParameter(f"--deck: {exc}") from None
 
 
 def _embedder_for() -> Callable[[str], Any]:
@@ -94,68 +103,34 @@ def _run_on_log(work: Coroutine[Any, Any, T]) -> T:
         raise typer.Exit(2) from None
 
 
-@app.command()
-def score(
-    game: int | None = typer.Option(None, "--game", help="Only this game id."),
-    since: datetime | None = typer.Option(None, "--since", help="Only games created on or after this date."),
-    evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e", help="Evaluator spec (repeatable)."),
-    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
-) -> None:
-    """Score the logged clues, hints and descriptions not scored yet, then print the averages."""
-    from models.eval.decoys import EmbeddingDecoys
-    from models.eval.evaluators import resolve
-    from models.eval.live import live_summary, score_games
-    from storage.store import Store
-
-    settings = _settings()
-    embedder_for = _embedder_for()
-
-    async def go() -> None:
-        store = await Store.open(database or settings.database_url, must_exist=True)
-        pool = _pool(settings)
-        try:
-            try:
-                evs = [await resolve(s, client_for=pool.get, embedder_for=embedder_for) for s in evaluator]
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc)) from None
-            with _Progress() as progress:
-                run = await score_games(store, evs, EmbeddingDecoys(embedder_for("minilm")), game_id=game, since=since,
-                                        progress=lambda n, total: progress("score", n, total))
-            typer.echo(f"{run.games} game(s), {run.instances} message(s); scored {run.scored} pair(s), stored "
-                       f"{run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
-            ids = [game] if game is not None else None
-            summary = await live_summary(store, secret=_secret(store, settings), game_ids=ids, since=since,
-                                         evaluators=[e.spec for e in evs])
-            typer.echo(_tables("\nBy game", summary.by_game, "Game"))
-            typer.echo(_tables("\nBy player", summary.by_player, "Player"))
-            typer.echo(_tables("\nBy role", summary.by_role, "Role"))
-        finally:
-            await pool.aclose()
-            await store.aclose()
-
-    _run_on_log(go())
-
-
 def write_bench(res: BenchResult, out: Path) -> list[Path]:
     """Table (text), CSV, JSON and the scatter (PNG, SVG) into ``out``; returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
     meta = {"generator": res.config.generator, "evaluators": list(res.config.evaluators), "setting": res.config.setting,
-            "cards": res.config.cards, "refine": res.config.refine, "instances": res.instances,
-            "generation_failures": res.generation_failures, "seconds": {k: round(v, 1) for k, v in res.seconds.items()},
-            "examples": res.examples, "errors": res.errors}
+            "cards": res.config.cards, "deck": res.config.deck_name, "decoys": res.decoys_name,
+            "baselines": res.config.baselines, "refine": res.config.refine, "instances": res.instances,
+            "generation_failures": res.generation_failures, "missing_baselines": res.missing,
+            "seconds": {k: round(v, 1) for k, v in res.seconds.items()}, "examples": res.examples,
+            "errors": res.errors}
     paths = [out / "table.txt", out / "results.csv", out / "results.json"]
     paths[0].write_text(bench_text(res) + "\n", encoding="utf-8")
     paths[1].write_text(to_csv(res.rows), encoding="utf-8")
     paths[2].write_text(to_json(res.rows, res.verdicts, meta), encoding="utf-8")
-    paths += scatter(res.points(), out / "utility_leakage",
-                     title=f"SNEAK ({res.config.setting}): utility vs leakage, evaluator {res.summary_evaluator}")
+    points = res.points()
+    if points:
+        paths += scatter(points, out / "utility_leakage",
+                         title=f"SNEAK ({res.config.setting}): utility vs leakage (0-100), evaluator "
+                               f"{res.summary_evaluator}")
     return paths
 
 
 def bench_text(res: BenchResult) -> str:
     lines = [render(res.rows, title=f"SNEAK benchmark: generator {res.config.generator}, {res.instances} instances "
-                    f"({res.config.setting}), generation parse failures {res.generation_failures}",
+                    f"({res.config.setting}; {res.config.deck_name}; decoys {res.decoys_name}; baselines "
+                    f"{res.config.baselines}), generation parse failures {res.generation_failures}, scale 0-100",
                     order=method_order)]
+    if res.missing:
+        lines.append("Baselines without a message (left out): " + ", ".join(f"{k} {v}" for k, v in res.missing.items()))
     lines.append("\nPaper, Table 2 (averaged over its three evaluators):")
     for name, ref in PAPER_BASELINES.items():
         x = ref.x100()
@@ -163,89 +138,207 @@ def bench_text(res: BenchResult) -> str:
     if res.errors:
         lines.append("\nEvaluation failures (counted in the fail column), most common reasons:")
         lines += [f"  {n} x {reason}" for reason, n in res.errors.items()]
-    lines.append("\nEvaluator validity (the paper's orderings of the reference baselines):")
+    lines.append("\nBaseline orderings per evaluator (point estimates on these cards; `hushtable sneak validate` gives "
+                 "the verdict with intervals on held-back cards). An average has no verdict:")
     for v in res.verdicts:
-        lines.append(f"  {v.evaluator}: {'VALID' if v.valid else 'NOT VALID'} — {v.text()}")
+        lines.append(f"  {v.evaluator}: {'orderings hold' if v.valid else 'orderings broken'} — {v.text()}")
     return "\n".join(lines)
 
 
-@app.command()
-def bench(
-    generator: str = typer.Option(..., "--generator", "-g", help="Agent spec that writes the messages (llm:..., embed:...)."),
-    evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e", help="Evaluator spec (repeatable)."),
-    cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
-    setting: Setting = typer.Option(Setting.SNEAK, "--setting", help="sneak (12 words a card) or classic (16)."),
-    refine: bool = typer.Option(False, "--refine", help="Recursive message refinement: a second, more indirect message."),
-    out: Path = typer.Option(Path("sneak-bench"), "--out", help="Folder for the table, CSV, JSON and plot."),
-) -> None:
-    """The standalone SNEAK benchmark: every word of every card as the secret, with the reference baselines."""
-    settings = _settings()
-    embedder_for = _embedder_for()
+def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
+    """The ``sneak`` commands, reading their environment from ``env()`` when one runs."""
+    app = typer.Typer(no_args_is_help=True, add_completion=False,
+                      help="SNEAK evaluation: utility and leakage of clues (logged play, validation, a benchmark).")
 
-    async def go() -> BenchResult:
-        pool = _pool(settings)
+    @app.command()
+    def score(
+        game: int | None = typer.Option(None, "--game", help="Only this game id."),
+        since: datetime | None = typer.Option(None, "--since", help="Only games created on or after this date."),
+        evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
+                                            help="Evaluator spec (repeatable)."),
+        database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+    ) -> None:
+        """Score the logged clues, hints and descriptions not scored yet, then print the averages (0-100)."""
+        from models.eval.decoys import WordNetDecoys
+        from models.eval.evaluators import resolve, warm_up
+        from models.eval.live import live_summary, score_games
+        from models.eval.wordnet import wordnet
+        from storage.store import Store
+
+        e = env()
+        embedder_for = _embedder_for()
+
+        async def go() -> None:
+            store = await Store.open(database or e.database_url, must_exist=True)
+            pool = e.pool()
+            try:
+                evs = []
+                for s in evaluator:  # one model at a time
+                    try:
+                        ev = await resolve(s, client_for=pool.get, embedder_for=embedder_for)
+                    except ValueError as exc:
+                        raise typer.BadParameter(str(exc)) from None
+                    failure = await warm_up(ev)
+                    if failure is not None:
+                        raise typer.BadParameter(f"evaluator {s} does not run: {failure}")
+                    evs.append(ev)
+                with _Progress() as progress:
+                    run = await score_games(store, evs, WordNetDecoys(wordnet()), game_id=game, since=since,
+                                            progress=lambda n, total: progress("score", n, total))
+                typer.echo(f"{run.games} game(s), {run.instances} message(s); scored {run.scored} pair(s), stored "
+                           f"{run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
+                ids = [game] if game is not None else None
+                summary = await live_summary(store, secret=_secret(store, e), game_ids=ids, since=since,
+                                             evaluators=[ev.spec for ev in evs])
+                typer.echo(_tables("\nBy game type (0-100)", summary.by_game, "Game type"))
+                typer.echo(_tables("\nBy player (bluffs apart)", summary.by_player, "Player"))
+                typer.echo(_tables("\nBy role", summary.by_role, "Role"))
+            finally:
+                await pool.aclose()
+                await store.aclose()
+
+        _run_on_log(go())
+
+    @app.command()
+    def validate(
+        evaluator: list[str] = typer.Option(..., "--evaluator", "-e", help="Evaluator spec (repeatable)."),
+        deck: Path | None = typer.Option(None, "--deck", help="Cards to validate on (card file or category-norms "
+                                         "CSV); default: the bundled cards the temperatures were not fitted on."),
+        cards: int | None = typer.Option(None, "--cards", min=2, help="Only the first N held-back cards (a look; "
+                                         "--record refuses a partial run)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the random baseline and the bootstrap."),
+        write_record: bool = typer.Option(False, "--record", help="Keep each verdict in "
+                                          "models/eval/data/validated.json (the bot's start reads it)."),
+        out: Path | None = typer.Option(None, "--out", help="Also write the verdicts as JSON here."),
+    ) -> None:
+        """Do the evaluators reproduce the paper's baseline orderings on held-back cards? (per evaluator)"""
+        from models.eval.validate import record, render, validate
+
+        e = env()
+        own = read_deck(deck)
+        if write_record and cards:
+            raise typer.BadParameter("--record keeps verdicts over every held-back card; drop --cards")
+
+        async def go() -> Any:
+            pool = e.pool()
+            try:
+                with _Progress() as progress:
+                    return await validate(evaluator, client_for=pool.get, embedder_for=_embedder_for(), deck=own,
+                                          deck_name=str(deck) if deck else "bundled cards not used for calibration",
+                                          seed=seed, progress=progress, limit=cards)
+            finally:
+                await pool.aclose()
+
         try:
-            with _Progress() as progress:
-                cfg = BenchConfig(generator=generator, evaluators=evaluator, cards=cards, setting=setting, refine=refine)
-                return await run_bench(cfg, client_for=pool.get, embedder_for=embedder_for, progress=progress)
-        finally:
-            await pool.aclose()
+            res = asyncio.run(go())
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        typer.echo(render(res))
+        if out is not None:
+            out.write_text(json.dumps({"verdicts": [{"spec": v.spec, "valid": v.valid, "reason": v.reason(),
+                                                     "means": v.means, "checks": [c.__dict__ for c in v.checks]}
+                                                    for v in res.verdicts], "examples": res.examples}, indent=1),
+                           encoding="utf-8")
+        if write_record:
+            path = Path(__file__).parent / "data" / "validated.json"
+            record(res, path)
+            typer.echo(f"\nrecorded in {path}")
+        if not all(v.valid for v in res.verdicts):
+            raise typer.Exit(1)
 
-    try:
-        res = asyncio.run(go())
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    typer.echo(bench_text(res))
-    paths = write_bench(res, out)
-    typer.echo("\nwrote " + ", ".join(str(p) for p in paths))
-    typer.echo("seconds: " + json.dumps({k: round(v, 1) for k, v in res.seconds.items()}))
+    @app.command()
+    def bench(
+        generator: str = typer.Option(..., "--generator", "-g",
+                                      help="Agent spec that writes the messages (llm:..., embed:...)."),
+        evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
+                                            help="Evaluator spec (repeatable)."),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help="Cards (card file or category-norms CSV; default: "
+                                         "the bundled cards)."),
+        decoys: DecoyRule = typer.Option(DecoyRule.WORDNET, "--decoys", help="Decoy rule: wordnet (the paper's), "
+                                         "embed (MiniLM-ranked broad terms) or llm (appendix C's prompt)."),
+        baselines: BaselineSource = typer.Option(BaselineSource.WORDNET, "--baselines",
+                                                 help="Reference baselines from WordNet (the paper's) or MiniLM's "
+                                                 "nearest words."),
+        setting: Setting = typer.Option(Setting.SNEAK, "--setting", help="sneak (12 words a card) or classic (16)."),
+        refine: bool = typer.Option(False, "--refine",
+                                    help="Recursive message refinement: a second, more indirect message."),
+        out: Path = typer.Option(Path("sneak-bench"), "--out", help="Folder for the table, CSV, JSON and plot."),
+    ) -> None:
+        """The standalone SNEAK benchmark: every word of every card as the secret, with the reference baselines."""
+        e = env()
+        embedder_for = _embedder_for()
+        own = read_deck(deck)
 
+        async def go() -> BenchResult:
+            pool = e.pool()
+            try:
+                with _Progress() as progress:
+                    cfg = BenchConfig(generator=generator, evaluators=evaluator, cards=cards, setting=setting,
+                                      refine=refine, deck=own, deck_name=str(deck) if deck else "bundled cards",
+                                      decoys=decoys, baselines=baselines)
+                    return await run_bench(cfg, client_for=pool.get, embedder_for=embedder_for, progress=progress)
+            finally:
+                await pool.aclose()
 
-@app.command()
-def report(
-    out: Path = typer.Option(Path("sneak-report"), "--out", help="Folder for the tables, CSV and plot."),
-    since: datetime | None = typer.Option(None, "--since", help="Only games created on or after this date."),
-    database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
-) -> None:
-    """Tables and the utility-leakage plot from stored evaluations: humans vs each agent, by game and role."""
-    from models.eval.live import live_summary
-    from storage.store import Store
-
-    settings = _settings()
-
-    async def go() -> Any:
-        store = await Store.open(database or settings.database_url, must_exist=True)
         try:
-            return await live_summary(store, secret=_secret(store, settings), since=since)
-        finally:
-            await store.aclose()
+            res = asyncio.run(go())
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        typer.echo(bench_text(res))
+        paths = write_bench(res, out)
+        typer.echo("\nwrote " + ", ".join(str(p) for p in paths))
+        typer.echo("seconds: " + json.dumps({k: round(v, 1) for k, v in res.seconds.items()}))
 
-    summary = _run_on_log(go())
-    text = "\n\n".join([_tables("By player (humans by pseudonym, agents by spec)", summary.by_player, "Player"),
-                        _tables("By game", summary.by_game, "Game"), _tables("By role", summary.by_role, "Role")])
-    typer.echo(text)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.txt").write_text(text + "\n", encoding="utf-8")
-    (out / "by_player.csv").write_text(to_csv(summary.by_player), encoding="utf-8")
-    (out / "report.json").write_text(to_json(summary.by_player, [], {"rows": summary.rows}), encoding="utf-8")
-    evs = {r.evaluator for r in summary.by_player}
-    ev = "average" if "average" in evs else (sorted(evs)[0] if evs else "")
-    points = [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
-              for r in summary.by_player if r.evaluator == ev and r.n]
-    paths = scatter(points, out / "utility_leakage", title=f"SNEAK, live play: players (evaluator {ev})")
-    typer.echo("\nwrote " + ", ".join(str(p) for p in [out / "report.txt", out / "by_player.csv", *paths]))
+    @app.command()
+    def report(
+        out: Path = typer.Option(Path("sneak-report"), "--out", help="Folder for the tables, CSV and plot."),
+        since: datetime | None = typer.Option(None, "--since", help="Only games created on or after this date."),
+        database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+    ) -> None:
+        """Tables and the utility-leakage plot from stored evaluations: humans vs each agent, by game type and role."""
+        from models.eval.live import live_summary
+        from storage.store import Store
 
+        e = env()
 
-@app.command()
-def calibrate(
-    write: bool = typer.Option(False, "--write", help="Rewrite models/eval/data/embed_calibration.json."),
-) -> None:
-    """Refit the embedding evaluator's softmax temperatures (see models/eval/calibrate.py)."""
-    from models.eval.calibrate import calibrate as fit
+        async def go() -> Any:
+            store = await Store.open(database or e.database_url, must_exist=True)
+            try:
+                return await live_summary(store, secret=_secret(store, e), since=since)
+            finally:
+                await store.aclose()
 
-    result = fit(_embedder_for()("minilm"))
-    typer.echo(json.dumps(result, indent=1))
-    if write:
-        path = Path(__file__).parent / "data" / "embed_calibration.json"
-        path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        typer.echo(f"wrote {path}")
+        summary = _run_on_log(go())
+        text = "\n\n".join([_tables("By player (humans by pseudonym, agents by spec, bluffs apart; 0-100)",
+                                     summary.by_player, "Player"),
+                             _tables("By game type", summary.by_game, "Game type"),
+                             _tables("By role", summary.by_role, "Role")])
+        typer.echo(text)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.txt").write_text(text + "\n", encoding="utf-8")
+        (out / "by_player.csv").write_text(to_csv(summary.by_player), encoding="utf-8")
+        (out / "report.json").write_text(to_json(summary.by_player, [], {"rows": summary.rows}), encoding="utf-8")
+        evs = {r.evaluator for r in summary.by_player}
+        ev = "average" if "average" in evs else (sorted(evs)[0] if evs else "")
+        points = [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
+                  for r in summary.by_player if r.evaluator == ev and r.n]
+        paths = scatter(points, out / "utility_leakage", title=f"SNEAK, live play: players (evaluator {ev})") \
+            if points else []
+        typer.echo("\nwrote " + ", ".join(str(p) for p in [out / "report.txt", out / "by_player.csv", *paths]))
+
+    @app.command()
+    def calibrate(
+        write: bool = typer.Option(False, "--write", help="Rewrite models/eval/data/embed_calibration.json."),
+    ) -> None:
+        """Refit the embedding evaluator's softmax temperatures (see models/eval/calibrate.py)."""
+        from models.eval.calibrate import calibrate as fit
+
+        result = fit(_embedder_for()("minilm"))
+        typer.echo(json.dumps(result, indent=1))
+        if write:
+            path = Path(__file__).parent / "data" / "embed_calibration.json"
+            path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+            typer.echo(f"wrote {path}")
+
+    return app

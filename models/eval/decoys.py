@@ -8,7 +8,15 @@ overlap the message are used.
 
 Strategies (a ``DecoyStrategy`` is anything with ``name`` and ``pool``):
 
-- ``EmbeddingDecoys`` (default, offline): category-level terms from a
+- ``WordNetDecoys`` (default; section 2.2): WordNet's lexical attributes and
+  related concepts of every card word (hypernyms up to three steps,
+  attributes, holonyms, parts, topic domains; ``models/eval/wordnet.py``),
+  aggregated across the card; the concepts that cover the most card words are
+  kept (ties: the nearer concept, then the name). Related to the card, made
+  without the secret, and independent of every evaluator (no embedding, no
+  language model). Topped up from ``data/decoy_terms.txt`` in a seeded order
+  when a card's words are not in WordNet.
+- ``EmbeddingDecoys`` (offline): category-level terms from a
   vocabulary of broad descriptors, contexts and uses we ship
   (``data/decoy_terms.txt``; not the agents' hint vocabulary, whose deck words
   are members of other categories), ranked by the bundled MiniLM. A term scores its mean cosine
@@ -43,9 +51,10 @@ from typing import Protocol
 
 import numpy as np
 
-from games.base import normalize
+from games.base import normalize, rng
 from models.embeddings import Embedder, build_vocab, overlaps, parse_vocab
 from models.eval.prompts import prompt
+from models.eval.wordnet import WordNet
 from models.types import GenerateRequest, Inference, InferenceError
 
 DEFAULT_DECOYS = 5
@@ -85,6 +94,51 @@ def pick(pool: Sequence[str], message: str, n: int = DEFAULT_DECOYS) -> tuple[st
 def decoy_vocab() -> tuple[str, ...]:
     text = resources.files("models.eval").joinpath("data", "decoy_terms.txt").read_text(encoding="utf-8")
     return build_vocab(parse_vocab(text))
+
+
+class WordNetDecoys:
+    """The paper's WordNet decoys (see the module docstring)."""
+
+    def __init__(self, wn: WordNet, *, size: int = POOL_SIZE, seed: int = 0) -> None:
+        self.wn = wn
+        self.size = size
+        self.seed = seed
+        self.name = f"wordnet:3.0?size={size}&seed={seed}"
+        self._cache: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
+
+    def pool_now(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]:
+        key = (category, tuple(candidates))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        cover: dict[str, int] = {}
+        near: dict[str, int] = {}
+        for w in dict.fromkeys(candidates):
+            for concept, steps in self.wn.related(w).items():
+                cover[concept] = cover.get(concept, 0) + 1
+                near[concept] = min(near.get(concept, steps), steps)
+        ranked = sorted(cover, key=lambda c: (-cover[c], near[c], c.lower()))
+        out: list[str] = []
+        seen: set[str] = set()
+        for term in ranked:
+            t = term if term[:1].isupper() and not term[1:].islower() else term.lower()
+            if normalize(t) in seen or forbidden(t, category, candidates) or len(t.split()) > 5:
+                continue
+            if any(overlaps(t, o) for o in out):  # "fruit tree" beside "tree" is one decoy twice
+                continue
+            out.append(t)
+            seen.add(normalize(t))
+            if len(out) >= self.size:
+                break
+        if len(out) < self.size:
+            extra = [t for t in decoy_vocab() if not forbidden(t, category, candidates) and normalize(t) not in seen]
+            rng(self.seed, "sneak-wordnet-topup", category).shuffle(extra)
+            out += extra[: self.size - len(out)]
+        self._cache[key] = tuple(out)
+        return self._cache[key]
+
+    async def pool(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]:
+        return await asyncio.to_thread(self.pool_now, category, candidates)
 
 
 class FixedDecoys:
@@ -208,5 +262,5 @@ class LLMDecoys:
         return out
 
 
-__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "FixedDecoys", "LLMDecoys", "forbidden", "parse_decoys",
-           "pick"]
+__all__ = ["DEFAULT_DECOYS", "DecoyStrategy", "EmbeddingDecoys", "FixedDecoys", "LLMDecoys", "WordNetDecoys", "forbidden",
+           "parse_decoys", "pick"]

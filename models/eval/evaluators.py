@@ -5,8 +5,9 @@ command line, never from chat):
 
 - ``llm:default``, ``llm:/path/to/model``, ``llm:http://worker:port``,
   ``llm:openai:http://host:8000/v1#model`` (vLLM etc.), with optional
-  ``?p=N`` (orderings averaged, default 1), ``&seed=S`` and ``&calibrate=1``
-  (contextual calibration; ``models.scoring``).
+  ``?p=N`` (cyclic orderings averaged, default 2), ``&seed=S`` and
+  ``&calibrate=0|1`` (contextual calibration, default 1): by default the
+  judge's choices are debiased as the players' are (``models.scoring``).
 - ``embed:minilm`` (or ``embed:/path``), with optional ``?t_cham=..&t_ally=..``
   (softmax temperatures; defaults from ``data/embed_calibration.json``).
 
@@ -14,10 +15,10 @@ LLM evaluators follow section 2.3: options are shuffled, labelled A, B, C...,
 and the probability of each option is the softmax of the first-token logits
 over the label tokens (the worker's ``score_labels``), mapped back to the
 option, through ``models.scoring.score_choices``. With ``p`` > 1 the
-probabilities of ``p`` cyclic shifts of the seeded ordering are averaged. The chameleon's candidate order is drawn per card and ordering index
-(not per message), so every message about a card shares the prompt prefix and
-the worker computes it once; the secret's label still varies from card to card
-and secret to secret. The ally's message order is drawn per message.
+probabilities of ``p`` cyclic shifts of the seeded ordering are averaged. Both
+orders are drawn per instance (the chameleon's from the card and the message),
+so a model's bias towards one label never lands on the same secret for every
+clue of a card.
 
 A judgement whose probabilities cannot be had (the model failed, labels are
 not single tokens, the numbers are not a distribution) is a parse failure:
@@ -104,8 +105,8 @@ class LLMEvaluator:
     calibration (a content-free prompt's label prior divided out).
     """
 
-    def __init__(self, client: Inference, spec: str, *, permutations: int = 1, seed: int = 0,
-                 calibrate: bool = False) -> None:
+    def __init__(self, client: Inference, spec: str, *, permutations: int = 2, seed: int = 0,
+                 calibrate: bool = True) -> None:
         if permutations < 1:
             raise ValueError("p (orderings averaged) must be at least 1")
         self.client = client
@@ -148,8 +149,9 @@ class LLMEvaluator:
             return prompt("chameleon", category=inst.category, candidates=listing, message=inst.message,
                           labels=", ".join(labels))
 
-        # Seeded per card (not per message): every message about a card shares the prompt prefix.
-        return await self._score(render, cands, order(n, self.seed, "sneak-chameleon", inst.category, cands))
+        # Seeded per instance: a label bias must not land on one secret for every clue of a card.
+        return await self._score(render, cands, order(n, self.seed, "sneak-chameleon", inst.category, cands,
+                                                      inst.secret, inst.message))
 
     async def ally(self, inst: Instance, messages: Sequence[str]) -> Judgement:
         n = len(messages)
@@ -229,27 +231,53 @@ def _int_param(params: dict[str, str], name: str, default: int) -> int:
         raise ValueError(f"evaluator parameter {name} must be a whole number, not {params[name]!r}") from None
 
 
-async def resolve(spec: str, *, client_for: ClientFor, embedder_for: EmbedderFor) -> Evaluator:
-    """An evaluator for a spec (``llm:...`` or ``embed:...``); ValueError with the reason otherwise."""
+def fingerprint(spec: str) -> dict[str, Any]:
+    """Everything a judgement depends on, from the spec alone (no model is loaded): what a validation
+    verdict is about. ValueError with the reason for a spec that is not an evaluator."""
     kind, arg, params = parse_spec(spec)
     if kind == "llm":
         unknown = sorted(set(params) - {"p", "seed", "calibrate"})
         if unknown:
             raise ValueError(f"unknown llm evaluator parameter(s) {', '.join(unknown)}; known: p, seed, calibrate")
-        client = await client_for(arg or "default")
-        return LLMEvaluator(client, spec, permutations=_int_param(params, "p", 1), seed=_int_param(params, "seed", 0),
-                            calibrate=params.get("calibrate", "0") in ("1", "true", "yes"))
+        p = _int_param(params, "p", 2)
+        if p < 1:
+            raise ValueError("p (orderings averaged) must be at least 1")
+        return {"kind": "llm", "model": arg or "default", "permutations": p, "seed": _int_param(params, "seed", 0),
+                "calibrate": params.get("calibrate", "1") in ("1", "true", "yes"), "prompts": PROMPT_VERSION}
     if kind == "embed":
         unknown = sorted(set(params) - {"t_cham", "t_ally"})
         if unknown:
             raise ValueError(f"unknown embed evaluator parameter(s) {', '.join(unknown)}; known: t_cham, t_ally")
+        cal = calibration()
         try:
-            t_cham = float(params["t_cham"]) if "t_cham" in params else None
-            t_ally = float(params["t_ally"]) if "t_ally" in params else None
+            t_cham = float(params.get("t_cham", cal["t_cham"]))
+            t_ally = float(params.get("t_ally", cal["t_ally"]))
         except ValueError:
             raise ValueError("t_cham and t_ally must be numbers") from None
-        return EmbeddingEvaluator(embedder_for(arg or "minilm"), spec, t_cham=t_cham, t_ally=t_ally)
+        if t_cham <= 0 or t_ally <= 0:
+            raise ValueError("temperatures must be positive")
+        return {"kind": "embed", "model": arg or "minilm", "t_cham": round(t_cham, 6), "t_ally": round(t_ally, 6)}
     raise ValueError(f"unknown evaluator kind {kind!r} in {spec!r}; use llm:... or embed:...")
+
+
+async def resolve(spec: str, *, client_for: ClientFor, embedder_for: EmbedderFor) -> Evaluator:
+    """An evaluator for a spec (``llm:...`` or ``embed:...``); ValueError with the reason otherwise."""
+    fp = fingerprint(spec)
+    if fp["kind"] == "llm":
+        client = await client_for(fp["model"])
+        return LLMEvaluator(client, spec, permutations=fp["permutations"], seed=fp["seed"], calibrate=fp["calibrate"])
+    return EmbeddingEvaluator(embedder_for(fp["model"]), spec, t_cham=fp["t_cham"], t_ally=fp["t_ally"])
+
+
+async def warm_up(evaluator: Evaluator) -> str | None:
+    """One judgement on a tiny instance, so the evaluator's model is loaded now, alone (two models loading at
+    once raced); the reason it failed, or None."""
+    probe = Instance(game="probe", category="Colours", candidates=("red", "green"), secret="red", message="tomato")
+    try:
+        results = await asyncio.gather(evaluator.chameleon(probe), evaluator.ally(probe, ("tomato", "grass")))
+    except Exception as exc:  # noqa: BLE001 - any failure is the evaluator's, reported with its type
+        return f"{type(exc).__name__}: {exc}"
+    return next((j.error for j in results if j.error), None)
 
 
 def secret_index(inst: Instance) -> int:

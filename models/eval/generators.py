@@ -1,7 +1,9 @@
 """Message makers for the standalone benchmark: the paper's three reference baselines and generators.
 
-Reference baselines (paper section 3.1), over the embedding agents' hint
-vocabulary (``models/embeddings.py``) and the bundled MiniLM:
+MiniLM reference baselines (``--baselines embed``; the paper's WordNet ones,
+the default, are in ``models/eval/baselines.py``), over the embedding agents'
+hint vocabulary (``models/embeddings.py``) and the bundled MiniLM (a MiniLM evaluator passes these by
+construction, so they validate nothing):
 
 - ``random``: a vocabulary word drawn with ``rng(seed, "sneak-random", category,
   secret)`` among words unrelated to the card (no overlap with the category or
@@ -27,12 +29,12 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
 from games.base import normalize, rng
 from models.embeddings import DEFAULT_K, VocabIndex, overlaps, sample_top_k
+from models.eval.baselines import Baseline
 from models.eval.instances import Instance
 from models.eval.prompts import prompt
 from models.eval.spec import parse_spec
@@ -44,11 +46,6 @@ RETRIES = 2
 RETRY_TEMPERATURE = 0.8
 EXAMPLE_ANSWER = "moves in an L"  # the worked example's answer in data/prompts.toml
 
-
-class Baseline(StrEnum):
-    RANDOM = "random"
-    CATEGORY = "category"
-    SECRET_SYNONYM = "secret-synonym"
 
 
 def _off_card(word: str, inst: Instance) -> bool:

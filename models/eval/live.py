@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from games.catalog import clue_games
 from models.eval.decoys import DEFAULT_DECOYS, DecoyStrategy
 from models.eval.evaluators import Evaluator
-from models.eval.instances import Instance, SpeakerKind, instances_from_log
+from models.eval.games import instances_from_log, scored_games
+from models.eval.instances import Instance, SpeakerKind
 from models.eval.metrics import Scores
 from models.eval.score import Evaluation, evaluate, settings_key, settings_of
 from models.eval.summary import Row, Scored, summarise
@@ -60,7 +60,7 @@ async def score_games(
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreRun:
     """Score and store what is not scored yet; ``progress(done_increment, total)``."""
-    logs = await games_to_score(store, games=games or clue_games(), game_id=game_id, since=since)
+    logs = await games_to_score(store, games=games or scored_games(), game_id=game_id, since=since)
     instances: list[Instance] = [i for log in logs for i in instances_from_log(log)]
     have = await scored_keys(store, [log.row.id for log in logs if log.row.id is not None])
     keys = {ev.spec: settings_key(ev.spec, settings_of(ev, decoys, DEFAULT_DECOYS)) for ev in evaluators}
@@ -119,8 +119,9 @@ async def live_summary(store: Store, *, secret: str, game_ids: Sequence[int] | N
     rows = await evaluations(store, game_ids=game_ids, since=since, evaluators=evaluators)
     who = await speakers(store, [r.game_id for r in rows], secret)
     unknown = Speaker("unknown", "")
-    by_game = summarise(Scored(r.game, r.evaluator, row_scores(r)) for r in rows)
-    by_player = summarise(Scored(who.get((r.game_id, r.action_seq), unknown).label, r.evaluator, row_scores(r))
+    by_game = summarise(Scored(r.game, r.evaluator, row_scores(r)) for r in rows)  # by game type
+    by_player = summarise(Scored(who.get((r.game_id, r.action_seq), unknown).label
+                                 + (" (bluff)" if r.instance.get("bluff") else ""), r.evaluator, row_scores(r))
                           for r in rows)
     by_role = summarise(Scored(f"{r.game}/{r.instance.get('role', '?')}", r.evaluator, row_scores(r)) for r in rows)
     return LiveSummary(by_game, by_player, by_role, len(rows))

@@ -42,9 +42,13 @@ def scatter(points: Sequence[Point], out_stem: Path, *, title: str = "SNEAK: uti
     fig = Figure(figsize=(6.4, 5.2))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
-    for p in points:
+    offsets = ((6, 4), (6, -11), (-8, 9), (-8, -14))  # neighbours' labels take turns around their points
+    for i, p in enumerate(sorted(points, key=lambda q: (q.leakage, q.utility))):
         ax.scatter([p.leakage], [p.utility], s=30 + 6 * max(p.soft, 0.0), alpha=0.7)
-        ax.annotate(p.label, (p.leakage, p.utility), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        dx, dy = offsets[i % len(offsets)]
+        # Never clipped: a label near 100 is drawn outside the axes and the saved figure grows to hold it.
+        ax.annotate(p.label, (p.leakage, p.utility), textcoords="offset points", xytext=(dx, dy), fontsize=8,
+                    ha="left" if dx > 0 else "right", annotation_clip=False)
     front = pareto_front(points)
     if front:
         xs: list[float] = []
@@ -57,8 +61,8 @@ def scatter(points: Sequence[Point], out_stem: Path, *, title: str = "SNEAK: uti
             ys.append(p.utility)
         ax.plot(xs, ys, linestyle="--", color="grey", linewidth=1, label="empirical Pareto frontier")
         ax.legend(loc="lower right", fontsize=8)
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 100)
+    ax.set_xlim(-3, 103)
+    ax.set_ylim(-3, 103)
     ax.set_xlabel("Leakage (lower is better)")
     ax.set_ylabel("Utility (higher is better)")
     ax.set_title(title)

@@ -1,85 +1,101 @@
-"""The SNEAK clue report for chat, and a player's own averages (``/sneak``).
+"""What the chat clue report and ``/sneak`` say, as data read from stored evaluations (no text, no writes).
 
-``clue_report`` scores a finished game's clues (storing them like ``hushtable
-sneak score`` does, so a later report reuses them) and returns a short text:
-each clue with its utility and leakage, averaged over the evaluators, and the
-best SoftScore of the game. It runs after the result is announced (a finish
-listener), so it reveals nothing the result has not. Player names come from
-the table's seats; nothing else about a person is shown.
-
-``SneakReporter.on_finish`` is the ``TableService.add_finish_listener``
-callback (contract 6): Chameleon games always, Who-is-Spy and Decrypto when
-the table was opened with the option ``sneak_report`` (kept in the lobby, not
-in the engine's config). Evaluators come from configuration only.
+``clue_report`` reads a game's stored evaluations and returns each clue with
+its metrics per evaluator, their mean and how many evaluators agree; the
+clue-givers who knew the secret are ranked, and a bluff (a clue given without
+the secret: the chameleon's, Mr. White's) is kept apart, with its utility "as if
+it knew" (how well it blended in). ``player_averages`` gives a person's own
+averages and each AI agent's over the games that person played, in one tenant.
+The chat text is written in ``bot/sneak.py``; scoring and storing in
+``models/eval/live.py``.
 """
 
 from __future__ import annotations
 
-import logging
+import statistics
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from models.eval.decoys import DecoyStrategy, EmbeddingDecoys
-from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve
-from models.eval.live import row_scores, score_games
+from models.eval.live import row_scores
 from models.eval.metrics import Scores, mean_scores
 from storage.evaluations import evaluations
 from storage.store import Store
 from storage.tables import GameRow
 
-log = logging.getLogger(__name__)
-
-ALWAYS = frozenset({"chameleon"})
-OPTIONAL = frozenset({"spy", "decrypto"})
-REPORT_OPTION = "sneak_report"
-DEFAULT_CHAT_EVALUATORS = ("embed:minilm", "llm:default")
+AGREE_POINTS = 20.0  # evaluators within this many points (0-100) of their median count as agreeing
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}"
+@dataclass(frozen=True, slots=True)
+class ClueScore:
+    """One clue of a game under every evaluator that scored it."""
+
+    action_seq: int
+    part: int
+    seat: int | None
+    message: str
+    bluff: bool
+    per_evaluator: dict[str, Scores] = field(default_factory=dict)
+    failed: tuple[str, ...] = ()  # evaluators whose judgement failed
+
+    @property
+    def mean(self) -> Scores | None:
+        return mean_scores(self.per_evaluator.values()) if self.per_evaluator else None
+
+    def agreeing(self, metric: str) -> int:
+        """How many evaluators lie within ``AGREE_POINTS`` of their median on ``metric`` (x100)."""
+        xs = [s.x100()[metric] for s in self.per_evaluator.values()]
+        if not xs:
+            return 0
+        mid = statistics.median(xs)
+        return sum(1 for x in xs if abs(x - mid) <= AGREE_POINTS)
 
 
-async def clue_report(store: Store, game_id: int, evaluators: Sequence[Evaluator], decoys: DecoyStrategy) -> str | None:
-    """Score the game's clues (what is not stored yet) and describe them; None when it has none."""
-    await score_games(store, evaluators, decoys, game_id=game_id)
-    log_ = await store.load_game(game_id)
-    names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in log_.seats}
-    specs = {e.spec for e in evaluators}
-    rows = [r for r in await evaluations(store, game_ids=[game_id]) if r.evaluator in specs]
-    by_move: dict[tuple[int, int], list[Scores]] = defaultdict(list)
-    info: dict[tuple[int, int], dict[str, Any]] = {}
-    failed = 0
+@dataclass(frozen=True, slots=True)
+class ClueReport:
+    game_id: int
+    evaluators: tuple[str, ...]
+    clues: tuple[ClueScore, ...]
+
+    @property
+    def informed(self) -> list[ClueScore]:
+        """Clues by players who knew the secret (the ones that may be ranked)."""
+        return [c for c in self.clues if not c.bluff]
+
+    @property
+    def bluffs(self) -> list[ClueScore]:
+        return [c for c in self.clues if c.bluff]
+
+    def best(self) -> ClueScore | None:
+        """The informed clue with the highest mean SoftScore (a bluff is never ranked)."""
+        scored = [(c.mean.soft, -c.action_seq, -c.part, c) for c in self.informed if c.mean is not None]
+        return max(scored, key=lambda t: t[:3])[3] if scored else None
+
+
+async def clue_report(store: Store, game_id: int, evaluators: Sequence[str]) -> ClueReport | None:
+    """The game's stored evaluations by these evaluators; None when it has no scored clue-like move."""
+    wanted = tuple(evaluators)
+    rows = await evaluations(store, game_ids=[game_id], evaluators=wanted)
+    per: dict[tuple[int, int], dict[str, Scores]] = defaultdict(dict)
+    failed: dict[tuple[int, int], list[str]] = defaultdict(list)
+    info: dict[tuple[int, int], dict[str, object]] = {}
     for r in rows:
+        key = (r.action_seq, r.part)
+        info[key] = r.instance
         s = row_scores(r)
-        info[(r.action_seq, r.part)] = r.instance
         if s is None:
-            failed += 1
+            failed[key].append(r.evaluator)
         else:
-            by_move[(r.action_seq, r.part)].append(s)
+            per[key][r.evaluator] = s
     if not info:
         return None
-    lines = [f"SNEAK clue report (utility / leakage, 0-100, averaged over {len(specs)} evaluator(s)):"]
-    best: tuple[float, str] | None = None
+    clues = []
     for key in sorted(info):
         inst = info[key]
         seat = inst.get("seat")
-        who = names.get(seat, "?") if isinstance(seat, int) else "?"
-        tag = " (chameleon's bluff)" if inst.get("bluff") and inst.get("game") == "chameleon" else ""
-        if not by_move.get(key):
-            lines.append(f"- {who}: \u201c{inst['message']}\u201d{tag}: not scored")
-            continue
-        m = mean_scores(by_move[key])
-        lines.append(f"- {who}: \u201c{inst['message']}\u201d{tag}: utility {_pct(m.utility)}, leakage {_pct(m.leakage)}")
-        label = f"{who}, \u201c{inst['message']}\u201d"
-        if best is None or m.soft > best[0]:
-            best = (m.soft, label)
-    if best is not None:
-        lines.append(f"Best SoftScore: {_pct(best[0])} ({best[1]}).")
-    if failed:
-        lines.append(f"({failed} judgement(s) failed and are left out.)")
-    return "\n".join(lines)
+        clues.append(ClueScore(key[0], key[1], seat if isinstance(seat, int) else None, str(inst.get("message", "")),
+                               bool(inst.get("bluff")), dict(per.get(key, {})), tuple(failed.get(key, ()))))
+    return ClueReport(game_id, wanted, tuple(clues))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +103,21 @@ class PlayerAverages:
     player: Scores | None
     player_n: int
     agents: dict[str, tuple[Scores, int]]
+    evaluators: tuple[str, ...] = ()
+
+
+def _in_tenant(g: GameRow, tenant: str | None) -> bool:
+    # A game without a tenant (logged before tenants existed) belongs to nobody's averages.
+    own = getattr(g, "tenant", "") or ""
+    return bool(own) and (tenant is None or own == tenant)
 
 
 async def player_averages(store: Store, user_key: str, *, tenant: str | None = None,
                           evaluators: Sequence[str] | None = None) -> PlayerAverages:
-    """A person's own SNEAK averages, and each AI agent's, over the stored evaluations of the games
-    that person played (of this tenant)."""
+    """A person's own SNEAK averages, and each AI agent's, over the stored evaluations of the finished games
+    of ``tenant`` (None: every tenant) that person played; informed clues only (bluffs are another quantity)."""
     games: list[GameRow] = await store.games(status="finished")
-    ids = [g.id for g in games if g.id is not None and (tenant is None or getattr(g, "tenant", "") in ("", tenant))]
+    ids = [g.id for g in games if g.id is not None and _in_tenant(g, tenant)]
     rows = await evaluations(store, game_ids=ids, evaluators=evaluators)
     mine: list[Scores] = []
     agents: dict[str, list[Scores]] = defaultdict(list)
@@ -106,76 +129,16 @@ async def player_averages(store: Store, user_key: str, *, tenant: str | None = N
             played.add(gid)
         for a in glog.actions:
             actors[(gid, a.seq)] = (a.source, a.actor)
+    used: set[str] = set()
     for r in rows:
         s = row_scores(r)
-        if s is None or r.game_id not in played:
+        if s is None or r.game_id not in played or r.instance.get("bluff"):
             continue
+        used.add(r.evaluator)
         source, actor = actors.get((r.game_id, r.action_seq), ("", ""))
         if source == "human" and actor == user_key:
             mine.append(s)
         elif source != "human":
             agents[actor].append(s)
     return PlayerAverages(mean_scores(mine) if mine else None, len(mine),
-                          {a: (mean_scores(xs), len(xs)) for a, xs in sorted(agents.items())})
-
-
-def averages_text(p: PlayerAverages) -> str:
-    """The ``/sneak`` answer: your averages against the AI agents you played with."""
-    if p.player is None:
-        return "No scored clues of yours yet: finish a Chameleon game and its clue report will count."
-
-    def line(name: str, s: Scores, n: int) -> str:
-        v = s.x100()
-        return (f"{name}: utility {v['utility']:.0f}, leakage {v['leakage']:.0f}, SoftScore {v['soft']:.0f}, "
-                f"BinaryScore {v['binary']:.0f} ({n} clue(s))")
-
-    out = ["Your SNEAK averages (0-100):", line("You", p.player, p.player_n)]
-    out += [line(agent, s, n) for agent, (s, n) in p.agents.items()]
-    return "\n".join(out)
-
-
-class SneakReporter:
-    """The finish listener: resolves its evaluators once, from configuration, on first use."""
-
-    def __init__(self, store: Store, *, client_for: ClientFor, embedder_for: EmbedderFor,
-                 evaluators: Sequence[str] = DEFAULT_CHAT_EVALUATORS) -> None:
-        self.store = store
-        self.client_for = client_for
-        self.embedder_for = embedder_for
-        self.specs = tuple(evaluators)
-        self._evaluators: list[Evaluator] | None = None
-        self._decoys: DecoyStrategy | None = None
-
-    async def _ready(self) -> tuple[list[Evaluator], DecoyStrategy]:
-        if self._evaluators is None or self._decoys is None:
-            self._evaluators = [await resolve(s, client_for=self.client_for, embedder_for=self.embedder_for)
-                                for s in self.specs]
-            self._decoys = EmbeddingDecoys(self.embedder_for("minilm"))
-        return self._evaluators, self._decoys
-
-    def wanted(self, row: GameRow) -> bool:
-        if row.game in ALWAYS:
-            return True
-        # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
-        return row.game in OPTIONAL and (row.lobby or {}).get(REPORT_OPTION) is True
-
-    async def report(self, game_id: int) -> str | None:
-        row = await self.store.game(game_id)
-        if row is None or not self.wanted(row):
-            return None
-        evaluators, decoys = await self._ready()
-        return await clue_report(self.store, game_id, evaluators, decoys)
-
-    def listener(self, outgoing: Callable[[str], Any]) -> Callable[[int, Any, str], Awaitable[Any]]:
-        """``cb(game_id, place, tenant)`` for ``TableService.add_finish_listener``; ``outgoing(text)``
-        wraps the text in the platform-neutral message type."""
-
-        async def on_finish(game_id: int, place: Any, tenant: str) -> Any:
-            try:
-                text = await self.report(game_id)
-            except Exception:  # a report must never break the table; the log says why
-                log.exception("SNEAK clue report failed for game %s", game_id)
-                return None
-            return outgoing(text) if text else None
-
-        return on_finish
+                          {a: (mean_scores(xs), len(xs)) for a, xs in sorted(agents.items())}, tuple(sorted(used)))

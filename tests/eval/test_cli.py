@@ -70,12 +70,43 @@ def test_bench_writes_table_csv_json_and_plot(tmp_path: Path) -> None:
     res = runner.invoke(app, ["sneak", "bench", "--generator", "embed:minilm", "--evaluator", "embed:minilm",
                               "--cards", "1", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "Evaluator validity" in res.output and "embed:minilm:" in res.output
+    assert "Baseline orderings per evaluator" in res.output and "embed:minilm:" in res.output
     data = json.loads((out / "results.json").read_text())
     groups = {r["group"] for r in data["rows"]}
     assert groups == {"random", "category", "secret-synonym", "embed:minilm"}
-    assert all(r["n"] == 12 for r in data["rows"])  # one card, 12 words, every word a secret
-    assert data["meta"]["instances"] == 12 and data["validity"][0]["evaluator"] == "embed:minilm"
+    n = {r["group"]: r["n"] for r in data["rows"]}
+    missing = data["meta"]["missing_baselines"]
+    assert n["random"] == n["embed:minilm"] == 12  # one card, 12 words, every word a secret
+    assert all(n[b] + missing.get(b, 0) == 12 for b in ("category", "secret-synonym"))  # WordNet gaps counted
+    assert data["meta"]["instances"] == 12 and [v["evaluator"] for v in data["validity"]] == ["embed:minilm"]
+    assert data["meta"]["decoys"].startswith("wordnet") and data["meta"]["baselines"] == "wordnet"
+    card, secret = data["meta"]["examples"][0]["category"], data["meta"]["examples"][0]["secret"]
+    from games import decks
+
+    first = decks.cards()[0]
+    assert card == first[0] and secret == first[1][0]  # the card's own name, not the category baseline's message
     assert (out / "results.csv").read_text().startswith("group,evaluator,n,failures,utility")
     for name in ("utility_leakage.png", "utility_leakage.svg", "table.txt"):
         assert (out / name).stat().st_size > 0
+
+
+def test_validate_prints_a_verdict_per_ordering_on_a_researchers_deck(tmp_path: Path) -> None:
+    deck = tmp_path / "deck.txt"
+    deck.write_text("Pasta shapes: penne, fusilli, farfalle, rigatoni, spaghetti, linguine, macaroni, lasagne, ravioli, "
+                    "tortellini, orzo, gnocchi\n"
+                    "Car brands: ford, toyota, honda, volkswagen, bmw, audi, ferrari, porsche, fiat, renault, volvo, "
+                    "jaguar\n"
+                    "Cloud types: cumulus, stratus, cirrus, nimbus, cumulonimbus, altostratus, cirrostratus, "
+                    "stratocumulus, altocumulus, cirrocumulus, nimbostratus, contrail\n"
+                    "Fruits: apple, banana, orange, grape, strawberry, pear, peach, cherry, mango, pineapple, lemon, "
+                    "plum\n", encoding="utf-8")
+    res = runner.invoke(app, ["sneak", "validate", "-e", "embed:minilm", "--deck", str(deck)])
+    # Fruits is a bundled card the temperatures were fitted on: left out, and said so.
+    assert "3 held-back card(s)" in res.output and "1 left out as calibration cards" in res.output
+    assert "embed:minilm: " in res.output and ("VALID" in res.output)
+    for check in ("utility: secret-synonym > category", "leakage: category ~ random", "softscore: category >"):
+        assert check in res.output
+    assert res.output.count("[") >= 6  # every ordering with its interval over cards
+    assert res.exit_code in (0, 1)  # 1: not valid on so few cards, said, never hidden
+    bad = runner.invoke(app, ["sneak", "validate", "-e", "embed:minilm", "--deck", str(tmp_path / "none.txt")])
+    assert bad.exit_code != 0 and "--deck" in bad.output

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from games import decks
-from models.agents.embed import overlaps
+from models.embeddings import overlaps
 from models.eval.decoys import DEFAULT_DECOYS, EmbeddingDecoys, FixedDecoys, LLMDecoys, parse_decoys, pick
 from models.worker.batcher import Batcher
 from models.worker.embedding_backend import embedder_for

@@ -40,9 +40,9 @@ def shuffled(n: int, *salt: object) -> list[int]:
 
 
 async def test_chameleon_probabilities_equal_a_hand_computation(client: Any, tiny_model: Any, tiny_tokenizer: Any) -> None:
-    got = await LLMEvaluator(client, "llm:tiny").chameleon(INST)
+    got = await LLMEvaluator(client, "llm:tiny", permutations=1, calibrate=False).chameleon(INST)
     assert not got.failed
-    perm = shuffled(6, "sneak-chameleon", INST.category, INST.candidates)
+    perm = shuffled(6, "sneak-chameleon", INST.category, INST.candidates, INST.secret, INST.message)
     labels = "ABCDEF"
     msgs = prompt("chameleon", category="Fruits", candidates=" ".join(f"{labels[i]}) {INST.candidates[o]}"
                                                                       for i, o in enumerate(perm)),
@@ -56,7 +56,7 @@ async def test_chameleon_probabilities_equal_a_hand_computation(client: Any, tin
 
 async def test_ally_probabilities_equal_a_hand_computation_and_average_orderings(client: Any, tiny_model: Any,
                                                                                  tiny_tokenizer: Any) -> None:
-    ev = LLMEvaluator(client, "llm:tiny", permutations=2)
+    ev = LLMEvaluator(client, "llm:tiny", permutations=2, calibrate=False)
     got = await ev.ally(INST, MESSAGES)
     first = shuffled(6, "sneak-ally", INST.category, INST.secret, MESSAGES)
     expected = [0.0] * 6
@@ -70,6 +70,18 @@ async def test_ally_probabilities_equal_a_hand_computation_and_average_orderings
             expected[option] += shown[pos] / 2
     assert got.probs == pytest.approx(expected, abs=1e-5)
     assert ev.settings["permutations"] == 2
+
+
+async def test_the_chameleons_candidate_order_is_drawn_per_instance_and_debiased_by_default(client: Any) -> None:
+    import dataclasses
+
+    ev = LLMEvaluator(client, "llm:tiny")
+    assert ev.settings["permutations"] == 2 and ev.settings["calibrate"] is True  # as the players' choices
+    firsts = set()
+    for message in ("sour", "yellow", "citrus", "tart", "peel", "zest"):
+        got = await ev.chameleon(dataclasses.replace(INST, message=message))
+        firsts.add(tuple(got.extra["orderings"][0]))
+    assert len(firsts) > 1  # one card, several messages: the secret does not sit under one label every time
 
 
 async def test_a_failing_model_is_a_counted_failure_not_a_crash() -> None:

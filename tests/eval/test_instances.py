@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from games import decks
 from games.base import normalize
-from models.eval.instances import (
-    DECRYPTO_CATEGORY,
-    DECRYPTO_DISTRACTORS,
-    SPY_CATEGORY,
-    SPY_DISTRACTORS,
-    Instance,
-    instances_from_log,
-)
+from models.eval.games import instances_from_log
+from models.eval.games.decrypto import DECRYPTO_CATEGORY, DECRYPTO_DISTRACTORS
+from models.eval.games.spy import SPY_CATEGORY, SPY_DISTRACTORS
+from models.eval.instances import Instance
 from storage.store import Store
 from tests.eval.logging_helpers import log_random_game
 

@@ -8,7 +8,7 @@ import pytest
 
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator, LLMEvaluator
-from models.eval.instances import instances_from_log
+from models.eval.games import instances_from_log
 from models.eval.live import live_summary, score_games
 from models.worker.embedding_backend import embedder_for
 from storage.evaluations import evaluations
@@ -34,7 +34,7 @@ async def test_rescoring_adds_only_what_is_new(store: Store, client: Any) -> Non
     again = await score_games(store, [llm, emb], DECOYS)  # every game now: only g2 is new
     assert (again.inserted, again.skipped) == (2 * n2, 2 * n1)
     assert (await score_games(store, [llm, emb], DECOYS)).inserted == 0
-    other = await score_games(store, [LLMEvaluator(client, "llm:tiny", permutations=2)], DECOYS, game_id=g1)
+    other = await score_games(store, [LLMEvaluator(client, "llm:tiny", permutations=3)], DECOYS, game_id=g1)
     assert other.inserted == n1  # other settings, other key: scored anew beside the first
 
     rows = await evaluations(store, game_ids=[g1], evaluators=["llm:tiny"])

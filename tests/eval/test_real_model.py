@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from games import decks
-from models.agents.embed import VocabIndex
 from models.client import ClientPool
+from models.embeddings import VocabIndex
 from models.eval.decoys import EmbeddingDecoys
 from models.eval.evaluators import resolve
 from models.eval.generators import Baseline, Baselines

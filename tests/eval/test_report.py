@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.messages import Place
-from bot.sneak import attach_sneak
-from models.eval.report import averages_text, player_averages
+from bot.sneak import SneakService, averages_text
+from models.eval.report import player_averages
 from models.types import InferenceError
 from models.worker.embedding_backend import embedder_for
 from tests.bot.core.conftest import make_harness
@@ -23,7 +23,7 @@ async def no_models(spec: str) -> Any:
 async def test_a_finished_chameleon_game_gets_a_clue_report_after_its_result(tmp_path: Path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        attach_sneak(h.service, h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"])
+        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service)
         gid = await h.service.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="classic",
                                             options={}, agents=["random"] * 4, seed=5)
         result = await h.service.wait_finished(gid)
@@ -36,8 +36,8 @@ async def test_a_finished_chameleon_game_gets_a_clue_report_after_its_result(tmp
         clues = [a for a in (await h.store.load_game(gid)).actions if a.kind == "clue"]
         for a in clues:
             assert f"\u201c{a.value[0]}\u201d" in report
-        assert report.count(": utility ") == len(clues) and "Best SoftScore:" in report
-        assert "chameleon's bluff" in report
+        assert report.count(": utility ") == len(clues) - 1 and report.count("blend-in utility") == 1
+        assert "Best SoftScore of a player who knew the secret:" in report and "(0-100; evaluator: embed:minilm)" in report
         assert h.platform.public()[report_at].message.user_text  # player text: never pings anyone
     finally:
         await h.service.stop()
@@ -47,8 +47,8 @@ async def test_a_finished_chameleon_game_gets_a_clue_report_after_its_result(tmp
 async def test_spy_and_decrypto_reports_need_the_table_option(tmp_path: Path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        reporter = attach_sneak(h.service, h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"])
+        reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
+                                evaluators=["embed:minilm"]).attach(h.service)
         gid, _ = await log_random_game(h.store, "spy", "classic", 4, seed=3)
         assert await reporter.report(gid) is None
     finally:
@@ -59,8 +59,8 @@ async def test_spy_and_decrypto_reports_need_the_table_option(tmp_path: Path) ->
 async def test_player_averages_against_the_agents(tmp_path: Path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        reporter = attach_sneak(h.service, h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"])
+        reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
+                                evaluators=["embed:minilm"]).attach(h.service)
         gid, _ = await log_random_game(h.store, "chameleon", "sneak", 4, seed=8, humans=(0,), agent="embed:minilm",
                                        platform="memory")
         assert await reporter.report(gid)
@@ -80,7 +80,7 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
 
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        attach_sneak(h.service, h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"])
+        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service)
         host = UserRef("memory", "1", "Host")
         refused = await h.service.handle(Command(CommandKind.CREATE, host, HERE,
                                                  {"game": "spy", "options": {"sneak_report": "maybe"}}, "r0"))
@@ -96,6 +96,110 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
         assert any(t.startswith("SNEAK clue report") for t in texts)
+    finally:
+        await h.service.stop()
+        await h.store.aclose()
+
+
+async def _scored_chameleon(h: Any, seed: int) -> int:
+    from models.eval.decoys import FixedDecoys
+    from models.eval.evaluators import EmbeddingEvaluator
+    from models.eval.live import score_games
+
+    gid, _ = await log_random_game(h.store, "chameleon", "sneak", 4, seed=seed, humans=(0,), agent="embed:minilm",
+                                   platform="memory")
+    await score_games(h.store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")],
+                      FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular", "classic"]), game_id=gid)
+    return gid
+
+
+async def test_the_chameleons_bluff_is_never_ranked_best(tmp_path: Path) -> None:
+    from bot.sneak import report_text
+    from models.eval.report import clue_report
+    from storage.evaluations import evaluations
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        gid = await _scored_chameleon(h, seed=8)
+        rows = await evaluations(h.store, game_ids=[gid])
+        bluff = next(r for r in rows if r.instance["bluff"])
+        # Make the bluff the highest SoftScore of the game, as a lucky chameleon's clue can be.
+        async with h.store._write() as conn:
+            import sqlalchemy as sa
+
+            from storage.tables import EvaluationRow
+            table = EvaluationRow.__table__  # type: ignore[attr-defined]
+            await conn.execute(sa.update(table).where(table.c.id == bluff.id)
+                               .values(utility=1.0, leakage=0.0, soft=1.0, binary=1.0))
+        rep = await clue_report(h.store, gid, ["embed:minilm"])
+        assert rep is not None and len(rep.bluffs) == 1
+        best = rep.best()
+        assert best is not None and not best.bluff
+        assert max(c.mean.soft for c in rep.clues if c.mean) == 1.0  # the bluff is the top number, yet not ranked
+        text = report_text(rep, {0: "Ann", 1: "AI-1", 2: "AI-2", 3: "AI-3"})
+        best_line = next(line for line in text.splitlines() if line.startswith("Best SoftScore"))
+        assert bluff.instance["message"] not in best_line and "100" not in best_line
+        assert f"\u201c{bluff.instance['message']}\u201d: blend-in utility 100" in text
+    finally:
+        await h.service.stop()
+        await h.store.aclose()
+
+
+async def test_an_evaluator_that_failed_validation_is_refused_at_start(tmp_path: Path) -> None:
+    import pytest
+
+    from models.eval.validate import EvaluatorRefused, admitted, records, standing
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        assert standing("embed:minilm") is None  # the shipped record: it passed on the held-back cards
+        with pytest.raises(EvaluatorRefused) as refused:
+            SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
+                         evaluators=["embed:minilm", "llm:default"])
+        reason = str(refused.value)
+        assert "\n" not in reason and "llm:default" in reason and "!llm:default" in reason
+        # A recorded failure names the orderings it broke.
+        failed = {k: {**v, "valid": False, "reason": "fails utility: category > random"} for k, v in records().items()}
+        with pytest.raises(EvaluatorRefused, match="failed validation .*utility: category > random"):
+            admitted(["embed:minilm"], failed)
+        # The operator's explicit override is honoured, and the mark is not part of the spec.
+        service = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
+                               evaluators=["embed:minilm", "!llm:default"])
+        assert service.specs == ("embed:minilm", "llm:default")
+        with pytest.raises(EvaluatorRefused, match="not an evaluator"):
+            admitted(["!oracle:everything"])
+    finally:
+        await h.service.stop()
+        await h.store.aclose()
+
+
+async def test_the_bot_refuses_to_start_with_an_unvalidated_evaluator(tmp_path: Path) -> None:
+    import pytest
+
+    from bot.app import build_app
+    from bot.settings import Settings
+
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db", sneak_evaluators="embed:minilm,llm:default")
+    with pytest.raises(SystemExit) as stopped:
+        await build_app(settings)
+    assert "llm:default has not been validated" in str(stopped.value) and "\n" not in str(stopped.value)
+
+
+async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
+    from storage.tables import GameRow
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        gid = await _scored_chameleon(h, seed=8)
+        assert (await player_averages(h.store, "memory:user0", tenant="memory")).agents  # counted in its tenant
+        async with h.store._write() as conn:
+            import sqlalchemy as sa
+
+            table = GameRow.__table__  # type: ignore[attr-defined]
+            await conn.execute(sa.update(table).where(table.c.id == gid).values(tenant=""))
+        for tenant in ("memory", "discord:1", None):
+            got = await player_averages(h.store, "memory:user0", tenant=tenant)
+            assert got.player is None and not got.agents
     finally:
         await h.service.stop()
         await h.store.aclose()

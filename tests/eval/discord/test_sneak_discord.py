@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from bot.core.messages import Place
-from bot.sneak import attach_sneak
+from bot.sneak import SneakService
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
@@ -23,8 +23,8 @@ async def no_models(spec: str) -> Inference:
 async def test_clue_report_is_posted_after_the_result(harness: Harness) -> None:
     fake = harness.fake
     assert harness.service is not None and harness.store is not None
-    attach_sneak(harness.service, harness.store, client_for=no_models, embedder_for=embedder_for,
-                 evaluators=["embed:minilm"])
+    SneakService(harness.store, client_for=no_models, embedder_for=embedder_for,
+                 evaluators=["embed:minilm"]).attach(harness.service)
     place = Place("discord", str(fake.channel_id))
     gid = await harness.service.open_ai_table(tenant=f"discord:{fake.guild_id}", place=place, game="chameleon",
                                               variant="sneak", options={}, agents=["random"] * 4, seed=2)
@@ -44,7 +44,9 @@ async def test_clue_report_is_posted_after_the_result(harness: Harness) -> None:
 
 async def test_slash_sneak_answers_my_averages_only_to_me(harness: Harness) -> None:
     fake = harness.fake
-    assert harness.store is not None
+    assert harness.store is not None and harness.service is not None
+    SneakService(harness.store, client_for=no_models, embedder_for=embedder_for,
+                 evaluators=["embed:minilm"]).attach(harness.service)
     uid = fake.add_member(name="ada")
     gid, _ = await log_random_game(harness.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="embed:minilm",
                                    platform="discord", user_keys={0: f"discord:{uid}"},

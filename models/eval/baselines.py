@@ -1,0 +1,158 @@
+"""The paper's three reference baselines, made from WordNet (section 3.1), independent of every evaluator.
+
+- ``random``: "samples an unrelated WordNet word": a common WordNet noun drawn
+  with ``rng(seed, "sneak-random", category, secret)``, redrawn while it
+  touches the card (shares a word with the category or a card word) or shares a
+  specific hypernym ancestor with any card word.
+- ``category``: "a synonym or closely related lexicalization of the category
+  name": a WordNet synonym when the category name is a WordNet entry
+  ("Footwear" -> footgear); else the hypernym shared by the most card words (at
+  least half; the most specific among equals: the card's own lexicalization,
+  "edible fruit"); else a synonym of the name's head word; else the head itself
+  when it is not the category's own text.
+- ``secret-synonym``: "a synonym of the secret word": the first WordNet
+  synonym of the secret's most frequent sense that does not touch the card; a
+  secret without one gets that sense's hypernym instead, and the message's
+  ``source`` says so, so a researcher can count how many true synonyms a deck
+  had. Nothing at all: ``NoMessage``, counted by the caller.
+
+The old MiniLM-nearest-word baselines (``models/eval/generators.Baselines``) are
+still there for comparison, but a MiniLM evaluator judging MiniLM's own nearest
+words is a test it passes by construction; validation uses these.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from games.base import normalize, rng
+from models.eval.decoys import forbidden
+from models.eval.instances import Instance
+from models.eval.wordnet import TOO_GENERAL, WordNet
+
+MIN_SHARED_DEPTH = 5  # ancestors this general (few steps below the top) do not make two words related
+
+
+class Baseline(StrEnum):
+    RANDOM = "random"
+    CATEGORY = "category"
+    SECRET_SYNONYM = "secret-synonym"
+
+
+class Source(StrEnum):
+    WORDNET_SYNONYM = "wordnet synonym"
+    WORDNET_HYPERNYM = "wordnet hypernym"
+    CARD_HYPERNYM = "shared hypernym of the card"
+    HEAD = "category head"
+    RANDOM_NOUN = "random wordnet noun"
+
+
+class NoMessage(ValueError):
+    """WordNet has nothing for this baseline and instance (counted by the caller, never replaced silently)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    text: str
+    source: Source
+
+
+def _touches(term: str, inst: Instance) -> bool:
+    return forbidden(term, inst.category, inst.candidates)
+
+
+class WordNetBaselines:
+    """Reference messages from WordNet (deterministic for a seed)."""
+
+    def __init__(self, wn: WordNet, seed: int = 0) -> None:
+        self.wn = wn
+        self.seed = seed
+        self._nouns = wn.common_nouns()
+        self._depth: dict[str, int] = {}
+
+    def _specific(self, word: str) -> set[str]:
+        """Ancestors of ``word`` at least ``MIN_SHARED_DEPTH`` steps below the top of the hierarchy."""
+        anc = self.wn.ancestors(word)
+        return {o for o in anc if self._root_depth(o) >= MIN_SHARED_DEPTH}
+
+    def _root_depth(self, offset: str) -> int:
+        if offset not in self._depth:
+            s = self.wn.synsets[(offset, "n")]
+            ups = [t for sym, t, p in s.links if sym in ("@", "@i") and p == "n"]
+            self._depth[offset] = 0  # guards a cycle; WordNet's noun hierarchy has none
+            self._depth[offset] = 1 + min((self._root_depth(u) for u in ups), default=-1)
+        return self._depth[offset]
+
+    def random(self, inst: Instance) -> Message:
+        card: set[str] = set()
+        for w in inst.candidates:
+            card |= self._specific(w)
+        r = rng(self.seed, "sneak-random", inst.category, inst.secret)
+        for _ in range(10_000):
+            word = self._nouns[r.randrange(len(self._nouns))]
+            if not _touches(word, inst) and not (self._specific(word) & card):
+                return Message(word, Source.RANDOM_NOUN)
+        raise NoMessage("no WordNet noun is unrelated to the card")
+
+    def category(self, inst: Instance) -> Message:
+        def usable(term: str) -> bool:
+            return not _same(term, inst.category) and not any(_touches_card_word(term, w) for w in inst.candidates)
+
+        whole = self.wn.lemma(inst.category) is not None  # the category name is itself a WordNet entry
+        if whole:
+            for syn in self.wn.synonyms(inst.category):
+                if usable(syn):
+                    return Message(syn.lower(), Source.WORDNET_SYNONYM)
+        for shared in self._card_hypernyms(inst.candidates):
+            if usable(shared):
+                return Message(shared.lower(), Source.CARD_HYPERNYM)
+        if not whole:
+            for syn in self.wn.synonyms(inst.category):
+                if usable(syn):
+                    return Message(syn.lower(), Source.WORDNET_SYNONYM)
+        head = self.wn.head(inst.category)
+        if head is not None and not _same(head, inst.category):
+            return Message(head.replace("_", " "), Source.HEAD)
+        raise NoMessage(f"no category-level message for a card of {len(inst.candidates)} words")
+
+    def _card_hypernyms(self, words: Sequence[str]) -> list[str]:
+        """Ancestors shared by at least half of the card words: the most covering first, then the most specific."""
+        counts: Counter[str] = Counter()
+        for w in words:
+            counts.update(self._specific(w))
+        need = max(2, len(words) // 2)
+        top = [o for o, n in counts.items() if n >= need]
+        top.sort(key=lambda o: (-counts[o], -self._root_depth(o), o))
+        names = [self.wn.synsets[(o, "n")].lemmas for o in top]
+        return [lem for lems in names if normalize(lems[0]) not in TOO_GENERAL for lem in lems]
+
+    def secret_synonym(self, inst: Instance) -> Message:
+        for syn in self.wn.synonyms(inst.secret):
+            if not _touches(syn, inst):
+                return Message(syn.lower() if syn[:1].isupper() and syn[1:].islower() else syn, Source.WORDNET_SYNONYM)
+        for s in self.wn.senses(inst.secret)[:1]:
+            for sym, off, _ in s.links:
+                if sym in ("@", "@i"):
+                    for lem in self.wn.synsets[(off, "n")].lemmas:
+                        if not _touches(lem, inst):
+                            return Message(lem, Source.WORDNET_HYPERNYM)
+        raise NoMessage("the secret has no WordNet synonym or hypernym off the card")
+
+    def message(self, which: Baseline, inst: Instance) -> Message:
+        return {Baseline.RANDOM: self.random, Baseline.CATEGORY: self.category,
+                Baseline.SECRET_SYNONYM: self.secret_synonym}[which](inst)
+
+
+def _same(a: str, b: str) -> bool:
+    def stem(x: str) -> str:
+        n = "_".join(normalize(x).split())
+        return n[:-1] if n.endswith("s") else n
+
+    return stem(a) == stem(b)
+
+
+def _touches_card_word(term: str, word: str) -> bool:
+    return forbidden(term, "", [word])
