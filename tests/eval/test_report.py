@@ -124,7 +124,7 @@ async def test_the_chameleons_bluff_is_never_ranked_best(tmp_path: Path) -> None
         rows = await evaluations(h.store, game_ids=[gid])
         bluff = next(r for r in rows if r.instance["bluff"])
         # Make the bluff the highest SoftScore of the game, as a lucky chameleon's clue can be.
-        async with h.store._write() as conn:
+        async with h.store.write() as conn:
             import sqlalchemy as sa
 
             from storage.tables import EvaluationRow
@@ -192,7 +192,7 @@ async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
     try:
         gid = await _scored_chameleon(h, seed=8)
         assert (await player_averages(h.store, "memory:user0", tenant="memory")).agents  # counted in its tenant
-        async with h.store._write() as conn:
+        async with h.store.write() as conn:
             import sqlalchemy as sa
 
             table = GameRow.__table__  # type: ignore[attr-defined]
