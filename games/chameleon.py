@@ -88,7 +88,7 @@ from games.base import (
 from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, seat_ref
 from games.text import key as text_key
-from games.text import mentions_secret
+from games.text import reveals_secret
 from games.vote import ABSTAIN, Ballot
 
 Card = tuple[str, tuple[str, ...]]
@@ -392,7 +392,7 @@ class ChameleonState:
 
 def _reveals_secret(clue: str, secret: str) -> bool:
     """True when a clue is the secret or contains it: as a word, an inflected form, or inside a compound."""
-    return mentions_secret(clue, secret, compounds=True)
+    return reveals_secret(clue, secret)
 
 
 def _deck(cfg: ChameleonConfig) -> tuple[Card, ...]:

@@ -92,7 +92,7 @@ from games.base import (
 )
 from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, seat_ref
-from games.text import has_number, mentions_secret
+from games.text import has_number, reveals_secret
 
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
@@ -898,7 +898,7 @@ class Decrypto:
                 raise IllegalAction(f"Hint {i} contains a number; hints are words, never numbers or codes.")
             for number, keyword in enumerate(s.keywords[team], start=1):
                 # The message names the keyword's number, never the word: refusals reach logs.
-                if mentions_secret(hint, keyword):
+                if reveals_secret(hint, keyword):
                     raise IllegalAction(f"Hint {i} contains keyword {number} (or a form of it); hint at its meaning without naming it.")
 
     def _apply_hints(self, s: DecryptoState, seat: Seat, hints: tuple[str, ...]) -> tuple[DecryptoState, list[Event]]:

@@ -89,7 +89,7 @@ from games.base import (
 )
 from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
 from games.labels import fill_labels, human_list, seat_ref
-from games.text import mentions_secret, same_words
+from games.text import reveals_secret, same_words
 from games.vote import ABSTAIN, Ballot
 
 MIN_SEATS = 3
@@ -655,7 +655,7 @@ class SpyGame:
             assert isinstance(spec, Text)
             (text,) = check_text(spec, a)
             word = s.word_of(seat)
-            if word is not None and mentions_secret(text, word):
+            if word is not None and reveals_secret(text, word):
                 raise IllegalAction("Your description must not contain your word.")
             key = normalize(text)
             if any(normalize(t) == key for _, _, t in s.descriptions):

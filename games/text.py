@@ -15,6 +15,10 @@ apart again:
   ``-ed``, ``-ing``, ``-er``), appears in the text as whole words after normalisation.
   Whole words only: ``danger`` does not mention ``anger``. ``compounds=True`` also
   refuses a longer word containing the secret (the Chameleon's "snowman" rule).
+- ``reveals_secret(text, secret)``: the check every game's clue rule uses (Chameleon clues,
+  Decrypto hints, Who-is-Spy descriptions): ``mentions_secret``, plus the secret read
+  letters-only inside a word (``snowman``, ``st'rawberry``, ``strawberry2``) or spelled
+  across consecutive words (``straw berry``, ``s t r a w b e r r y``).
 - ``clean(s)``: the text a player meant, as an engine stores it: whitespace collapsed,
   invisible characters and seat-label delimiters removed, the visible letters kept.
 - ``has_number(s)``: a word of the text is a number (a Decrypto hint may not be a code).
@@ -181,6 +185,46 @@ def mentions_secret(text: str, secret: str, *, compounds: bool = False) -> bool:
         whole = key(text)
         # Short secrets ("go", "tin") would otherwise forbid ordinary words ("good", "tiny").
         return whole == joined or (len(joined) >= 4 and joined in whole)
+    return False
+
+
+def _letters(word: str) -> str:
+    """A normalised word's letters only: ``st'rawberry`` -> strawberry, ``strawberry2`` -> strawberry."""
+    return "".join(ch for ch in word if ch.isalpha())
+
+
+def reveals_secret(text: str, secret: str) -> bool:
+    """The one secret check of every clue, hint and description: True when ``text`` names
+    ``secret`` in a way a reader reads as the secret. That is ``mentions_secret`` (the word or
+    an inflected form, as whole words) and, read letters-only:
+
+    - a word that holds a secret of four letters or more inside it once its other characters
+      are dropped: a compound (``snowman`` for snow), ``st'rawberry``, ``strawberry2``,
+      ``strawberryes``; a shorter secret only as the whole word (``i'ce``), so ``tiny`` stays
+      free of ``tin``;
+    - consecutive words whose letters spell the secret or an inflected form of it between
+      them: ``straw berry``, ``st-rawberry``, ``st.rawberry``, ``straw·berry``,
+      ``s t r a w b e r r y``, ``straw berries``.
+
+    Letters are not run together across words that do not spell the secret exactly, so a
+    sentence such as "I'd be around" does not name "bear": descriptions of several words stay
+    sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``."""
+    if mentions_secret(text, secret):
+        return True
+    target = _letters(key(secret))
+    if not target:
+        return False
+    pieces = [_letters(w) for w in words(text)]
+    if any(p == target or (len(target) >= 4 and target in p) for p in pieces):
+        return True
+    for i in range(len(pieces)):
+        joined = pieces[i]
+        for piece in pieces[i + 1 :]:
+            joined += piece
+            if _same_word(joined, target):
+                return True
+            if len(joined) > len(target) + 4:  # longer than any inflected form: stop extending
+                break
     return False
 
 

@@ -203,8 +203,10 @@ def test_benchmark_hint_rules() -> None:
     spec = GAME.legal(s, 0)
     assert isinstance(spec, Text) and len(spec.fields) == 3 and spec.max_words == 2
     assert GAME.timeout_action(s, 0) is None
-    # A keyword inside a longer word is not the keyword.
-    s2, events = GAME.apply(s, 0, Action("hints", ("alpha", f"{keyword}ish", "charlie")))
+    # A keyword inside a longer word is read letters-only, as the Chameleon reads its secret:
+    # "<keyword>ish" names it. A word that merely shares its first letters does not.
+    assert_unchanged(s, 0, Action("hints", ("alpha", f"{keyword}ish", "charlie")), match="Hint 2 contains keyword 3")
+    s2, events = GAME.apply(s, 0, Action("hints", ("alpha", f"{keyword[:3]}ish", "charlie")))
     assert s2.phase is Phase.DECODE and [e.kind for e in events] == ["hints"] and events[0].audience.is_public
 
 

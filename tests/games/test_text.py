@@ -12,7 +12,7 @@ from games.decrypto import DecryptoState
 from games.spy import GAME as SPY
 from games.spy import Phase as SpyPhase
 from games.spy import SpyState
-from games.text import clean, has_number, mentions_secret, normalize, same_words, word_count
+from games.text import clean, has_number, mentions_secret, normalize, reveals_secret, same_words, word_count
 
 ZWSP, SHY = "\u200b", "\u00ad"
 
@@ -27,6 +27,19 @@ DISGUISES = {
     "capitals": "STOOL",
     "plural": "stools",
     "plural, disguised": f"ＳＴ\u041e{ZWSP}OLS",
+}
+
+# Ways to write "strawberry" that a reader reads as "strawberry", read letters-only.
+READABLE = {
+    "apostrophe": "st'rawberry",
+    "hyphen": "st-rawberry",
+    "dot": "st.rawberry",
+    "spaced letters": "s t r a w b e r r y",
+    "split": "straw berry",
+    "middle dot": "straw·berry",
+    "digit": "strawberry2",
+    "suffix": "strawberryes",
+    "split plural": "straw berries",
 }
 
 
@@ -77,6 +90,20 @@ def test_compounds_only_when_asked() -> None:
     assert not mentions_secret("snowman", "snow")
     assert mentions_secret("snowman", "snow", compounds=True)
     assert not mentions_secret("tiny", "tin", compounds=True)  # short secrets stay whole words
+
+
+@pytest.mark.parametrize("how", sorted(READABLE))
+def test_reveals_secret_reads_letters_only(how: str) -> None:
+    assert reveals_secret(READABLE[how], "strawberry"), how
+    assert reveals_secret(f"a sweet {READABLE[how]} in June", "strawberry"), how
+
+
+def test_reveals_secret_is_mentions_secret_and_the_snowman_rule() -> None:
+    assert reveals_secret("snowman", "snow") and reveals_secret("Bees", "bee") and reveals_secret("i c e", "ice")
+    assert reveals_secret("danger", "anger")  # a word holding a secret of four letters or more
+    for text, secret in (("tiny", "tin"), ("red fruit", "strawberry"),
+                         ("I'd be around", "bear"), ("it went entirely", "tent"), ("straw hat berry", "strawberry")):
+        assert not reveals_secret(text, secret), (text, secret)
 
 
 def test_same_words_is_the_word_or_its_plural_only() -> None:
@@ -165,12 +192,21 @@ def test_decrypto_codes_and_numbers_are_not_hints(hint: str) -> None:
         DECRYPTO.apply(s, 0, Action("hints", ("alpha", hint, "charlie")))
 
 
+@pytest.mark.parametrize("how", sorted(READABLE))
+def test_decrypto_hint_cannot_spell_a_keyword_out(how: str) -> None:
+    s, _ = DECRYPTO.new(DECRYPTO.make_config("benchmark", deck=["lock", "river", "music", "strawberry"]), 3, 1)
+    number = s.keywords[0].index("strawberry") + 1
+    with pytest.raises(IllegalAction, match=f"keyword {number}") as info:
+        DECRYPTO.apply(s, 0, Action("hints", ("alpha", READABLE[how], "charlie")))
+    assert "strawberry" not in str(info.value).lower()
+
+
 # --------------------------------------------------------------------------- Who-is-Spy
 
 
-def _spy_speaker_with(word: str) -> tuple[SpyState, int]:
+def _spy_speaker_with(word: str, pair: tuple[str, str] = ("stool", "bench")) -> tuple[SpyState, int]:
     for seed in range(100):
-        s, _ = SPY.new(SPY.make_config("classic", deck=[["stool", "bench"]]), 5, seed)
+        s, _ = SPY.new(SPY.make_config("classic", deck=[list(pair)]), 5, seed)
         (speaker,) = SPY.to_act(s)
         if s.word_of(speaker) == word:
             return s, speaker
@@ -182,6 +218,14 @@ def test_spy_description_cannot_disguise_the_word(how: str) -> None:
     s, speaker = _spy_speaker_with("stool")
     with pytest.raises(IllegalAction, match="must not contain your word"):
         SPY.apply(s, speaker, Action("describe", (f"a {DISGUISES[how]} at the bar",)))
+
+
+@pytest.mark.parametrize("how", sorted(READABLE))
+def test_spy_description_cannot_spell_the_word_out(how: str) -> None:
+    s, speaker = _spy_speaker_with("strawberry", ("strawberry", "raspberry"))
+    with pytest.raises(IllegalAction, match="must not contain your word"):
+        SPY.apply(s, speaker, Action("describe", (f"sweet {READABLE[how]}",)))
+    SPY.apply(s, speaker, Action("describe", ("a red fruit with seeds outside",)))  # describing is fine
 
 
 def test_spy_repeats_are_compared_normalised() -> None:
@@ -213,6 +257,16 @@ def test_chameleon_clue_cannot_disguise_the_secret(how: str) -> None:
     s, seat = _chameleon_with("Stool")
     with pytest.raises(IllegalAction, match="secret"):
         CHAMELEON.apply(s, seat, Action.say("clue", DISGUISES[how]))
+
+
+@pytest.mark.parametrize("how", sorted(READABLE))
+def test_chameleon_clue_cannot_spell_the_secret_out(how: str) -> None:
+    card = ("Fruit", ("Strawberry", *CARD[1][1:]))
+    cfg = CHAMELEON.make_config("classic", deck=[card])
+    s, seat = next((s, s.order[0]) for seed in range(300)
+                   if (s := CHAMELEON.new(cfg, 4, seed)[0]).secret == "Strawberry" and s.order[0] != s.chameleon)
+    with pytest.raises(IllegalAction, match="secret"):
+        CHAMELEON.apply(s, seat, Action.say("clue", READABLE[how]))
 
 
 def test_chameleon_plural_of_the_secret_is_refused() -> None:
