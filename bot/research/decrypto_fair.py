@@ -25,8 +25,9 @@ it, the policy applies and every application is marked with the game:
 
 Never accepted, in either mode: a malformed file or turn, a code that is not
 three different digits 1-4 or repeats an earlier code of the game on a turn that
-is played (the rules never deal it), a hint that names one of the keywords (or a
-plural or other form of it), a hint holding a number, or an empty hint.
+is played (the rules never deal it), a hint that names one of the keywords (a
+form of it, or the keyword read letters-only: ``games.text.reveals_secret``), a hint
+holding a number, or an empty hint.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import games
 from games.base import ABSTAIN, Action, ConfigError, IllegalAction, Text, check_text, words_of
 from games.decrypto import BENCH_DECODER, BENCH_ENCODER, BENCH_INTERCEPTOR, HINT_MAX_CHARS, HINT_MAX_WORDS, code_id
 from games.record import Record
-from games.text import has_number, mentions_secret
+from games.text import has_number, reveals_secret
 
 FORMAT = "decrypto-fair"
 SEATS = 3
@@ -213,7 +214,7 @@ def _hint_issues(ep: Episode, turn: Turn) -> tuple[list[Issue], int, int]:
             issues.append(Issue(ep.index, turn.number, IssueKind.HINT_NUMBER,
                                 f"hint {pos} {hint!r} contains a number; our hints are words, never numbers or codes"))
         for number, keyword in enumerate(ep.keywords, start=1):
-            if mentions_secret(hint, keyword):
+            if reveals_secret(hint, keyword):
                 issues.append(Issue(ep.index, turn.number, IssueKind.HINT_NAMES_KEYWORD,
                                     f"hint {pos} {hint!r} names keyword {number} (or a form of it)"))
         try:
