@@ -189,9 +189,16 @@ class _Mounted:
         self.env = dict(e.split("=", 1) for e in config.get("Env", []))
         self.user = config.get("User", "")
         self.workdir = config.get("WorkingDir") or "/"
-        self.root = Path(subprocess.run([podman, "image", "mount", tag], capture_output=True, text=True, check=True).stdout.strip())
+        image = Path(subprocess.run([podman, "image", "mount", tag], capture_output=True, text=True, check=True).stdout.strip())
+        # A container's own writable layer over the image (as `run` gives it): an overlay in a temp folder.
+        layer = data.parent / f"layer-{tag.rsplit(':', 1)[0].rsplit('/', 1)[-1]}"
+        for sub in ("upper", "work", "root"):
+            (layer / sub).mkdir(parents=True)
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o", f"lowerdir={image},upperdir={layer}/upper,workdir={layer}/work",
+                        str(layer / "root")], check=True)
+        self.root = layer / "root"
         self.data = data
-        self._binds: list[Path] = []
+        self._binds: list[Path] = [self.root]
 
     def bind(self, inside: str, outside: Path) -> None:
         target = self.root / inside.lstrip("/")
