@@ -27,6 +27,7 @@ async def _game(store: Store) -> int:
     gid = await store.create_game(
         game="decrypto", variant="benchmark", config={}, platform="discord", place="c", place_name="", host="discord:1", lobby={}
     )
+    assert gid is not None, "the store gave the new game no id"
     await store.start_game(gid, seed=1, config={}, seats=SEATS, events=[EventRecord("deal", {})], rules_version="1")
     return gid
 

@@ -20,11 +20,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.core.memory import MemoryPlatform  # noqa: E402
-from bot.core.messages import Command, CommandKind, MessageRef, Place, UserRef  # noqa: E402
+from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef  # noqa: E402
 from bot.core.service import TableService  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from games.play import random_action  # noqa: E402
@@ -37,13 +38,13 @@ GAMES = [("chameleon", "classic", 4), ("spy", "classic", 4), ("decrypto", "bench
 class Lean(MemoryPlatform):
     """Counts messages instead of keeping them, so memory does not skew a long run."""
 
-    async def post(self, place, m):
+    async def post(self, place: Place, m: Outgoing) -> MessageRef:
         return _ref()
 
-    async def dm(self, user, m):
+    async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
         return _ref()
 
-    async def edit(self, ref, m):
+    async def edit(self, ref: MessageRef, m: Outgoing) -> None:
         return None
 
 
@@ -57,20 +58,20 @@ async def log_rows(store: Store) -> int:
     total = 0
     async with store.engine.connect() as conn:
         for t in ("actions", "events", "inbound", "agent_calls"):
-            total += (await conn.execute(sa.text(f"select count(*) from {t}"))).scalar()
+            total += (await conn.execute(sa.text(f"select count(*) from {t}"))).scalar() or 0
     return total
 
 
-async def run(n: int, think: float, seed: int) -> dict:
+async def run(n: int, think: float, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         store = await Store.open(f"sqlite+aiosqlite:///{d}/bench.db")
-        service = TableService(store, settings=Settings(_env_file=None, default_agent="random"), agents=AgentRegistry())
+        service = TableService(store, settings=Settings(_env_file=None, default_agent="random"), agents=AgentRegistry())  # type: ignore[call-arg]  # _env_file: a pydantic-settings init-only option the plugin does not see
         service.attach(Lean())
         await service.start()
         ids = iter(range(10**9))
         latencies: list[float] = []
 
-        async def handle(command, user, place, **args):
+        async def handle(command: CommandKind, user: UserRef, place: Place, **args: Any) -> Reply:
             t0 = time.perf_counter()
             reply = await service.handle(Command(command, user, place, args, inbound_id=f"b{next(ids)}"))
             latencies.append(time.perf_counter() - t0)
@@ -100,12 +101,16 @@ async def run(n: int, think: float, seed: int) -> dict:
                     continue
                 s = r.choice(acting)
                 spec = table.engine.legal(table.state, s)
+                if spec is None:  # the seat has nothing to do after all
+                    continue
                 a = random_action(spec, r)
                 if think:
                     await asyncio.sleep(r.expovariate(1 / think))
                     if table.over or s not in table.engine.to_act(table.state):
                         continue
-                reply = await handle(CommandKind.ACT, table.seats[s].user, table.place, game_id=table.game_id,
+                user = table.seats[s].user
+                assert user is not None, "every seat of these tables is a member's"
+                reply = await handle(CommandKind.ACT, user, table.place, game_id=table.game_id,
                                      seat=s, kind=a.kind, value=list(a.value))
                 moves += reply.ok
             return moves

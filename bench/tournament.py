@@ -103,7 +103,7 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp}/bench.db",
                             agent_choices=",".join(args.entrant), default_agent=args.entrant[0],
-                            fallback_agent="random", ai_timeout_s=600)
+                            fallback_agent="random", ai_timeout_s=600)  # type: ignore[call-arg]  # _env_file: see bench/table.py
         app = await build_app(settings)
         app.service.attach(MemoryPlatform(name=HEADLESS))
         await app.service.start()

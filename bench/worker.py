@@ -137,7 +137,8 @@ class Naive:
     @torch.inference_mode()
     def generate(self, messages: Sequence[Message], n: int) -> tuple[str, int]:
         ids = self.ids(messages)
-        out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False)
+        # transformers types generate() loosely on the model class; it is GenerationMixin.generate.
+        out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False)  # type: ignore[operator]
         new = out[0, ids.shape[1]:]
         return self.tok.decode(new, skip_special_tokens=True), int(new.shape[0])
 
