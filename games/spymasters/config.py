@@ -191,8 +191,8 @@ class SpymastersConfig:
 
     variant: Variant = Variant.CLASSIC
     guessing: Guessing = Guessing.VOTE
-    words: tuple[str, ...] | None = None
-    """None plays the bundled word bank; otherwise the custom words themselves, so replay is exact."""
+    deck: tuple[str, ...] | None = None
+    """The word bank: None plays the bundled one; otherwise the custom words themselves, so replay is exact."""
     deal: Deal | None = None
 
 
@@ -201,7 +201,7 @@ def validate(cfg: SpymastersConfig) -> SpymastersConfig:
         cfg,
         variant=one_of(Variant, "variant", cfg.variant),
         guessing=one_of(Guessing, "guessing", cfg.guessing),
-        words=None if cfg.words is None else decks.custom(parse_words, cfg.words),
+        deck=None if cfg.deck is None else decks.custom(parse_words, cfg.deck),
     )
     if cfg.deal is not None:
         cfg = dataclasses.replace(cfg, deal=parse_deal(cfg.deal))
@@ -213,4 +213,4 @@ def make(raw: Mapping[str, Any]) -> SpymastersConfig:
 
 
 def word_bank(cfg: SpymastersConfig) -> tuple[str, ...]:
-    return bundled_words() if cfg.words is None else cfg.words
+    return bundled_words() if cfg.deck is None else cfg.deck

@@ -66,12 +66,14 @@ def test_word_bank_is_large_distinct_and_clue_safe() -> None:
 
 
 def test_custom_words_and_options_are_checked() -> None:
-    cfg = GAME.make_config(words=[f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz"][:25])
-    assert cfg.words is not None and len(cfg.words) == 25
+    cfg = GAME.make_config(deck=[f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz"][:25])
+    assert cfg.deck is not None and len(cfg.deck) == 25
+    s, _ = GAME.new(cfg, 4, 1)
+    assert sorted(s.words) == sorted(cfg.deck)
     with pytest.raises(ConfigError, match="at least 25"):
-        GAME.make_config(words=["apple", "pear"])
+        GAME.make_config(deck=["apple", "pear"])
     with pytest.raises(ConfigError, match="single word of letters"):
-        GAME.make_config(words=["ice cream", *bundled_words()[:30]])
+        GAME.make_config(deck=["ice cream", *bundled_words()[:30]])
     with pytest.raises(ConfigError, match="guessing must be one of vote, captain"):
         GAME.make_config(guessing="loudest")
     with pytest.raises(ConfigError, match="unknown option"):
