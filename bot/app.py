@@ -15,7 +15,22 @@ from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
 from bot.sneak import SneakService
 from bot.tournaments.service import TournamentService
+from bot.startup import (
+    EXIT_CONFIG,
+    NetworkDown,
+    StartupError,
+    check_agents,
+    check_console_terminal,
+    check_database_url,
+    check_evaluators,
+    database_open_error,
+    load_settings,
+    retry_network,
+    say,
+    surface_lines,
+)
 from models.agents import AgentRegistry
+from models.agents.registry import UnknownAgent
 from storage.store import DatabaseReadOnly, Store
 
 log = logging.getLogger(__name__)
@@ -75,23 +90,104 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     return App(settings, store, service, pool, tournaments, ops)
 
 
+def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
+    """Which platforms run; a half-configured one is a mistake, never a silent console."""
+    if force_console:
+        return False, False
+    lines = []
+    slack_any = any((settings.slack_bot_token, settings.slack_app_token, settings.slack_signing_secret))
+    if slack_any and not settings.slack_bot_token:
+        given = "SLACK_APP_TOKEN" if settings.slack_app_token else "SLACK_SIGNING_SECRET"
+        lines.append(f"{given} is set but SLACK_BOT_TOKEN is missing; set the bot token (xoxb-..., "
+                     "OAuth & Permissions) or unset the other")
+    elif settings.slack_bot_token:
+        if not settings.slack_bot_token.startswith("xoxb-"):
+            lines.append("SLACK_BOT_TOKEN does not start with xoxb-; use the Bot User OAuth Token (OAuth & Permissions)")
+        if settings.slack_mode == "socket" and not settings.slack_app_token:
+            lines.append("SLACK_BOT_TOKEN is set but SLACK_APP_TOKEN is missing; Socket Mode needs the app-level token "
+                         "(xapp-..., Basic Information > App-Level Tokens), or set HUSHTABLE_SLACK_MODE=http "
+                         "with SLACK_SIGNING_SECRET")
+        elif settings.slack_mode == "socket" and settings.slack_app_token and not settings.slack_app_token.startswith("xapp-"):
+            lines.append("SLACK_APP_TOKEN does not start with xapp-; use an app-level token (Basic Information > App-Level Tokens)")
+        if settings.slack_mode == "http" and not settings.slack_signing_secret:
+            lines.append("HUSHTABLE_SLACK_MODE=http needs SLACK_SIGNING_SECRET (Basic Information > App Credentials)")
+    if lines:
+        raise StartupError(*lines)
+    return bool(settings.discord_token), bool(settings.slack_bot_token)
+
+
+async def _open(settings: Settings) -> App:
+    """`build_app` with each failure said in one line: a bad HUSHTABLE_AGENTS entry, a database that
+    does not open (unreachable server, a file SQLite cannot use), a read-only database."""
+    try:
+        app = await build_app(settings)
+    except StartupError:
+        raise
+    except UnknownAgent as exc:
+        raise StartupError(f"HUSHTABLE_AGENTS: {exc}") from None
+    except ValueError as exc:
+        text = str(exc)
+        raise StartupError(text if text.startswith("HUSHTABLE_") else f"HUSHTABLE_AGENTS: {text}") from None
+    except Exception as exc:  # noqa: BLE001 - the store did not open: one line, no traceback
+        raise database_open_error(settings.database_url, exc) from None
+    try:
+        await app.store.check_writable()
+        check_agents(settings, app.service.agents.names() if isinstance(app.service.agents, AgentRegistry) else [])
+    except DatabaseReadOnly as exc:
+        await app.aclose()
+        raise StartupError(f"HUSHTABLE_DATABASE_URL: {exc}") from None
+    except BaseException:
+        await app.aclose()
+        raise
+    return app
+
+
 async def main(*, force_console: bool = False, hotseat: bool = False, settings: Settings | None = None) -> None:
-    settings = settings or Settings()
-    discord_on = not force_console and bool(settings.discord_token)
-    slack_on = not force_console and bool(settings.slack_bot_token and (settings.slack_app_token or settings.slack_signing_secret))
+    """`hushtable run`: check everything an operator configured (each mistake: one line, exit status 2),
+    say what runs (one line per surface), then serve until stopped."""
+    try:
+        await _main(force_console=force_console, hotseat=hotseat, settings=settings)
+    except StartupError as exc:
+        for line in exc.lines:
+            say(line)
+        raise SystemExit(EXIT_CONFIG) from None
+    except NetworkDown as exc:
+        say(f"lost the connection while starting ({exc}); start again")
+        raise SystemExit(1) from None
+
+
+async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None) -> None:
+    settings = settings or load_settings()
+    discord_on, slack_on = _platforms(settings, force_console)
     console = not (discord_on or slack_on)
+    if console:
+        check_console_terminal()
+    check_evaluators(settings)
+    check_database_url(settings.database_url)
     # Services log to .hushtable/logs/ and stderr. The console is a game screen: its adapter
     # sends every record to .hushtable/logs/console.log beside the database and none to the screen.
     if not console:
         setup_logging(settings, console=False)
-    app = await build_app(settings)
-    try:
-        await app.store.check_writable()
-    except DatabaseReadOnly as exc:
-        await app.aclose()
-        raise SystemExit(f"hushtable: {exc}") from None
+    app = await _open(settings)
     runners: list[Awaitable[None]] = []
     try:
+        platforms: list[str] = []
+        if discord_on:
+            from bot.discord.adapter import check_token, use_endpoints
+
+            use_endpoints(settings)
+            name = await retry_network("Discord", lambda: check_token(settings))
+            platforms.append(f"discord (as {name})")
+        if slack_on:
+            from bot.slack.adapter import check_tokens
+
+            team = await retry_network("Slack", lambda: check_tokens(settings))
+            platforms.append(f"slack ({settings.slack_mode} mode, workspace {team})")
+        if console:
+            platforms.append("console (hot-seat)" if hotseat else "console")
+        agents = app.service.agent_choices()
+        for line in surface_lines(settings, platforms=platforms, agents=agents):
+            say(line)
         if discord_on:
             from bot.discord.adapter import run_discord
 

@@ -27,7 +27,7 @@ class Settings(BaseSettings):
     export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
 
     # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
-    ops_port: int | None = None
+    ops_port: int | None = Field(default=None, ge=0, le=65535)
     ops_host: str = "127.0.0.1"
     log_dir: Path = Path(".hushtable") / "logs"
     log_format: Literal["text", "json"] = "text"
@@ -74,13 +74,16 @@ class Settings(BaseSettings):
     # Discord
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "HUSHTABLE_DISCORD_TOKEN"))
     discord_guild_id: int | None = None  # sync commands to one guild for instant updates while testing
+    # Where discord.py connects: Discord itself unless set (an HTTP proxy, or the local fake the tests start).
+    discord_api_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str = "wss://gateway.discord.gg/"
 
     # Slack
     slack_bot_token: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "HUSHTABLE_SLACK_BOT_TOKEN"))
     slack_app_token: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "HUSHTABLE_SLACK_APP_TOKEN"))
     slack_signing_secret: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "HUSHTABLE_SLACK_SIGNING_SECRET"))
     slack_mode: Literal["socket", "http"] = "socket"
-    slack_port: int = 3000
+    slack_port: int = Field(default=3000, ge=0, le=65535)
     slack_path: str = "/slack/events"
     slack_api_url: str = "https://slack.com/api/"
 

@@ -56,6 +56,27 @@ class EnginePlan:
     def is_sqlite(self) -> bool:
         return self.backend == "sqlite"
 
+    @property
+    def sqlite_file(self) -> Path | None:
+        """The file of a SQLite database (None for in-memory and server databases). A SQLite URI
+        (``sqlite+aiosqlite:///file:/p/x.db?mode=ro&uri=true``) names the file after ``file:``."""
+        if not self.is_sqlite or self.in_memory or not self.url.database:
+            return None
+        return Path(sqlite_uri_path(self.url.database, self.url.query)).expanduser()
+
+
+def _is_uri(query: Mapping[str, Any]) -> bool:
+    return str(query.get("uri", "")).lower() in ("true", "1", "yes")
+
+
+def sqlite_uri_path(database: str, query: Mapping[str, Any]) -> str:
+    """The file path a SQLite database name stands for: itself, or for a URI (``uri=true``) the path after ``file:``."""
+    if _is_uri(query) and database.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(database).path)
+    return database
+
 
 def plan_engine(url: str | URL) -> EnginePlan:
     """Normalise a database URL for asyncio and pick the engine options for its backend.
@@ -82,7 +103,7 @@ def plan_engine(url: str | URL) -> EnginePlan:
     in_memory = False
     if backend == "sqlite":
         db = u.database or ""
-        in_memory = db in ("", ":memory:") or u.query.get("mode") == "memory"
+        in_memory = sqlite_uri_path(db, u.query) in ("", ":memory:") or u.query.get("mode") == "memory"
         if in_memory:
             # Every new connection to :memory: is a new, empty database: share one.
             kwargs["poolclass"] = StaticPool

@@ -28,9 +28,9 @@ class ExportSecretMissing(RuntimeError):
 
 def secret_path(plan: EnginePlan) -> Path | None:
     """Where a SQLite file's key lives (None for in-memory and server databases)."""
-    if not plan.is_sqlite or plan.in_memory or not plan.url.database:
+    db = plan.sqlite_file
+    if db is None:
         return None
-    db = Path(plan.url.database).expanduser()
     return db.with_name(db.name + SUFFIX)
 
 

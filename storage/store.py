@@ -42,7 +42,6 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -167,8 +166,8 @@ class Store:
         empty log (commands that read a log, such as ``export`` or ``doctor``, use it)."""
         plan = plan_engine(url)
         quiet_driver_logs()
-        if plan.is_sqlite and not plan.in_memory and plan.url.database:
-            path = Path(plan.url.database).expanduser()
+        path = plan.sqlite_file  # a SQLite URI's file is the path after "file:"
+        if path is not None:
             if must_exist and not path.is_file():
                 raise DatabaseMissing(f"no database at {path} (set HUSHTABLE_DATABASE_URL or pass --database)")
             path.parent.mkdir(parents=True, exist_ok=True)

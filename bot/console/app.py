@@ -37,7 +37,11 @@ PLATFORM = "console"
 TENANT = "console"
 TABLE = Place(PLATFORM, "table")
 LOG_FILE = "console.log"
-CLEAR = "\033[2J\033[H"
+# Home, erase the screen, erase the scrollback (ESC[3J): in hot-seat the next player must not scroll
+# up into the last one's secrets. The order is what `clear` writes (some terminals move an erased
+# screen into the scrollback, so the scrollback goes last).
+CLEAR = "\033[H\033[2J\033[3J"
+PUBLIC_REDRAW = 60  # the latest public lines redrawn after a hot-seat clear (the card, the clues so far)
 
 
 def game_menu() -> list[GameDescriptor]:
@@ -115,14 +119,28 @@ class ConsolePlatform:
     text_replies: bool = False  # the console answers prompts in place: no "reply here"
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     current: str | None = None  # the user at the keyboard
+    public: list[str] = field(default_factory=list)  # this game's public lines, for the hot-seat redraw
 
     def write(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
 
+    def clear(self) -> None:
+        """Hot-seat: wipe the screen and its scrollback, then redraw only what everyone may see."""
+        self.out.write(CLEAR)
+        lines = [ln for text in self.public for ln in text.splitlines()][-PUBLIC_REDRAW:]
+        if lines:
+            self.write("The table so far (public):")
+            self.write("\n".join(lines))
+            self.write("")
+        self.out.flush()
+
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
         if m.text:
-            self.write(m.text.replace("**", ""))
+            text = m.text.replace("**", "")
+            self.public.append(text)
+            del self.public[:-PUBLIC_REDRAW]
+            self.write(text)
         return MessageRef(PLATFORM, place.key, str(next(self._ids)))
 
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
@@ -340,6 +358,7 @@ class ConsoleUI:
         await self.open_table(game, variant, {})
 
     async def open_table(self, game: str, variant: str | None, options: dict[str, Any]) -> None:
+        self.p.public.clear()  # the hot-seat redraw shows this game only
         reply = await self.send(CommandKind.CREATE, game=game, variant=variant, options=options)
         if not reply.ok or reply.duplicate:
             return
@@ -377,9 +396,9 @@ class ConsoleUI:
     async def take_turn(self, user: UserRef) -> None:
         if self.hotseat:
             self.p.current = None
-            self.p.out.write(CLEAR)
+            self.p.clear()
             await self.readline(f"Pass the keyboard to {user.name}, then press Enter. ")
-            self.p.out.write(CLEAR)
+            self.p.clear()
         self.p.current = user.key
         self.p.flush_private(user)
         while user.key in self.p.pending:
@@ -405,7 +424,7 @@ class ConsoleUI:
                 self.p.write("! " + (reply.text or "That answer was not taken."))
         if self.hotseat:
             await self.readline("Done. Press Enter and pass the keyboard on. ")
-            self.p.out.write(CLEAR)
+            self.p.clear()
             self.p.current = None
 
     async def command(self, line: str) -> bool:

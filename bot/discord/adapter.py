@@ -14,7 +14,9 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import discord
+import yarl
 from discord.ext import commands
 
 from bot.core.ports import ServicePort
@@ -25,11 +27,53 @@ from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
 from bot.discord.views import NO_MENTIONS, PERSISTENT_ITEMS
 from bot.tournaments.port import TournamentPort
+from bot.startup import NetworkDown, StartupError, network_reason
 
 if TYPE_CHECKING:
     from bot.settings import Settings
 
 log = logging.getLogger("hushtable.discord")
+
+DISCORD_API_URL = "https://discord.com/api/v10"
+DISCORD_GATEWAY_URL = "wss://gateway.discord.gg/"
+REFUSED = ("DISCORD_TOKEN was refused by Discord (401 Unauthorized); copy the bot's token again "
+           "(Developer Portal > your application > Bot > Reset Token) and restart")
+
+
+def use_endpoints(settings: Settings) -> None:
+    """Point discord.py at ``HUSHTABLE_DISCORD_API_URL`` / ``HUSHTABLE_DISCORD_GATEWAY_URL`` when they are
+    set to something else than Discord's own (a proxy, a local fake); the defaults leave the library alone.
+    Voice is never used, so discord.py's warning about the missing voice library is switched off."""
+    discord.VoiceClient.warn_nacl = False
+    if settings.discord_api_url.rstrip("/") != DISCORD_API_URL:
+        discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
+    if settings.discord_gateway_url != DISCORD_GATEWAY_URL:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.discord_gateway_url)
+
+
+async def check_token(settings: Settings, *, timeout_s: float = 20.0) -> str:
+    """Ask Discord who the token belongs to (``GET /users/@me``); returns the bot's name.
+
+    `StartupError` when Discord refuses the token; `NetworkDown` when Discord cannot be reached
+    (DNS, a refused connection, a timeout, a 5xx or 429 answer), which the caller retries."""
+    token = settings.discord_token or ""
+    url = settings.discord_api_url.rstrip("/") + "/users/@me"
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
+            async with session.get(url, headers={"Authorization": f"Bot {token}"}) as resp:
+                if resp.status == 401:
+                    raise StartupError(REFUSED)
+                if resp.status >= 500 or resp.status == 429:
+                    raise NetworkDown(f"Discord answered HTTP {resp.status}")
+                if resp.status >= 400:
+                    raise StartupError(f"DISCORD_TOKEN: Discord answered HTTP {resp.status} to the token check; "
+                                       "check the token and HUSHTABLE_DISCORD_API_URL")
+                data = await resp.json(content_type=None)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise NetworkDown(network_reason(exc)) from None
+    except ValueError:
+        raise NetworkDown("Discord's answer was not JSON") from None
+    return str(data.get("username", "?")) if isinstance(data, dict) else "?"
 
 
 class HushtableBot(commands.Bot):
@@ -92,11 +136,20 @@ async def run_discord(service: ServicePort, settings: Settings, *, start_service
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
+    use_endpoints(settings)
     bot = HushtableBot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, **options)
     service.attach(bot.platform)
     started = False
     async with bot:  # closes the HTTP session and the gateway when cancelled
-        await bot.login(settings.discord_token)
+        try:
+            await bot.login(settings.discord_token)
+        except discord.LoginFailure:
+            raise StartupError(REFUSED) from None
+        except discord.HTTPException as exc:
+            raise StartupError(f"Discord refused the start (HTTP {exc.status}: {exc.text[:120]}); "
+                               "check the bot's settings in the Developer Portal") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise NetworkDown(network_reason(exc)) from None
         gateway = asyncio.create_task(bot.connect(), name="discord-gateway")
         try:
             if start_service:
@@ -107,7 +160,11 @@ async def run_discord(service: ServicePort, settings: Settings, *, start_service
                     started = True
                 else:
                     ready.cancel()
-            await gateway
+            try:
+                await gateway
+            except discord.PrivilegedIntentsRequired:
+                raise StartupError("Discord refused an intent the bot asks for; turn it on under Developer Portal > "
+                                   "your application > Bot > Privileged Gateway Intents") from None
         finally:
             gateway.cancel()
             await asyncio.gather(gateway, return_exceptions=True)

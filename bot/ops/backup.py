@@ -29,9 +29,9 @@ def sqlite_path(url: str) -> Path:
             f"{plan.backend} databases are backed up with their own tools: "
             "pg_dump --format=custom --file=hushtable.dump \"$DATABASE_URL\" (README: Database)"
         )
-    if plan.in_memory or not plan.url.database:
+    path = plan.sqlite_file
+    if path is None:
         raise BackupRefused("an in-memory database has nothing to back up")
-    path = Path(plan.url.database).expanduser()
     if not path.is_file():
         raise BackupRefused(f"no database at {path}")
     return path

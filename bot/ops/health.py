@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
 import sqlalchemy as sa
 from aiohttp import web
@@ -37,8 +36,8 @@ class Health:
 async def check_database(store: Store) -> Health:
     """Can the log be read right now?"""
     plan = store.plan
-    if plan.is_sqlite and not plan.in_memory and plan.url.database:
-        if not Path(plan.url.database).expanduser().is_file():
+    if plan.sqlite_file is not None:
+        if not plan.sqlite_file.is_file():
             return Health(False, "database file is missing")
     try:
         async with asyncio.timeout(HEALTH_TIMEOUT_S):

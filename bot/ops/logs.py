@@ -6,6 +6,11 @@ The console never shows a log line between game lines (a WARNING once told a pla
 word): with ``console=True`` records go to the file only, Python warnings included. Every handler
 masks the configured credentials (platform tokens, API keys, the export secret) should one ever be
 formatted into a record; the rooms that log keep secrets of the games out of their messages.
+
+Libraries log what they send and receive: at DEBUG, slack_sdk and discord.http write every request
+body (a DM with a player's secret word among them), and Bolt's "unhandled request" warning quotes the
+whole payload. Whatever ``HUSHTABLE_LOG_LEVEL`` says, those loggers stay at WARNING, no library record
+below INFO reaches a handler, and a library record is cut where a payload (``{...}``) begins.
 """
 
 from __future__ import annotations
@@ -22,6 +27,12 @@ _OURS = "_hushtable_handler"  # marks handlers installed here, so a second set-u
 MAX_BYTES = 10 * 1024 * 1024
 BACKUPS = 5
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# Loggers of this project (and Python's warnings): everything else is a library's.
+OWN_LOGGERS = frozenset({"hushtable", "bot", "games", "models", "storage", "py", "__main__"})
+# Libraries that log message bodies below WARNING: capped there whatever the configured level.
+BODY_LOGGERS = ("slack_sdk", "slack_bolt", "discord.http", "discord.gateway", "discord.webhook", "discord.client",
+                "discord.state", "aiohttp", "urllib3", "asyncio", "websockets", "httpx", "httpcore", "openai")
+LIBRARY_MESSAGE_CHARS = 300
 
 
 class JsonLines(logging.Formatter):
@@ -59,6 +70,35 @@ class Redact(logging.Filter):
         return True
 
 
+class LibraryBodies(logging.Filter):
+    """Keeps message bodies out of the log: a library's record below INFO is dropped, and one at
+    INFO or above is cut where a payload begins (``{``) and at `LIBRARY_MESSAGE_CHARS`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.split(".", 1)[0] in OWN_LOGGERS:
+            return True
+        if record.levelno < logging.INFO:
+            return False
+        msg = record.getMessage()
+        brace = msg.find("{")
+        clean = msg if brace < 0 else msg[:brace] + "[payload not logged]"
+        if len(clean) > LIBRARY_MESSAGE_CHARS:
+            clean = clean[:LIBRARY_MESSAGE_CHARS] + "… [cut]"
+        if clean != msg:
+            record.msg, record.args = clean, None
+        return True
+
+
+def cap_library_loggers(level: int | str) -> None:
+    """The body-logging libraries at WARNING at least (they then do not even build their DEBUG records)."""
+    wanted = logging.getLevelName(level) if isinstance(level, str) else level
+    floor = max(int(wanted) if isinstance(wanted, int) else logging.INFO, logging.WARNING)
+    for name in BODY_LOGGERS:
+        lg = logging.getLogger(name)
+        if lg.level < floor:
+            lg.setLevel(floor)
+
+
 def _credentials(settings: Any) -> list[str]:
     names = ("discord_token", "slack_bot_token", "slack_app_token", "slack_signing_secret", "openai_api_key",
              "export_secret")
@@ -72,6 +112,7 @@ def setup_logging(settings: Any, console: bool) -> Path:
     path = log_dir / "hushtable.log"
     formatter: logging.Formatter = JsonLines() if getattr(settings, "log_format", "text") == "json" else logging.Formatter(TEXT_FORMAT)
     redact = Redact(_credentials(settings))
+    bodies = LibraryBodies()
 
     root = logging.getLogger()
     for h in list(root.handlers):
@@ -89,10 +130,12 @@ def setup_logging(settings: Any, console: bool) -> Path:
         handlers.append(logging.StreamHandler(sys.stderr))
     for h in handlers:
         h.setFormatter(formatter)
+        h.addFilter(bodies)
         h.addFilter(redact)
         setattr(h, _OURS, True)
         root.addHandler(h)
     root.setLevel(getattr(settings, "log_level", "INFO"))
+    cap_library_loggers(getattr(settings, "log_level", "INFO"))
     logging.getLogger("alembic").setLevel(logging.WARNING)
     logging.captureWarnings(True)  # warnings.warn goes to the file too, never onto the game screen
     return path

@@ -13,9 +13,13 @@ import asyncio
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
@@ -26,6 +30,7 @@ from bot.slack import actions, commands, events, sneak, tournaments, views
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
 from bot.tournaments.port import TournamentPort
+from bot.startup import NetworkDown, StartupError, network_reason
 
 log = logging.getLogger("hushtable.slack")
 
@@ -93,6 +98,60 @@ class SlackBot:
                 return
 
 
+# Slack's answers to a token it does not accept.
+_REFUSALS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
+                       "not_allowed_token_type", "invalid_token", "no_permission", "missing_scope"})
+_BOT_TOKEN_HELP = "copy the Bot User OAuth Token (xoxb-...) from your app's OAuth & Permissions page"
+_APP_TOKEN_HELP = "make an app-level token with connections:write under your app's Basic Information (xapp-...)"
+
+
+async def _ask(what: str, setting: str, help_text: str, call: Any) -> dict[str, Any]:
+    try:
+        resp = await call
+    except SlackApiError as exc:
+        status = getattr(exc.response, "status_code", 200)
+        error = str(exc.response.get("error", "")) if hasattr(exc.response, "get") else ""
+        if status >= 500 or status == 429:
+            raise NetworkDown(f"Slack answered HTTP {status}") from None
+        if error in _REFUSALS:
+            raise StartupError(f"{setting} was refused by Slack ({error}); {help_text}") from None
+        raise StartupError(f"{setting}: Slack answered {error or status} to {what}; {help_text}") from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise NetworkDown(network_reason(exc)) from None
+    return dict(resp.data) if isinstance(resp.data, dict) else {}
+
+
+async def check_tokens(settings: Settings, *, timeout_s: int = 20) -> str:
+    """Check the bot token with ``auth.test`` and, in Socket Mode, the app token with
+    ``apps.connections.open``; returns the workspace's name. `StartupError` for a refused token,
+    `NetworkDown` when Slack cannot be reached (the caller retries)."""
+    client = AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=timeout_s)
+    client.retry_handlers.clear()  # one try per attempt: the caller's backoff says when to try again
+    who = await _ask("auth.test", "SLACK_BOT_TOKEN", _BOT_TOKEN_HELP, client.auth_test())
+    if settings.slack_mode == "socket" and settings.slack_app_token:
+        app_client = AsyncWebClient(token=settings.slack_app_token, base_url=settings.slack_api_url, timeout=timeout_s)
+        app_client.retry_handlers.clear()
+        await _ask("apps.connections.open", "SLACK_APP_TOKEN", _APP_TOKEN_HELP,
+                   app_client.apps_connections_open(app_token=settings.slack_app_token))
+    return str(who.get("team") or who.get("team_id") or "?")
+
+
+class _DropTokenSkipped(logging.Filter):
+    """Bolt warns "token will be unused" whenever SLACK_BOT_TOKEN is in the environment and a client is
+    given (ours carries the same token, and the API URL Bolt's own client would not)."""
+
+    MESSAGE = warning_client_prioritized_and_token_skipped()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.MESSAGE
+
+
+def _quiet_bolt_token_warning() -> None:
+    bolt = logging.getLogger("slack_bolt.AsyncApp")
+    if not any(isinstance(f, _DropTokenSkipped) for f in bolt.filters):
+        bolt.addFilter(_DropTokenSkipped())
+
+
 def make_client(settings: Settings) -> AsyncWebClient:
     return AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
 
@@ -107,6 +166,7 @@ def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClien
     if http and not settings.slack_signing_secret:
         raise ValueError("Slack HTTP mode needs SLACK_SIGNING_SECRET")
     client = client or make_client(settings)
+    _quiet_bolt_token_warning()
     app = AsyncApp(
         client=client,
         signing_secret=settings.slack_signing_secret if http else None,

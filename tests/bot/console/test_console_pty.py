@@ -83,6 +83,9 @@ def test_bad_answers_get_a_clear_message(tmp_path: Path) -> None:
     child.close(force=True)
 
 
+CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # home, the screen, and the scrollback too
+
+
 def test_hotseat_clears_the_screen_between_seats(tmp_path: Path) -> None:
     child = spawn(tmp_path, "--hotseat")
     child.expect("names of the human players")
@@ -91,12 +94,24 @@ def test_hotseat_clears_the_screen_between_seats(tmp_path: Path) -> None:
     child.sendline("3")
     child.expect(r"variant \(")
     child.sendline("")
+    redraws = 0
     for _ in range(100):
         i = child.expect([r"Pass the keyboard to (\w+), then press Enter", r"Play again\?", r"(\w+)> ",
                           r"Done\. Press Enter"])
         if i == 0:
+            player = child.match.group(1)
+            other = "Ben" if player == "Ann" else "Ann"
             child.sendline("")
-            child.expect(re.escape("\x1b[2J\x1b[H"))  # the screen is cleared before secrets show
+            child.expect(re.escape(CLEAR))  # the screen and its scrollback are cleared before secrets show
+            child.expect(rf"{player}> ")
+            screen = child.before
+            # What the next player sees: the public table redrawn (the card, the clues so far), none of
+            # the other player's secrets; the prompt itself is answered in the branch below.
+            assert f"only {other} sees" not in screen, screen
+            if "The table so far (public):" in screen:
+                redraws += 1
+            options = re.search(r"\s+1\) ", screen)
+            child.sendline("1" if options else f"gizmo{_}")
         elif i == 1:
             break
         elif i == 2:
@@ -106,5 +121,6 @@ def test_hotseat_clears_the_screen_between_seats(tmp_path: Path) -> None:
             child.sendline("")
     else:
         raise AssertionError("the game did not end")
+    assert redraws >= 2, "the public state is redrawn for each player after the clear"
     child.sendline("quit")
     child.close(force=True)

@@ -141,8 +141,10 @@ async def test_finished_tables_leave_memory(harness: Harness) -> None:
     assert gid not in h.service.tables
 
 
-async def test_a_read_only_database_is_refused_at_start(tmp_path) -> None:
-    """Item 25 (failed before: the bot started and failed on the first move)."""
+async def test_a_read_only_database_is_refused_at_start(tmp_path, monkeypatch) -> None:
+    """Item 25 (failed before: the bot started and failed on the first move). The URI URL names the file
+    after ``file:``; opening it made a stray ``./file:`` tree in the working folder (the repository root)."""
+    monkeypatch.chdir(tmp_path)
     db = tmp_path / "ro.db"
     (await Store.open(f"sqlite+aiosqlite:///{db}")).engine.sync_engine.dispose()
     h = await make_harness(f"sqlite+aiosqlite:///{db}")
@@ -153,6 +155,7 @@ async def test_a_read_only_database_is_refused_at_start(tmp_path) -> None:
             await store.check_writable()
     finally:
         await store.aclose()
+    assert not (tmp_path / "file:").exists()
 
 
 async def test_duplicates_say_so_and_a_resumed_game_shows_secrets_and_history(tmp_path) -> None:

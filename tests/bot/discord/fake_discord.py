@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.bot.fakeserver import JSON, FakeServer
+from tests.bot.fakeserver import JSON, FakeServer, Fault
 
 EPHEMERAL = 1 << 6
 MANAGE_GUILD = 1 << 5
@@ -200,6 +200,11 @@ class FakeDiscord(FakeServer):
         return msg
 
     # ------------------------------------------------------------------ lifecycle
+
+    def refuse_token(self) -> None:
+        """Answer the login check (``GET /users/@me``) as Discord does for a wrong token: 401."""
+        self.faults.append(Fault(lambda method, path: path == "/users/@me",
+                                 {"message": "401: Unauthorized", "code": 0}, status=401))
 
     def routes(self, app: web.Application) -> None:
         app.router.add_route("GET", "/gateway", self._gateway)

@@ -107,6 +107,10 @@ class FakeSlack(FakeServer):
         bolt-python's mock Web API server does (no channel, no ts, no user)."""
         self.faults.append(Fault(lambda method, path: path.startswith("/api/") and path != "/api/auth.test", {"ok": True}))
 
+    def refuse_token(self, method: str = "auth.test", error: str = "invalid_auth") -> None:
+        """Answer ``method`` as Slack does for a token it does not accept (``ok: false`` and the error)."""
+        self.faults.append(Fault(lambda _m, path: path == f"/api/{method}", {"ok": False, "error": error}))
+
     async def _args(self, request: web.Request) -> dict[str, Any]:
         args: dict[str, Any] = dict(request.query)
         if request.content_type == "application/json":
