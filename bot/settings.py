@@ -7,6 +7,8 @@ except the platform tokens, which keep the names their platforms document.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -117,3 +119,32 @@ class Settings(BaseSettings):
         token = self.worker_token.get_secret_value() if self.worker_token else None
         return ClientOptions(worker_url=self.worker_url, worker_token=token, device=self.device, dtype=self.dtype,
                              model_cache=str(self.model_cache), openai_api_key=self.openai_api_key)
+
+PREFIX = "HUSHTABLE_"
+# Variables of the test suite and its tools, never read by the bot: not taken for settings.
+_NOT_SETTINGS_PREFIXES = ("HUSHTABLE_TEST_",)
+_NOT_SETTINGS = frozenset({"HUSHTABLE_UPDATE_GOLDEN"})
+
+
+def setting_names() -> set[str]:
+    """Every variable name a setting reads (upper case)."""
+    names: set[str] = set()
+    for field, info in Settings.model_fields.items():
+        names.add(PREFIX + field.upper())
+        for choice in getattr(info.validation_alias, "choices", None) or ():
+            names.add(str(choice).upper())
+    return names
+
+
+def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")) -> list[str]:
+    """``HUSHTABLE_*`` variables in the environment or ``.env`` that no setting reads (typos), as written."""
+    environ = os.environ if environ is None else environ
+    found = list(environ)
+    if env_file is not None and env_file.is_file():
+        from dotenv import dotenv_values
+
+        found += [k for k in dotenv_values(env_file) if k]
+    known = setting_names()
+    return [raw for raw in dict.fromkeys(found)
+            if (name := raw.upper()).startswith(PREFIX) and name not in known and name not in _NOT_SETTINGS
+            and not name.startswith(_NOT_SETTINGS_PREFIXES)]

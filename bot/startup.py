@@ -20,16 +20,12 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import ValidationError
 
-from bot.settings import Settings
+from bot.settings import PREFIX, Settings, setting_names, stray_names
 
 log = logging.getLogger("hushtable.startup")
 
 T = TypeVar("T")
 
-PREFIX = "HUSHTABLE_"
-# Variables of the test suite and its tools, never read by the bot: not reported as unknown.
-_NOT_SETTINGS_PREFIXES = ("HUSHTABLE_TEST_",)
-_NOT_SETTINGS = frozenset({"HUSHTABLE_UPDATE_GOLDEN"})
 _SECRET_WORDS = ("token", "secret", "key", "agents")  # values never echoed back
 BACKOFF_FIRST_S = 1.0
 BACKOFF_CAP_S = 60.0
@@ -65,15 +61,6 @@ def env_name(field: str) -> str:
     if choices:
         return str(choices[0])
     return PREFIX + field.upper()
-
-
-def known_names() -> set[str]:
-    names: set[str] = set()
-    for field, info in Settings.model_fields.items():
-        names.add(PREFIX + field.upper())
-        for choice in getattr(info.validation_alias, "choices", None) or ():
-            names.add(str(choice).upper())
-    return names
 
 
 def _shown(field: str, value: Any) -> str:
@@ -116,32 +103,20 @@ def _error_line(err: Mapping[str, Any]) -> str:
     return f"{name}: {err.get('msg', 'invalid value')} (got {shown})"
 
 
-def unknown_names(environ: Mapping[str, str], dotenv: Iterable[str] = ()) -> list[str]:
+def unknown_names(stray: Iterable[str]) -> list[str]:
     """A line for each ``HUSHTABLE_*`` variable no setting reads (a typo), with the closest real name."""
-    known = known_names()
+    known = sorted(setting_names())
     lines = []
-    for raw in dict.fromkeys([*environ, *dotenv]):
-        name = raw.upper()
-        if not name.startswith(PREFIX) or name in known or name in _NOT_SETTINGS or name.startswith(_NOT_SETTINGS_PREFIXES):
-            continue
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    for raw in stray:
+        close = difflib.get_close_matches(raw.upper(), known, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]}?" if close else "remove it (see .env.example for the settings)"
         lines.append(f"{raw} is not a setting; {hint}")
     return lines
 
 
-def _dotenv_names(path: Path) -> list[str]:
-    if not path.is_file():
-        return []
-    from dotenv import dotenv_values
-
-    return [k for k in dotenv_values(path) if k]
-
-
-def load_settings(environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")) -> Settings:
+def load_settings(env_file: Path = Path(".env")) -> Settings:
     """Settings from the environment and ``.env``, or `StartupError` with one line per mistake."""
-    environ = os.environ if environ is None else environ
-    lines = unknown_names(environ, _dotenv_names(env_file))
+    lines = unknown_names(stray_names(env_file=env_file))
     settings: Settings | None = None
     try:
         settings = Settings()

@@ -45,7 +45,7 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
     @app_commands.autocomplete(variant=variant_complete)
     @app_commands.guild_only()
     async def play(interaction: discord.Interaction, game: app_commands.Choice[str], variant: str | None = None,
-                   options: str | None = None, deadline: app_commands.Range[int, 0, 86400] | None = None) -> None:
+                   options: str | None = None, deadline: app_commands.Range[int, 0, 604800] | None = None) -> None:
         try:
             parsed = intake.parse_options(options)
         except intake.IntakeError as e:
@@ -96,7 +96,7 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
 
     @tree.command(name="deadline", description="Seconds each human has per turn (0 = no limit)")
     @app_commands.guild_only()
-    async def deadline(interaction: discord.Interaction, seconds: app_commands.Range[int, 0, 86400],
+    async def deadline(interaction: discord.Interaction, seconds: app_commands.Range[int, 0, 604800],
                        game_id: int | None = None) -> None:
         await router.run(interaction, router.command(interaction, CommandKind.SET_DEADLINE,
                                                      {"seconds": seconds, **_game_arg(game_id)}))

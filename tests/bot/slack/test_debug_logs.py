@@ -17,7 +17,6 @@ from tests.bot.slack.conftest import Stack
 from tests.bot.slack.play import play_to_end, secrets_of
 from tests.bot.slack.test_games import ALICE, BOB, open_table
 
-
 LIBRARIES = ("slack_sdk", "slack_bolt", "aiohttp", "asyncio")  # levels restored after the test
 
 
