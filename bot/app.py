@@ -14,7 +14,6 @@ from bot.ops.logs import setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
 from bot.sneak import SneakService
-from bot.tournaments.service import TournamentService
 from bot.startup import (
     EXIT_CONFIG,
     NetworkDown,
@@ -29,6 +28,7 @@ from bot.startup import (
     say,
     surface_lines,
 )
+from bot.tournaments.service import TournamentService
 from models.agents import AgentRegistry
 from models.agents.registry import UnknownAgent
 from storage.store import DatabaseReadOnly, Store

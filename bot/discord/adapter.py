@@ -26,8 +26,8 @@ from bot.discord.router import Router
 from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
 from bot.discord.views import NO_MENTIONS, PERSISTENT_ITEMS
-from bot.tournaments.port import TournamentPort
 from bot.startup import NetworkDown, StartupError, network_reason
+from bot.tournaments.port import TournamentPort
 
 if TYPE_CHECKING:
     from bot.settings import Settings

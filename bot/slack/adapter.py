@@ -29,8 +29,8 @@ from bot.settings import Settings
 from bot.slack import actions, commands, events, sneak, tournaments, views
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
-from bot.tournaments.port import TournamentPort
 from bot.startup import NetworkDown, StartupError, network_reason
+from bot.tournaments.port import TournamentPort
 
 log = logging.getLogger("hushtable.slack")
 
