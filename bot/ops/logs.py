@@ -101,8 +101,9 @@ def cap_library_loggers(level: int | str) -> None:
 
 def _credentials(settings: Any) -> list[str]:
     names = ("discord_token", "slack_bot_token", "slack_app_token", "slack_signing_secret", "openai_api_key",
-             "export_secret")
-    return [str(v) for n in names if (v := getattr(settings, n, None))]
+             "export_secret", "worker_token")
+    values = [getattr(settings, n, None) for n in names]
+    return [str(v.get_secret_value() if hasattr(v, "get_secret_value") else v) for v in values if v]
 
 
 def setup_logging(settings: Any, console: bool) -> Path:
