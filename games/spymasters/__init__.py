@@ -45,7 +45,9 @@ DESCRIPTOR = GameDescriptor(
     read_seats=read_seats,
     summarize=summarize,
     clue_kinds=frozenset({"clue"}),
-    sneak=SneakScoring.ON_REQUEST,
+    # A clue points at several board words at once: SNEAK's one-secret report does not fit it.
+    # models/eval/games/spymasters.py scores clues on their board (utility and leakage) instead.
+    sneak=SneakScoring.NEVER,
     menu=MenuEntry(order=4),
     aliases=("spymaster",),
 )

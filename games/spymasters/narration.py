@@ -74,6 +74,8 @@ def sentence(kind: str, d: Mapping[str, Any]) -> str:
                 f"The assassin: {', '.join(groups['assassin'])}.")
     if kind == "turn":
         return f"Turn {d['turn']}: {_team(d['team'])}'s spymaster, {_who(d['spymaster'])}, gives a clue."
+    if kind == "clue_written":
+        return f"Your clue is {d['clue']}; now say how many of your words it points to."
     if kind == "clue":
         return f"{_who(d['seat'])} gives {_team(d['team'])} the clue: {d['clue']}, {d['number']}."
     if kind == "guess_vote":

@@ -9,7 +9,7 @@ starting team (drawn or dealt), 8 to the other, 7 bystanders and 1 assassin. Onl
 spymasters see the key until the game ends.
 
 A turn: the spymaster writes a clue (one word; not a number; not a word still on the board,
-a form of one, a word containing one or a part of one: ``games.text.mentions_secret`` both
+a form of one, a word containing one or a part of one: ``games.text.reveals_secret`` both
 ways with compounds), then picks a number from 1 to the team's words still hidden. The
 guessers then guess one word at a time, at most number + 1 times, and may stop after their
 first guess. Their own word: they go on (their last word wins the game). A bystander ends
@@ -89,7 +89,7 @@ from games.spymasters.state import (
     words_by_card,
 )
 from games.spymasters.view import view_of
-from games.text import has_number, mentions_secret
+from games.text import has_number, reveals_secret
 
 CLUE_PROBLEM = "Your clue cannot be a word on the board, a form of one, or contain one."
 
@@ -101,7 +101,8 @@ def clue_problem(clue: str, board: Sequence[str]) -> str | None:
     if not all(ch.isalnum() or ch.isspace() or ch in "'’" for ch in clue):
         return "A clue is one word, letters only."
     for word in board:
-        if mentions_secret(clue, word, compounds=True) or mentions_secret(word, clue, compounds=True):
+        # Both ways: "snowman" holds the board's "snow"; "rock" is a part of the board's "rocket".
+        if reveals_secret(clue, word) or reveals_secret(word, clue):
             return CLUE_PROBLEM
     return None
 
@@ -230,7 +231,9 @@ class SpymastersGame:
                 if problem:
                     raise IllegalAction(problem)
             (clue,) = check_text(spec, a)
-            return self._step(s, [], phase=Phase.NUMBER, pending=clue)
+            # The clue stays the spymaster's until it has its number (then the table hears both).
+            written = Event("clue_written", {"team": s.turn.value, "seat": seat, "clue": clue}, Audience.of(seat))
+            return self._step(s, [written], phase=Phase.NUMBER, pending=clue)
         assert isinstance(spec, Choice)
         if s.phase is Phase.NUMBER:
             return self._clue(s, seat, int(check_choice(spec, a)))

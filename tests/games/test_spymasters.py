@@ -168,7 +168,8 @@ def test_a_revealed_word_may_be_used_again_as_a_clue() -> None:
 def test_the_number_is_one_to_the_words_still_hidden_and_the_clue_is_public_only_then() -> None:
     s = start()
     s, events = GAME.apply(s, 0, Action.say("clue", "fruit"))
-    assert events == () and GAME.observe(s, 0).view["pending_clue"] == "fruit"
+    assert [(e.kind, e.audience.seats) for e in events] == [("clue_written", frozenset({0}))]
+    assert GAME.observe(s, 0).view["pending_clue"] == "fruit"
     assert GAME.observe(s, 2).view["pending_clue"] is None
     spec = GAME.legal(s, 0)
     assert spec is not None and not isinstance(spec, Text)
