@@ -137,3 +137,50 @@ def test_strategy_knowledge_ranks_clues_and_guesses(index: VocabIndex) -> None:
     scores = agent.evidence(index, GAME.observe(s, 2), guess)
     assert scores is not None and max(scores, key=scores.__getitem__) in RED[:5]
     assert np.isfinite(list(scores.values())).all()
+
+
+# --------------------------------------------------------------------------- the LLM agent
+
+
+def test_llm_agents_play_a_whole_game_on_the_fake_model() -> None:
+    """Every seat an LLM agent over the deterministic fake model: clues by generation (a board word
+    is refused before the engine sees it and the model is asked again), numbers and guesses by
+    label scoring; every move the engine accepts."""
+    from models.agents.llm import LLMAgent
+    from models.client import InProcessClient
+    from models.types import GenerateRequest
+    from models.worker.fake_backend import FakeBackend
+
+    asked: list[str] = []
+
+    def reply(req: GenerateRequest) -> str:
+        asked.append(req.messages[-1].content)
+        # First a board word (refused by the agent), then a clue of its own.
+        return "ANSWER: apple" if len(asked) % 2 else f"ANSWER: zorquin{'abcdefghij'[len(asked) // 2 % 10]}"
+
+    client = InProcessClient.over(FakeBackend(reply=reply))
+
+    async def inference_for(spec: str):  # type: ignore[no-untyped-def]
+        await client.start()
+        return client
+
+    async def game() -> SpymastersState:
+        s, _ = GAME.new(GAME.make_config(deal=DEAL), 5, 0)
+        agents = [LLMAgent(inference_for, seed=i) for i in range(5)]  # type: ignore[arg-type]
+        for _ in range(300):
+            if GAME.result(s) is not None:
+                break
+            seat = min(GAME.to_act(s))
+            spec = GAME.legal(s, seat)
+            assert spec is not None
+            decision = await agents[seat].act(GAME.observe(s, seat), spec)
+            s, _ = GAME.apply(s, seat, decision.action)
+        await client.aclose()
+        return s
+
+    s = asyncio.run(game())
+    result = GAME.result(s)
+    assert result is not None
+    assert any("Your team's hidden words:" in a for a in asked), "the spymaster's prompt shows its words"
+    assert all(c["clue"].startswith("zorquin") for c in result.details["clues"])
+    assert any("refused" in a for a in asked), "the board word was sent back with the reason"
