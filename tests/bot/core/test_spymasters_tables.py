@@ -17,7 +17,7 @@ from models.agents.wiring import register_agents
 from models.types import Inference
 from models.worker.embedding_backend import embedder_for
 from storage.store import Store
-from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, settings
+from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, make_harness, settings
 
 DAVE = UserRef("memory", "400", "Dave")
 KEY_LINE = "The key, for the spymasters only."
@@ -80,3 +80,28 @@ async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> Non
                 assert any(a.seat in embed_seats and a.source == "ai" for a in glog.actions)
     finally:
         await h.close()
+
+
+async def test_a_restarted_bot_gives_the_key_back_to_the_spymasters_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/r.db")
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spymasters")).ok
+    for user in (BOB, CAROL, DAVE):
+        assert (await h.send(CommandKind.JOIN, user, HERE)).ok
+    assert (await h.send(CommandKind.START, ALICE, HERE)).ok
+    await h.service.wait_idle()
+    gid = next(iter(h.service.tables))
+    table = h.service.tables[gid]
+    masters = {table.seats[s].user.key for s in table.state.spymasters}
+    before = {u.key: len(h.platform.dms_to(u.key)) for u in (ALICE, BOB, CAROL, DAVE)}
+    h2 = await h.restart()
+    try:
+        for user in (ALICE, BOB, CAROL, DAVE):
+            after = [m.text for m in h2.platform.dms_to(user.key)[before[user.key]:]]
+            assert any(KEY_LINE in t for t in after) == (user.key in masters), user
+            shown = await h2.send(CommandKind.SHOW, user, h2.service.tables[gid].place, game_id=gid)
+            assert shown.ok and (KEY_LINE in shown.text) == (user.key in masters)
+        await h2.play_humans(seed=5)
+        row = await h2.store.game(gid)
+        assert row is not None and row.status == "finished"
+    finally:
+        await h2.close()
