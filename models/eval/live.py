@@ -116,7 +116,8 @@ class LiveSummary:
 
 async def live_summary(store: Store, *, secret: str, game_ids: Sequence[int] | None = None,
                        since: datetime | None = None, evaluators: Sequence[str] | None = None) -> LiveSummary:
-    rows = await evaluations(store, game_ids=game_ids, since=since, evaluators=evaluators)
+    rows = [r for r in await evaluations(store, game_ids=game_ids, since=since, evaluators=evaluators)
+            if r.settings_json.get("kind") != "tom"]  # theory-of-mind answers share the table, not the metrics
     who = await speakers(store, [r.game_id for r in rows], secret)
     unknown = Speaker("unknown", "")
     by_game = summarise(Scored(r.game, r.evaluator, row_scores(r)) for r in rows)  # by game type

@@ -1,0 +1,544 @@
+"""The papers' theory-of-mind experiments over logged games: ``hushtable tom decrypto|spy``.
+
+Decrypto (the Decrypto paper, section 4.1), for each team's turns after the
+first, from the code and hint history of the turns before it:
+
+- *Representational change* and *false belief* (the Smarties task): the model,
+  as the interceptor Eve, is asked A) the four keywords; B) after they are
+  revealed, what it thought they were before; C) after the reveal, what a
+  second interceptor would think they are. Only turns where A is wrong count.
+  Weak pass: B (or C) is not the real keywords; strong pass: B (or C) equals A.
+- *Perspective taking* (the three-mountain problem): the model, as the encoder
+  Alice who gave the turn's hints, predicts Eve's guess of the code. Accuracy
+  against Eve's real guess (turns Eve guessed), and the share of turns it
+  predicts an interception against the real interception rate.
+
+Who-is-Spy (SpyGame, section 4.3), before the first vote (every player has
+described once, nobody is out): the model, as each seat in turn, answers
+first-order questions (every player's keyword and identity, itself included;
+exactly one spy) and a second-order one (what the others will guess its
+keyword and identity to be). *self-identity*, *1-word* and *1-identity* are
+scored against the deal; *2-word* and *2-identity* against the other seats'
+first-order answers about it (the majority of them), as the paper scores them
+against the other agents' inferences.
+
+Questions go to a language model (``--agent llm:...``, local or an
+OpenAI-compatible server) at temperature 0; answers are read from their last
+``ANSWER:`` line (a reply without one is counted as unanswered, never
+guessed). Everything is read from the stored result of each finished game, so
+live and imported games count alike. Results are stored beside the game in the
+evaluations table (evaluator ``tom:<experiment>:<agent>``, exported with the
+game); docs/protocols/tom.md says how this follows the papers and where not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from games.text import normalize
+from models.types import GenerateRequest, Inference, InferenceError, Message
+
+PROMPT_VERSION = "tom-1"
+MAX_TOKENS = 64
+
+
+class Experiment(StrEnum):
+    DECRYPTO = "decrypto"
+    SPY = "spy"
+
+
+class Identity(StrEnum):
+    SPY = "spy"
+    VILLAGER = "villager"
+
+
+# --------------------------------------------------------------------------- answers
+
+_ANSWER = re.compile(r"ANSWER\s*:\s*(.*)", re.IGNORECASE)
+
+
+def answer_line(text: str) -> str | None:
+    """The text after the last ``ANSWER:`` (first line of it), or None."""
+    found = _ANSWER.findall(text)
+    if not found:
+        return None
+    line = found[-1].strip().splitlines()[0].strip() if found[-1].strip() else ""
+    return line or None
+
+
+def parse_words(text: str, n: int) -> tuple[str, ...] | None:
+    """``n`` comma-separated words from the answer (numbering like ``1.`` dropped), or None."""
+    line = answer_line(text)
+    if line is None:
+        return None
+    parts = [re.sub(r"^\s*\d+\s*[.):]\s*", "", p).strip(" .\"'") for p in line.split(",")]
+    parts = [p for p in parts if p]
+    return tuple(parts) if len(parts) == n else None
+
+
+def parse_code(text: str) -> str | None:
+    """A three-digit code ``d-d-d`` (digits 1-4, distinct) from the answer, or None."""
+    line = answer_line(text)
+    digits = re.findall(r"[1-4]", line or "")
+    if len(digits) != 3 or len(set(digits)) != 3:
+        return None
+    return "-".join(digits)
+
+
+def same_words(a: Sequence[str], b: Sequence[str]) -> bool:
+    return len(a) == len(b) and all(normalize(x) == normalize(y) for x, y in zip(a, b, strict=True))
+
+
+# --------------------------------------------------------------------------- Decrypto: pure parts
+
+
+@dataclass(frozen=True, slots=True)
+class DecryptoTurn:
+    """One team's turn and the public history before it."""
+
+    team: str
+    round: int
+    keywords: tuple[str, str, str, str]
+    code: str
+    hints: tuple[str, ...]
+    history: tuple[tuple[str, dict[str, str]], ...]  # (code, hints by digit) of the team's earlier turns
+    interceptor_guess: str | None
+
+
+def decrypto_turns(details: dict[str, Any]) -> list[DecryptoTurn]:
+    """Every turn of a finished Decrypto game's result, with its team's earlier turns."""
+    kw = details["keywords"]
+    by_team = kw if isinstance(next(iter(kw.values())), dict) else {"A": kw}
+    out: list[DecryptoTurn] = []
+    for team, words in sorted(by_team.items()):
+        keywords = tuple(words[str(d)] for d in range(1, 5))
+        rows = sorted((h for h in details["history"] if h["team"] == team), key=lambda h: h["round"])
+        for i, h in enumerate(rows):
+            past = tuple((r["code"], dict(r["hints_by_digit"])) for r in rows[:i])
+            out.append(DecryptoTurn(team, int(h["round"]), keywords, h["code"], tuple(h["hints"]),
+                                    past, h.get("interceptor_guess")))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SmartiesScore:
+    counted: bool  # A was wrong (the only turns the paper scores)
+    rc_weak: bool = False
+    rc_strong: bool = False
+    fb_weak: bool = False
+    fb_strong: bool = False
+
+
+def smarties(keywords: Sequence[str], a: Sequence[str] | None, b: Sequence[str] | None,
+             c: Sequence[str] | None) -> SmartiesScore:
+    """Representational change (A vs B) and false belief (A vs C) of one turn; an unanswered B or C fails."""
+    if a is None or same_words(a, keywords):
+        return SmartiesScore(counted=False)
+    return SmartiesScore(
+        counted=True,
+        rc_weak=b is not None and not same_words(b, keywords), rc_strong=b is not None and same_words(b, a),
+        fb_weak=c is not None and not same_words(c, keywords), fb_strong=c is not None and same_words(c, a),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PerspectiveScore:
+    answered: bool
+    eve_guessed: bool  # Eve guessed this turn (not the first turn of the teams variant)
+    correct: bool = False  # the prediction is Eve's real guess
+    predicted_intercept: bool = False  # the prediction is the real code
+    intercepted: bool = False
+
+
+def perspective(code: str, predicted: str | None, eve_guess: str | None) -> PerspectiveScore:
+    return PerspectiveScore(answered=predicted is not None, eve_guessed=eve_guess is not None,
+                            correct=predicted is not None and predicted == eve_guess,
+                            predicted_intercept=predicted == code, intercepted=eve_guess == code)
+
+
+@dataclass(slots=True)
+class DecryptoTable:
+    """The Decrypto paper's Figure 4 numbers for one agent (shares in [0, 1])."""
+
+    agent: str
+    smarties: list[SmartiesScore] = field(default_factory=list)
+    perspective: list[PerspectiveScore] = field(default_factory=list)
+
+    def row(self) -> dict[str, float | int | None]:
+        counted = [s for s in self.smarties if s.counted]
+        pt = [p for p in self.perspective if p.eve_guessed]
+
+        def share(xs: Sequence[bool]) -> float | None:
+            return sum(xs) / len(xs) if xs else None
+
+        return {
+            "turns_scored": len(counted), "turns_asked": len(self.smarties),
+            "rc_weak": share([s.rc_weak for s in counted]), "rc_strong": share([s.rc_strong for s in counted]),
+            "fb_weak": share([s.fb_weak for s in counted]), "fb_strong": share([s.fb_strong for s in counted]),
+            "pt_turns": len(pt), "pt_unanswered": sum(1 for p in pt if not p.answered),
+            "pt_accuracy": share([p.correct for p in pt]),
+            "pt_predicted_intercept": share([p.predicted_intercept for p in pt]),
+            "pt_real_intercept": share([p.intercepted for p in pt]),
+        }
+
+
+# --------------------------------------------------------------------------- Decrypto: prompts
+
+
+def _history_text(turn: DecryptoTurn) -> str:
+    if not turn.history:
+        return "No turns have been played yet."
+    lines = []
+    for i, (code, by_digit) in enumerate(turn.history, start=1):
+        lines.append(f"Turn {i}: code {code}; hints " + ", ".join(f"{d}: {h}" for d, h in sorted(by_digit.items())))
+    per_digit = {d: [bd[d] for _, bd in turn.history if d in bd] for d in "1234"}
+    lines.append("Hint history by keyword digit: " + "; ".join(f"{d}: {', '.join(v) or '-'}"
+                                                                for d, v in per_digit.items()))
+    return "\n".join(lines)
+
+
+RULES = ("Decrypto: a team has four secret keywords numbered 1-4. Each turn the encoder gets a three-digit code "
+         "(three different digits from 1 to 4) and gives one hint per digit, pointing at that digit's keyword. "
+         "The interceptor (Eve) sees only the hints and the revealed codes of past turns, and tries to guess the "
+         "code.")
+
+
+def eve_prompts(turn: DecryptoTurn) -> dict[str, tuple[Message, ...]]:
+    """Prompts A, B and C of the Smarties task for one turn (asked independently)."""
+    system = Message("system", f"{RULES} You are Eve, the interceptor.")
+    history = _history_text(turn)
+    reveal = f"The four keywords have now been revealed: {', '.join(turn.keywords)}."
+    fmt = "Answer on one line: ANSWER: keyword1, keyword2, keyword3, keyword4"
+    return {
+        "A": (system, Message("user", f"{history}\n\nWhat do you think the four keywords are (in order 1-4)? {fmt}")),
+        "B": (system, Message("user", f"{history}\n\n{reveal} Before this reveal, what did you think the four keywords "
+                                      f"were (in order 1-4)? {fmt}")),
+        "C": (system, Message("user", f"{history}\n\n{reveal} A second interceptor saw the same history as you but "
+                                      f"not this reveal. What would they think the four keywords are (in order 1-4)? "
+                                      f"{fmt}")),
+    }
+
+
+def alice_prompt(turn: DecryptoTurn) -> tuple[Message, ...]:
+    """Perspective taking: the encoder who gave this turn's hints predicts Eve's guess."""
+    system = Message("system", f"{RULES} You are Alice, the encoder.")
+    user = (f"Your keywords: {', '.join(f'{i}. {k}' for i, k in enumerate(turn.keywords, start=1))}.\n"
+            f"{_history_text(turn)}\n\nThis turn your code was {turn.code} and you gave the hints "
+            f"{', '.join(turn.hints)}. Eve does not know the keywords. What code do you think Eve will guess? "
+            "Answer on one line: ANSWER: d-d-d")
+    return system, Message("user", user)
+
+
+# --------------------------------------------------------------------------- Who-is-Spy: pure parts
+
+
+@dataclass(frozen=True, slots=True)
+class SpyTable:
+    """One seat asked before the first vote."""
+
+    seat: int
+    word: str | None
+    identity: Identity
+    first: dict[int, tuple[str, Identity]] | None  # seat -> guessed (keyword, identity), or None: unanswered
+    second: tuple[str, Identity] | None  # what the others will guess about this seat
+
+
+def spy_setting(details: dict[str, Any]) -> tuple[list[str | None], list[Identity], list[tuple[int, str]]]:
+    """Each seat's word, identity (Mr. White counts as a spy) and the round-1 descriptions (seat, text)."""
+    roles = details["roles"]
+    words: list[str | None] = []
+    ids: list[Identity] = []
+    for r in roles:
+        ids.append(Identity.VILLAGER if r == "villager" else Identity.SPY)
+        words.append(details["villager_word"] if r == "villager" else details["spy_word"] if r == "spy" else None)
+    said = [(int(d["seat"]), str(d["text"])) for d in details["descriptions"] if int(d["round"]) == 1]
+    return words, ids, said
+
+
+def parse_players(text: str, seats: int) -> dict[int, tuple[str, Identity]] | None:
+    """Lines ``Player k: keyword, spy|villager`` for every seat, or None."""
+    out: dict[int, tuple[str, Identity]] = {}
+    for m in re.finditer(r"Player\s*(\d+)\s*[:\-]\s*([^,\n]+?)\s*,\s*(spy|villager|civilian)", text, re.IGNORECASE):
+        k = int(m.group(1)) - 1
+        if 0 <= k < seats:
+            out[k] = (m.group(2).strip(" .\"'"), Identity.SPY if m.group(3).lower() == "spy" else Identity.VILLAGER)
+    return out if len(out) == seats else None
+
+
+def parse_self(text: str) -> tuple[str, Identity] | None:
+    line = answer_line(text)
+    m = re.match(r"\s*([^,]+?)\s*,\s*(spy|villager|civilian)", line or "", re.IGNORECASE)
+    if not m:
+        return None
+    return m.group(1).strip(" .\"'"), Identity.SPY if m.group(2).lower() == "spy" else Identity.VILLAGER
+
+
+def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Sequence[SpyTable]) -> dict[str, Any]:
+    """SpyGame's Table 7 for one game: shares over seats (self) and seat pairs (1-order), seats (2-order)."""
+    by_seat = {t.seat: t for t in tables}
+    self_id: list[bool] = []
+    one_word: list[bool] = []
+    one_id: list[bool] = []
+    two_word: list[bool] = []
+    two_id: list[bool] = []
+    for t in tables:
+        if t.first is None:
+            self_id.append(False)
+        else:
+            self_id.append(t.first[t.seat][1] is ids[t.seat])
+            for s, (w, i) in t.first.items():
+                if s == t.seat:
+                    continue
+                one_word.append(words[s] is not None and normalize(w) == normalize(words[s] or ""))
+                one_id.append(i is ids[s])
+        # Ground truth of the second order: the other seats' first-order answers about this seat.
+        about = [f[t.seat] for o in by_seat if o != t.seat and (f := by_seat[o].first) is not None]
+        if not about:
+            continue
+        top_word = Counter(normalize(w) for w, _ in about).most_common(1)[0][0]
+        top_id = Counter(i for _, i in about).most_common(1)[0][0]
+        two_word.append(t.second is not None and normalize(t.second[0]) == top_word)
+        two_id.append(t.second is not None and t.second[1] is top_id)
+
+    def share(xs: Sequence[bool]) -> float | None:
+        return sum(xs) / len(xs) if xs else None
+
+    return {"seats": len(tables), "self_identity": share(self_id), "one_word": share(one_word),
+            "one_identity": share(one_id), "two_word": share(two_word), "two_identity": share(two_id),
+            "unanswered": sum(1 for t in tables if t.first is None) + sum(1 for t in tables if t.second is None)}
+
+
+SPY_RULES = ("Who is the Spy: every player but the spy got the same secret keyword; the spy got a similar but "
+             "different one. Each player has described their keyword once without saying it. Then everyone votes "
+             "for who they think the spy is.")
+
+
+def spy_prompts(seat: int, word: str | None, said: Sequence[tuple[int, str]], seats: int) -> dict[str, tuple[Message, ...]]:
+    system = Message("system", f"{SPY_RULES} You are Player {seat + 1}.")
+    mine = f"Your keyword is {word}." if word else "You got no keyword."
+    talk = "\n".join(f"Player {s + 1}: {t}" for s, t in said)
+    first = (f"{mine}\nThe descriptions so far:\n{talk}\n\nIt is your turn to guess the keywords and identities of "
+             f"all players, including yourself. You must identify only one spy player. Answer with one line per "
+             f"player, Player 1 to Player {seats}: Player k: keyword, spy or villager")
+    second = (f"{mine}\nThe descriptions so far:\n{talk}\n\nBased on your description, what do you think other players "
+              "will guess your keyword and identity to be? Please put yourself in the shoes of other players and "
+              "guess your own keyword and identity. Answer on one line: ANSWER: keyword, spy or villager")
+    return {"first": (system, Message("user", first)), "second": (system, Message("user", second))}
+
+
+# --------------------------------------------------------------------------- asking
+
+
+async def ask(client: Inference, messages: Sequence[Message], *, max_tokens: int = MAX_TOKENS,
+              prefill: str = "ANSWER:") -> str:
+    """The model's reply at temperature 0 (prefilled where the backend allows; '' when the call failed)."""
+    try:
+        res = await client.generate(GenerateRequest(tuple(messages), max_tokens=max_tokens, temperature=0.0,
+                                                    prefill=prefill))
+    except InferenceError:
+        return ""
+    text = res.text
+    return text if not prefill or prefill.lower() in text.lower() else prefill + " " + text
+
+
+async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]]
+                       ) -> tuple[DecryptoTable, list[dict[str, Any]]]:
+    """Ask every turn of these games (id, result details); the table and the records to store."""
+    table = DecryptoTable(agent)
+    records: list[dict[str, Any]] = []
+    for gid, details in games:
+        for turn in decrypto_turns(details):
+            pt_raw = await ask(client, alice_prompt(turn), max_tokens=16)
+            pt = perspective(turn.code, parse_code(pt_raw), turn.interceptor_guess)
+            table.perspective.append(pt)
+            rec: dict[str, Any] = {"game_id": gid, "round": turn.round, "team": turn.team,
+                                   "pt": {"raw": pt_raw, "score": _asdict(pt)}}
+            if turn.history:  # every turn except the first
+                raw = {k: await ask(client, m) for k, m in eve_prompts(turn).items()}
+                sc = smarties(turn.keywords, parse_words(raw["A"], 4), parse_words(raw["B"], 4),
+                              parse_words(raw["C"], 4))
+                table.smarties.append(sc)
+                rec["smarties"] = {"raw": raw, "score": _asdict(sc)}
+            records.append(rec)
+    return table, records
+
+
+async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]]
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Ask every seat of these games before the first vote; per-game scores and the records to store."""
+    scores: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    for gid, details in games:
+        words, ids, said = spy_setting(details)
+        n = len(words)
+        tables = []
+        for seat in range(n):
+            prompts = spy_prompts(seat, words[seat], said, n)
+            first_raw = await ask(client, prompts["first"], max_tokens=24 * n, prefill="Player 1:")
+            second_raw = await ask(client, prompts["second"], max_tokens=24)
+            t = SpyTable(seat, words[seat], ids[seat], parse_players(first_raw, n), parse_self(second_raw))
+            tables.append(t)
+            records.append({"game_id": gid, "seat": seat, "first": first_raw, "second": second_raw})
+        scores.append({"game_id": gid, **spy_scores(words, ids, tables)})
+    return scores, records
+
+
+def _asdict(x: Any) -> dict[str, Any]:
+    return {k: getattr(x, k) for k in x.__dataclass_fields__}
+
+
+def mean_rows(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, float | None]:
+    """The mean of each key over the rows that have it (None where none has)."""
+    out: dict[str, float | None] = {}
+    for k in keys:
+        xs = [r[k] for r in rows if r.get(k) is not None]
+        out[k] = sum(xs) / len(xs) if xs else None
+    return out
+
+
+def settings_digest(agent: str) -> str:
+    return hashlib.sha256(f"{PROMPT_VERSION}:{agent}".encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- storing beside the game
+
+
+def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, Any]]) -> list[Any]:
+    """The answers as evaluation rows of their game (evaluator ``tom:<experiment>:<agent>``; no metrics columns:
+    the scores are in ``metric``), so they are kept and exported with the game."""
+    from storage.evaluations import EvaluationRecord
+
+    out = []
+    for r in records:
+        if experiment is Experiment.DECRYPTO:
+            seq, part, what = int(r["round"]), ord(str(r["team"])[0]) - ord("A"), {"round": r["round"], "team": r["team"]}
+        else:
+            seq, part, what = int(r["seat"]), 0, {"seat": r["seat"]}
+        out.append(EvaluationRecord(
+            game_id=int(r["game_id"]), action_seq=seq, part=part, game=experiment.value,
+            evaluator=f"tom:{experiment.value}:{agent}", settings=settings_digest(agent),
+            settings_json={"kind": "tom", "prompts": PROMPT_VERSION, "agent": agent},
+            instance={"experiment": experiment.value, **what}, decoys=[], perm_seed=0, ally_probs=None,
+            cham_probs=None, utility=None, leakage=None, soft=None, binary=None,
+            metric={k: v for k, v in r.items() if k not in ("game_id",)},
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------- the command
+
+
+DECRYPTO_KEYS = ("turns_scored", "rc_weak", "rc_strong", "fb_weak", "fb_strong", "pt_turns", "pt_accuracy",
+                 "pt_predicted_intercept", "pt_real_intercept")
+SPY_KEYS = ("self_identity", "one_word", "one_identity", "two_word", "two_identity")
+
+
+def _pct(x: object) -> str:
+    return "    -" if x is None else f"{100 * float(x):5.0f}" if isinstance(x, float) else f"{x:5d}"
+
+
+def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
+    heads = ("turns", "RC weak", "RC strong", "FB weak", "FB strong", "PT turns", "PT acc.", "PT pred. int.",
+             "real int.")
+    width = max([5, *(len(a) for a in rows)]) + 2
+    lines = ["Decrypto theory of mind (the Decrypto paper, section 4.1; shares 0-100; RC/FB over turns where the "
+             "agent's keyword guess A was wrong)",
+             f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
+    for agent, r in rows.items():
+        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))
+    return "\n".join(lines)
+
+
+def render_spy(rows: dict[str, dict[str, Any]]) -> str:
+    heads = ("Self-Identity", "1-Word", "1-Identity", "2-Word", "2-Identity", "games", "unanswered")
+    width = max([5, *(len(a) for a in rows)]) + 2
+    lines = ["Who-is-Spy theory of mind before the first vote (SpyGame, section 4.3; shares 0-100)",
+             f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
+    for agent, r in rows.items():
+        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in (*SPY_KEYS, "games", "unanswered")))
+    return "\n".join(lines)
+
+
+def _command(experiment: Experiment) -> Any:
+    import asyncio
+
+    import typer
+
+    def command(
+        agent: list[str] = typer.Option(..., "--agent", "-a", help="A language model: llm:default, llm:/path, "
+                                        "llm:openai:http://host/v1#model (repeatable: one row each)."),
+        games_: str | None = typer.Option(None, "--games", help="Comma-separated game ids (default: every "
+                                          "finished game of this kind)."),
+        database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+        keep: bool = typer.Option(True, "--store/--no-store", help="Keep the answers beside each game (exported)."),
+    ) -> None:
+        from bot.settings import Settings
+        from models.client import ClientPool
+        from storage.evaluations import save_evaluations
+        from storage.store import DatabaseMissing, Store
+
+        bad = [a for a in agent if not a.startswith("llm:")]
+        if bad:
+            raise typer.BadParameter(f"{bad[0]} is not a language model: theory-of-mind questions go to llm:... agents")
+        try:
+            wanted = {int(x) for x in games_.split(",") if x.strip()} if games_ else None
+        except ValueError:
+            raise typer.BadParameter("--games takes game ids separated by commas") from None
+        settings = Settings()
+
+        async def go() -> str:
+            store = await Store.open(database or settings.database_url, must_exist=True)
+            pool = ClientPool(settings.client_options())
+            try:
+                rows = await store.games(status="finished", game=experiment.value)
+                picked = [(r.id, (r.result or {}).get("details") or {}) for r in rows
+                          if r.id is not None and (wanted is None or r.id in wanted)]
+                picked = [(gid, d) for gid, d in picked if d]
+                if not picked:
+                    raise typer.BadParameter(f"no finished {experiment.value} game with a result"
+                                             + (" among --games" if wanted else ""))
+                table: dict[str, dict[str, Any]] = {}
+                for name in agent:
+                    client = await pool.get(name[len("llm:"):] or "default")
+                    if experiment is Experiment.DECRYPTO:
+                        dt, recs = await run_decrypto(client, name, picked)
+                        table[name] = dt.row()
+                    else:
+                        per_game, recs = await run_spy(client, name, picked)
+                        table[name] = {**mean_rows(per_game, SPY_KEYS), "games": len(per_game),
+                                       "unanswered": sum(int(g["unanswered"]) for g in per_game)}
+                    if keep:
+                        await save_evaluations(store, to_records(experiment, name, recs))
+                return render_decrypto(table) if experiment is Experiment.DECRYPTO else render_spy(table)
+            finally:
+                await pool.aclose()
+                await store.aclose()
+
+        try:
+            typer.echo(asyncio.run(go()))
+        except DatabaseMissing as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    command.__doc__ = {Experiment.DECRYPTO: "Representational change, false belief and perspective taking over "
+                                            "logged Decrypto games (the Decrypto paper, section 4.1).",
+                       Experiment.SPY: "First- and second-order questions before the first vote of logged "
+                                       "Who-is-Spy games (SpyGame, section 4.3)."}[experiment]
+    return command
+
+
+def tom_cli() -> Any:
+    """``hushtable tom decrypto|spy`` (registered in bot/cli.py)."""
+    import typer
+
+    app = typer.Typer(no_args_is_help=True, add_completion=False,
+                      help="The papers' theory-of-mind experiments over logged games (live or imported).")
+    for exp in Experiment:
+        app.command(exp.value)(_command(exp))
+    return app

@@ -1,0 +1,162 @@
+"""Theory-of-mind scoring on scripted games, checked against numbers worked out by hand.
+
+``ScriptedModel`` is a deterministic test double, not a model: it answers each question with the
+line this test wrote for it, so the scores below can be computed by hand from the script.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.research.tom import (
+    Experiment,
+    parse_code,
+    parse_players,
+    parse_words,
+    run_decrypto,
+    run_spy,
+    smarties,
+    to_records,
+)
+from models.types import GenerateRequest, GenerateResult, ScoreRequest, ScoreResult
+
+KEYWORDS = {"1": "star", "2": "jazz", "3": "thunder", "4": "plane"}
+# The benchmark variant's result shape (games/decrypto.py): one team, Eve guesses every turn.
+ROUNDS = [("1-2-3", "3-1-2"), ("4-1-3", "4-1-3"), ("2-4-1", "1-4-2"), ("3-2-4", "2-3-4")]
+DECRYPTO = {
+    "keywords": KEYWORDS,
+    "history": [{"round": i + 1, "team": "A", "code": code, "hints": [f"h{i}{j}" for j in range(3)],
+                 "hints_by_digit": {d: f"h{i}{j}" for j, d in enumerate(code.split("-"))}, "interceptor_guess": eve}
+                for i, (code, eve) in enumerate(ROUNDS)],
+}
+EVE = {  # round -> answers to prompts A, B, C
+    2: ("sun, music, storm, jet", "sun, music, storm, jet", "star, jazz, thunder, plane"),
+    3: ("star, jazz, thunder, plane", "x, x, x, x", "x, x, x, x"),  # A right: the turn is not scored
+    4: ("sky, blues, rain, boat", "sky, blues, rain, car", "no idea"),
+}
+ALICE = {"1-2-3": "3-1-2", "4-1-3": "4-1-3", "2-4-1": "2-4-1", "3-2-4": "1-2-3"}  # code -> predicted Eve guess
+
+SPY = {
+    "roles": ["villager", "spy", "villager", "villager"], "villager_word": "cat", "spy_word": "dog",
+    "descriptions": [{"round": 1, "seat": s, "text": f"said {s}"} for s in range(4)]
+                    + [{"round": 2, "seat": 0, "text": "later"}],
+}
+FIRST = {  # seat -> its first-order answer (Player 1..4: keyword, identity)
+    0: ["cat, villager", "dog, spy", "cat, villager", "cat, villager"],
+    1: ["cat, villager", "cat, villager", "dog, spy", "cat, villager"],
+    2: ["cat, villager", "dog, spy", "cat, villager", "fish, villager"],
+    3: ["cat, villager", "dog, spy", "cat, villager", "cat, villager"],
+}
+SECOND = {0: "cat, villager", 1: "cat, villager", 2: "cat, spy", 3: "I cannot say"}
+
+
+class ScriptedModel:
+    """A deterministic test double for the inference client: the scripted answer to each question."""
+
+    model_id = "scripted"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def generate(self, req: GenerateRequest) -> GenerateResult:
+        system, user = req.messages[0].content, req.messages[-1].content
+        self.asked.append(user)
+        return GenerateResult(req.prefill + " " + self._answer(system, user), "scripted")
+
+    def _answer(self, system: str, user: str) -> str:
+        if "You are Eve" in system:
+            rnd = len(re.findall(r"^Turn \d+:", user, re.M)) + 1
+            a, b, c = EVE[rnd]
+            return b if "Before this reveal" in user else c if "second interceptor" in user else a
+        if "You are Alice" in system:
+            code = re.search(r"your code was (\d-\d-\d)", user)
+            assert code is not None
+            return ALICE[code.group(1)]
+        seat = int(re.search(r"You are Player (\d+)", system).group(1)) - 1  # type: ignore[union-attr]
+        if "shoes of other players" in user:
+            return SECOND[seat]
+        return "\n".join(f"Player {k + 1}: {line}" for k, line in enumerate(FIRST[seat]))[len("Player 1:"):]
+
+    async def score_labels(self, req: ScoreRequest) -> ScoreResult:
+        raise NotImplementedError("ToM questions are generated answers")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_decrypto_smarties_and_perspective_taking_match_the_hand_computation() -> None:
+    model = ScriptedModel()
+    table, records = await run_decrypto(model, "llm:scripted", [(7, DECRYPTO)])
+    row = table.row()
+    # Rounds 2-4 are asked (not the first); round 3's A is right, so two turns are scored.
+    assert row["turns_asked"] == 3 and row["turns_scored"] == 2
+    # Round 2: B = A (strong and weak RC), C = the keywords (FB fails both). Round 4: B differs from the
+    # keywords and from A (weak RC only), C unanswered (FB fails).
+    assert row["rc_weak"] == 1.0 and row["rc_strong"] == 0.5
+    assert row["fb_weak"] == 0.0 and row["fb_strong"] == 0.0
+    # Perspective taking over 4 turns: right on rounds 1 and 2; "intercepted" predicted on rounds 2 and 3;
+    # Eve really intercepted on round 2 only.
+    assert row["pt_turns"] == 4
+    assert row["pt_accuracy"] == 0.5 and row["pt_predicted_intercept"] == 0.5 and row["pt_real_intercept"] == 0.25
+    assert sum("Before this reveal" in q for q in model.asked) == 3  # B asked on every turn after the first
+    stored = to_records(Experiment.DECRYPTO, "llm:scripted", records)
+    assert [r.action_seq for r in stored] == [1, 2, 3, 4] and {r.evaluator for r in stored} == {"tom:decrypto:llm:scripted"}
+    assert stored[1].metric["smarties"]["score"] == {"counted": True, "rc_weak": True, "rc_strong": True,
+                                                      "fb_weak": False, "fb_strong": False}
+
+
+def test_a_strong_pass_needs_the_earlier_answer_and_a_right_a_is_not_scored() -> None:
+    kw = ("star", "jazz", "thunder", "plane")
+    assert not smarties(kw, kw, ("a", "b", "c", "d"), None).counted
+    s = smarties(kw, ("a", "b", "c", "d"), ("A", "B", "C", "D"), ("star", "jazz", "thunder", "plane"))
+    assert s.counted and s.rc_weak and s.rc_strong and not s.fb_weak and not s.fb_strong
+    assert parse_words("ANSWER: 1. star, 2. jazz, 3. thunder, 4. plane", 4) == kw
+    assert parse_words("no answer line", 4) is None and parse_words("ANSWER: star, jazz", 4) is None
+    assert parse_code("ANSWER: 4-1-3") == "4-1-3" and parse_code("ANSWER: 4-4-1") is None
+
+
+async def test_spy_first_and_second_order_match_the_hand_computation() -> None:
+    scores, records = await run_spy(ScriptedModel(), "llm:scripted", [(9, SPY)])
+    (got,) = scores
+    assert got["seats"] == 4 and len(records) == 4
+    # Self-identity: seats 0, 2 and 3 right; the spy (seat 1) calls itself a villager.
+    assert got["self_identity"] == 0.75
+    # 1-word over 12 (seat, other seat) pairs: seat 1 misreads seat 2's word, seat 2 seat 3's: 10 of 12.
+    assert got["one_word"] == pytest.approx(10 / 12)
+    # 1-identity: seat 1 calls seat 2 the spy: 11 of 12.
+    assert got["one_identity"] == pytest.approx(11 / 12)
+    # 2nd order against the others' majority: seat 0 (cat, villager) both right; seat 1 (truth: dog, spy) both
+    # wrong; seat 2 word right, identity wrong; seat 3 unanswered.
+    assert got["two_word"] == 0.5 and got["two_identity"] == 0.25
+    assert got["unanswered"] == 1
+    assert parse_players("Player 1: cat, villager\nPlayer 2: dog, spy", 2) is not None
+    assert parse_players("Player 1: cat, villager", 2) is None  # every player or nothing
+
+
+async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path: Path) -> None:
+    from storage.evaluations import evaluations_json, save_evaluations
+    from storage.store import Store
+    from tests.eval.logging_helpers import log_random_game
+
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'log.db'}")
+    try:
+        gid, result = await log_random_game(store, "decrypto", "benchmark", 3, seed=4)
+        assert result is not None
+        details: dict[str, Any] = (await store.game(gid)).result["details"]  # type: ignore[union-attr]
+
+        class Blank(ScriptedModel):
+            def _answer(self, system: str, user: str) -> str:
+                return "no idea"
+
+        table, records = await run_decrypto(Blank(), "llm:blank", [(gid, details)])
+        assert table.row()["turns_scored"] == 0  # unparseable A: never guessed into a score
+        assert await save_evaluations(store, to_records(Experiment.DECRYPTO, "llm:blank", records)) == len(records)
+        exported = await evaluations_json(store, gid)
+        assert {e["evaluator"] for e in exported} == {"tom:decrypto:llm:blank"}
+        assert all(e["soft"] is None for e in exported)  # never mistaken for a SNEAK score
+    finally:
+        await store.aclose()
