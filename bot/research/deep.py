@@ -1,0 +1,266 @@
+"""DEEP, SpyGame's Dual Expression Evaluation Program (the SpyGame paper, section 2): ``hushtable deep``.
+
+Each agent describes each target word twice, with the paper's prompts adapted:
+
+- *aggressive*: "a focused, detailed and accurate description … within a limit
+  of 100 words, so that someone can easily guess" the word;
+- *conservative*, in two steps (the paper's chain of thought): first imagine
+  other words sharing a characteristic with the word, then "a conservative
+  description … within a limit of 10 words" of their commonality, "so that
+  others cannot guess" the word.
+
+A judge then rates, on the paper's 1-5 scale ("1 denotes very inaccurate and 5
+very accurate"), how well each description matches the target and each of its
+distractor words. The table is the paper's: per agent and mode, the mean score
+on targets and on distractors (a good aggressive description scores high on
+the target and low on distractors; a good conservative one, lower on the
+target). A rating the judge does not give as a digit 1-5 is counted as
+unparsed and left out of the means, never guessed.
+
+Words: by default the first ``count`` pairs of the bundled Who-is-Spy deck,
+each first word a target and its pair partner plus two words of other pairs
+(seeded) its distractors; ``--words FILE`` takes lines ``target: distractor,
+distractor``. Agents and the judge are language models (``llm:default``, a
+local path, or ``llm:openai:http://host/v1#model``): the protocol is the same
+for the bundled models and an OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from games import decks
+from games.base import rng
+from models.types import GenerateRequest, Inference, InferenceError, Message
+
+DISTRACTORS_FROM_OTHER_PAIRS = 2
+AGGRESSIVE_TOKENS = 160
+CONSERVATIVE_TOKENS = 32
+CANDIDATE_TOKENS = 64
+
+
+class Mode(StrEnum):
+    AGGRESSIVE = "aggressive"
+    CONSERVATIVE = "conservative"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    word: str
+    distractors: tuple[str, ...]
+
+
+def default_targets(count: int, seed: int = 0) -> list[Target]:
+    """The first ``count`` Who-is-Spy pairs: the first word, its partner and two words of other pairs."""
+    pairs = list(decks.pairs())
+    out = []
+    for i, (a, b) in enumerate(pairs[:count]):
+        others = [p for j, p in enumerate(pairs) if j != i]
+        r = rng(seed, "deep-distractors", a)
+        picks = [p[r.randrange(2)] for p in r.sample(others, DISTRACTORS_FROM_OTHER_PAIRS)]
+        out.append(Target(a, (b, *picks)))
+    return out
+
+
+def parse_targets(text: str) -> list[Target]:
+    """Lines ``target: distractor, distractor`` (``#`` comments); ValueError naming the line otherwise."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        head, sep, tail = line.partition(":")
+        distractors = tuple(w.strip() for w in tail.split(",") if w.strip())
+        if not sep or not head.strip() or not distractors:
+            raise ValueError(f"line {n}: expected 'target: distractor, distractor', got {line!r}")
+        out.append(Target(head.strip(), distractors))
+    if not out:
+        raise ValueError("no target words")
+    return out
+
+
+# --------------------------------------------------------------------------- the agent's descriptions
+
+
+def aggressive_prompt(word: str) -> tuple[Message, ...]:
+    return (Message("user", f"Please provide a focused, detailed, and accurate description of {word} within a limit "
+                            f"of 100 words, so that someone can easily guess {word} based on the description "
+                            "provided."),)
+
+
+def candidates_prompt(word: str) -> tuple[Message, ...]:
+    return (Message("user", f"Imagine other words that might share a common characteristic based on {word}. The "
+                            "candidate words may possess the same or similar attributes, and are closely related to "
+                            f"the field of {word}. List a few of them."),)
+
+
+def conservative_prompt(word: str, candidates: str) -> tuple[Message, ...]:
+    return (*candidates_prompt(word), Message("assistant", candidates),
+            Message("user", f"Please provide a conservative description of {word} within a limit of 10 words. You "
+                            "can describe the most significant commonality of these words so that others cannot "
+                            f"guess {word} based on the description provided."))
+
+
+async def _generate(client: Inference, messages: Sequence[Message], max_tokens: int) -> str:
+    try:
+        res = await client.generate(GenerateRequest(tuple(messages), max_tokens=max_tokens, temperature=0.0))
+    except InferenceError:
+        return ""
+    return res.text.strip()
+
+
+async def describe(client: Inference, word: str) -> dict[Mode, str]:
+    """The agent's two descriptions of ``word`` (greedy, as the paper samples)."""
+    aggressive = await _generate(client, aggressive_prompt(word), AGGRESSIVE_TOKENS)
+    candidates = await _generate(client, candidates_prompt(word), CANDIDATE_TOKENS)
+    conservative = await _generate(client, conservative_prompt(word, candidates), CONSERVATIVE_TOKENS)
+    return {Mode.AGGRESSIVE: aggressive, Mode.CONSERVATIVE: " ".join(conservative.split()[:10])}
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+class Judge(Protocol):
+    """Rates how well a description matches a word, 1-5, or None when it gives no rating."""
+
+    async def rate(self, description: str, word: str) -> int | None: ...
+
+
+JUDGE_SYSTEM = ("You can only reply to numbers from 1 to 5 in the following statements. Please evaluate the extent "
+                "to which the description in this sentence matches the word. 1 denotes \"very inaccurate\" and 5 "
+                "denotes \"very accurate\".")
+
+
+def parse_rating(text: str) -> int | None:
+    m = re.search(r"[1-5]", text)
+    return int(m.group(0)) if m else None
+
+
+class LLMJudge:
+    """The paper's judging prompt to a language model; the first digit 1-5 of its reply is the rating."""
+
+    def __init__(self, client: Inference) -> None:
+        self.client = client
+
+    async def rate(self, description: str, word: str) -> int | None:
+        msgs = (Message("system", JUDGE_SYSTEM), Message("user", f"Description: {description}\nWord: {word}"))
+        return parse_rating(await _generate(self.client, msgs, 4))
+
+
+# --------------------------------------------------------------------------- the table
+
+
+@dataclass(slots=True)
+class Cell:
+    target: list[int] = field(default_factory=list)
+    distractor: list[int] = field(default_factory=list)
+    unparsed: int = 0
+
+    def means(self) -> tuple[float | None, float | None]:
+        def mean(xs: list[int]) -> float | None:
+            return sum(xs) / len(xs) if xs else None
+
+        return mean(self.target), mean(self.distractor)
+
+
+async def judge_descriptions(judge: Judge, target: Target, descriptions: dict[Mode, str],
+                             table: dict[Mode, Cell]) -> dict[str, Any]:
+    """Rate each description against the target and its distractors, adding to ``table``; the ratings."""
+    out: dict[str, Any] = {}
+    for mode, text in descriptions.items():
+        cell = table.setdefault(mode, Cell())
+        ratings = {}
+        for word, is_target in ((target.word, True), *((d, False) for d in target.distractors)):
+            r = await judge.rate(text, word) if text else None
+            ratings[word] = r
+            if r is None:
+                cell.unparsed += 1
+            else:
+                (cell.target if is_target else cell.distractor).append(r)
+        out[mode.value] = {"description": text, "ratings": ratings}
+    return out
+
+
+async def run_deep(agent: Inference, judge: Judge, targets: Sequence[Target]) -> tuple[dict[Mode, Cell], list[Any]]:
+    """Describe every target in both modes and judge; the table's cells and the per-word record."""
+    table: dict[Mode, Cell] = {}
+    records = []
+    for t in targets:
+        records.append({"word": t.word, **await judge_descriptions(judge, t, await describe(agent, t.word), table)})
+    return table, records
+
+
+def render(rows: dict[str, dict[Mode, Cell]], judge: str, words: int) -> str:
+    """The paper's Table 1 layout: per agent, target and distractor means per mode (1-5)."""
+
+    def f(x: float | None) -> str:
+        return "   -" if x is None else f"{x:4.2f}"
+
+    width = max([5, *(len(a) for a in rows)]) + 2
+    lines = [f"DEEP (SpyGame, section 2): {words} target word(s), judge {judge}, scores 1-5 "
+             "(aggressive: target high, distractors low; conservative: target lower)",
+             f"{'':<{width}}{'Aggressive':>24}{'Conservative':>24}",
+             f"{'Agent':<{width}}{'Target':>12}{'Distractor':>12}{'Target':>12}{'Distractor':>12}{'unparsed':>10}"]
+    for agent, cells in rows.items():
+        agg = cells.get(Mode.AGGRESSIVE, Cell()).means()
+        con = cells.get(Mode.CONSERVATIVE, Cell()).means()
+        unparsed = sum(c.unparsed for c in cells.values())
+        lines.append(f"{agent:<{width}}{f(agg[0]):>12}{f(agg[1]):>12}{f(con[0]):>12}{f(con[1]):>12}{unparsed:>10}")
+    return "\n".join(lines)
+
+
+def deep_command() -> Any:
+    """``hushtable deep`` (registered in bot/cli.py)."""
+    import asyncio
+    import json
+
+    import typer
+
+    def deep(
+        agent: list[str] = typer.Option(..., "--agent", "-a", help="A language model that describes (llm:...; "
+                                        "repeatable: one row each)."),
+        judge: str = typer.Option(..., "--judge", help="The language model that rates (llm:..., e.g. "
+                                  "llm:openai:http://host/v1#model)."),
+        words: Path | None = typer.Option(None, "--words", help="Lines 'target: distractor, distractor' "
+                                          "(default: bundled Who-is-Spy pairs)."),
+        count: int = typer.Option(10, "--count", min=1, help="How many bundled pairs (without --words)."),
+        out: Path | None = typer.Option(None, "--out", help="Also write every description and rating as JSON."),
+    ) -> None:
+        """The DEEP description test: aggressive and conservative descriptions rated 1-5 by a judge."""
+        from bot.settings import Settings
+        from models.client import ClientPool
+
+        for spec in (*agent, judge):
+            if not spec.startswith("llm:"):
+                raise typer.BadParameter(f"{spec} is not a language model: DEEP agents and judges are llm:...")
+        try:
+            targets = parse_targets(words.read_text(encoding="utf-8")) if words else default_targets(count)
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"--words: {exc}") from None
+        settings = Settings()
+
+        async def go() -> tuple[str, dict[str, Any]]:
+            pool = ClientPool(settings.client_options())
+            try:
+                rater = LLMJudge(await pool.get(judge[len("llm:"):] or "default"))
+                rows: dict[str, dict[Mode, Cell]] = {}
+                kept: dict[str, Any] = {}
+                for name in agent:
+                    cells, records = await run_deep(await pool.get(name[len("llm:"):] or "default"), rater, targets)
+                    rows[name] = cells
+                    kept[name] = records
+                return render(rows, judge, len(targets)), kept
+            finally:
+                await pool.aclose()
+
+        text, kept = asyncio.run(go())
+        typer.echo(text)
+        if out is not None:
+            out.write_text(json.dumps({"judge": judge, "records": kept}, indent=1), encoding="utf-8")
+
+    return deep
