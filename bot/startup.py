@@ -201,11 +201,17 @@ def evaluator_problem(spec: str) -> str | None:
 
 
 def check_evaluators(settings: Settings) -> None:
+    from models.eval.validate import OVERRIDE, standing
+
     lines = []
-    for spec in settings.sneak_evaluator_list:
+    for raw in settings.sneak_evaluator_list:
+        forced = raw.startswith(OVERRIDE)  # "!spec": the operator uses it although it has not passed validation
+        spec = raw[len(OVERRIDE):].strip() if forced else raw
         why = evaluator_problem(spec)
         if why is not None:
-            lines.append(f"HUSHTABLE_SNEAK_EVALUATORS: {spec[:60]!r}: {why}; e.g. embed:minilm,llm:default")
+            lines.append(f"HUSHTABLE_SNEAK_EVALUATORS: {spec[:60]!r}: {why}; e.g. embed:minilm")
+        elif not forced and (unproven := standing(spec)) is not None:
+            lines.append(f"HUSHTABLE_SNEAK_EVALUATORS: {unproven}")
     if lines:
         raise StartupError(*lines)
 

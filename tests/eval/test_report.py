@@ -203,3 +203,21 @@ async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
     finally:
         await h.service.stop()
         await h.store.aclose()
+
+
+def test_the_start_check_refuses_an_unvalidated_evaluator_in_one_line(tmp_path: Path) -> None:
+    import pytest
+
+    from bot.settings import Settings
+    from bot.startup import StartupError, check_evaluators
+
+    def settings(evaluators: str) -> Settings:
+        return Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db", sneak_evaluators=evaluators)
+
+    with pytest.raises(StartupError) as refused:
+        check_evaluators(settings("embed:minilm,llm:default"))
+    text = str(refused.value)
+    assert "HUSHTABLE_SNEAK_EVALUATORS: SNEAK evaluator llm:default has not been validated" in text
+    assert "embed:minilm" not in text.split("llm:default", 1)[0]  # the validated one is not named
+    check_evaluators(settings("embed:minilm,!llm:default"))  # the operator's explicit override
+    check_evaluators(settings("embed:minilm"))
