@@ -59,6 +59,8 @@ from games.spymasters import narration
 from games.spymasters.config import (
     BOARD_SIZE,
     CLUE_MAX_CHARS,
+    MAX_SEATS,
+    MIN_SEATS,
     TEAMS,
     Card,
     SpymastersConfig,
@@ -138,8 +140,6 @@ class SpymastersGame:
         return make(raw)
 
     def seat_range(self, cfg: SpymastersConfig) -> tuple[int, int]:
-        from games.spymasters.config import MAX_SEATS, MIN_SEATS
-
         return (MIN_SEATS, MAX_SEATS)
 
     # ------------------------------------------------------------------ the deal
