@@ -177,7 +177,10 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
 
             use_endpoints(settings)
             name = await retry_network("Discord", lambda: check_token(settings))
-            platforms.append(f"discord (as {name})")
+            plan = settings.shard_plan
+            shards = "" if plan is None else (", shards as Discord recommends" if plan.ids is None
+                                              else f", shards {settings.discord_shards.strip()}")
+            platforms.append(f"discord (as {name}{shards})")
         if slack_on:
             from bot.slack.adapter import check_tokens
 

@@ -9,14 +9,52 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
     from models.client import ClientOptions
+
+
+@dataclass(frozen=True, slots=True)
+class ShardPlan:
+    """Which gateway shards this process runs: ``ids`` of ``count`` (both None: as Discord recommends)."""
+
+    ids: tuple[int, ...] | None
+    count: int | None
+
+    def owns_guild(self, guild_id: int) -> bool:
+        """Whether this process receives the guild's events (Discord's rule: (id >> 22) % count)."""
+        return self.ids is None or self.count is None or (guild_id >> 22) % self.count in self.ids
+
+
+def parse_shards(text: str) -> ShardPlan | None:
+    """``""`` → None, ``"auto"`` → every recommended shard, ``"0-3/8"`` / ``"0,2/8"`` / ``"5/8"`` → those of 8."""
+    value = text.strip().lower()
+    if not value:
+        return None
+    if value == "auto":
+        return ShardPlan(None, None)
+    what = f"HUSHTABLE_DISCORD_SHARDS={text.strip()!r}"
+    ids_part, slash, count_part = value.partition("/")
+    if not slash or not count_part.isascii() or not count_part.isdigit() or int(count_part) < 1:
+        raise ValueError(f"{what}: write the shards of the total, as '0-3/8', '5/8' or 'auto'")
+    count = int(count_part)
+    ids: set[int] = set()
+    for piece in ids_part.split(","):
+        lo, dash, hi = piece.strip().partition("-")
+        bounds = (lo, hi) if dash else (lo, lo)
+        if not all(b.isascii() and b.isdigit() for b in bounds):
+            raise ValueError(f"{what}: {piece.strip()!r} is not a shard number or range like 0-3")
+        first, last = int(bounds[0]), int(bounds[1])
+        if first > last or last >= count:
+            raise ValueError(f"{what}: shard numbers run from 0 to {count - 1}")
+        ids.update(range(first, last + 1))
+    return ShardPlan(tuple(sorted(ids)), count)
 
 
 class Settings(BaseSettings):
@@ -79,6 +117,9 @@ class Settings(BaseSettings):
     # Where discord.py connects: Discord itself unless set (an HTTP proxy, or the local fake the tests start).
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str = "wss://gateway.discord.gg/"
+    # Gateway shards: "" one connection (no sharding); "auto" every shard Discord recommends, all in this
+    # process; "0-3/8" (or "0,2/8", "5/8") shards 0 to 3 of 8, so several processes split the gateway.
+    discord_shards: str = ""
 
     # Slack
     slack_bot_token: str | None = Field(default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "HUSHTABLE_SLACK_BOT_TOKEN"))
@@ -88,6 +129,17 @@ class Settings(BaseSettings):
     slack_port: int = Field(default=3000, ge=0, le=65535)
     slack_path: str = "/slack/events"
     slack_api_url: str = "https://slack.com/api/"
+
+    @field_validator("discord_shards")
+    @classmethod
+    def _shards_parse(cls, value: str) -> str:
+        parse_shards(value)  # a ValueError names what is wrong
+        return value
+
+    @property
+    def shard_plan(self) -> ShardPlan | None:
+        """How this process connects to Discord's gateway (None: one plain connection)."""
+        return parse_shards(self.discord_shards)
 
     @property
     def agent_list(self) -> list[str]:

@@ -124,6 +124,22 @@ class HushtableBot(commands.Bot):
         await self.router.on_dm(message)
 
 
+class ShardedHushtableBot(HushtableBot, commands.AutoShardedBot):
+    """The same bot over several gateway shards (``HUSHTABLE_DISCORD_SHARDS``): discord.py's
+    AutoShardedBot runs them all in this process; ``shard_ids`` and ``shard_count`` pick this process's
+    share when several split the gateway."""
+
+
+def make_bot(service: ServicePort, settings: Settings, **options: Any) -> HushtableBot:
+    """The plain bot, or the sharded one when ``settings.shard_plan`` asks for shards."""
+    plan = settings.shard_plan
+    if plan is None:
+        return HushtableBot(service, settings, **options)
+    if plan.ids is not None:
+        options.update(shard_ids=list(plan.ids), shard_count=plan.count)
+    return ShardedHushtableBot(service, settings, **options)
+
+
 async def run_discord(service: ServicePort, settings: Settings, *, start_service: bool = True,
                       admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
                       **options: Any) -> None:
@@ -137,7 +153,7 @@ async def run_discord(service: ServicePort, settings: Settings, *, start_service
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
     use_endpoints(settings)
-    bot = HushtableBot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, **options)
+    bot = make_bot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, **options)
     service.attach(bot.platform)
     started = False
     async with bot:  # closes the HTTP session and the gateway when cancelled

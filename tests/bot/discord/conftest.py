@@ -17,7 +17,7 @@ import pytest
 import yarl
 
 from bot.core.service import TableService
-from bot.discord.adapter import HushtableBot
+from bot.discord.adapter import HushtableBot, make_bot
 from bot.settings import Settings
 from models.agents.random_agent import RandomAgent
 from storage.store import Store
@@ -88,7 +88,7 @@ class Harness:
         self.service = TableService(self.store, settings=self.settings,
                                     agents=lambda spec, seed: RandomAgent(spec, seed))
         # guild_ready_timeout: READY otherwise waits 2 s after the last GUILD_CREATE.
-        bot = HushtableBot(self.service, self.settings, guild_ready_timeout=0.1, **self.bot_options)  # type: ignore[arg-type]
+        bot = make_bot(self.service, self.settings, guild_ready_timeout=0.1, **self.bot_options)
         self.service.attach(bot.platform)
         await bot.login(self.settings.discord_token or "")
         ready = asyncio.Event()

@@ -125,7 +125,8 @@ class FakeDiscord(FakeServer):
         self.by_token: dict[str, FakeInteraction] = {}
         self.commands: list[dict[str, Any]] = []
         self.identifies = 0
-        self._ws: web.WebSocketResponse | None = None
+        self._ws: web.WebSocketResponse | None = None  # the connection (shard) that carries the guild's events
+        self.shards_identified: list[tuple[int, int]] = []  # (shard, count) of every IDENTIFY
         self._ws_ready = asyncio.Event()
         self._seq = 0
         self.channel_id = self.snowflake()
@@ -237,15 +238,21 @@ class FakeDiscord(FakeServer):
                 await ws.send_str(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
             elif op == 2:
                 self.identifies += 1
+                shard_id, shard_count = (data.get("d") or {}).get("shard") or [0, 1]
+                self.shards_identified.append((shard_id, shard_count))
+                ready = {
+                    "v": 10, "user": {**self.bot_user, "verified": True, "mfa_enabled": False},
+                    "guilds": [], "session_id": f"session{self.identifies}", "resume_gateway_url": self.gateway,
+                    "application": {"id": str(self.app_id), "flags": 0}, "private_channels": [],
+                    "relationships": [], "shard": [shard_id, shard_count],
+                }
+                if (self.guild_id >> 22) % shard_count != shard_id:
+                    # Another shard's connection: Discord sends it READY and none of this guild's events.
+                    await ws.send_str(json.dumps({"op": 0, "t": "READY", "s": 1, "d": ready}))
+                    continue
                 self._ws = ws
                 self._seq = 0
-                await self._send("READY", {
-                    "v": 10, "user": {**self.bot_user, "verified": True, "mfa_enabled": False},
-                    "guilds": [{"id": str(self.guild_id), "unavailable": True}],
-                    "session_id": f"session{self.identifies}", "resume_gateway_url": self.gateway,
-                    "application": {"id": str(self.app_id), "flags": 0}, "private_channels": [],
-                    "relationships": [], "shard": [0, 1],
-                })
+                await self._send("READY", {**ready, "guilds": [{"id": str(self.guild_id), "unavailable": True}]})
                 await self._send("GUILD_CREATE", self.guild_payload())
                 self._ws_ready.set()
         if self._ws is ws:
