@@ -19,6 +19,7 @@ AI move came from, and with ``--transcript`` each turn as each seat saw it.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import statistics
@@ -232,6 +233,9 @@ async def evaluate(records: Sequence[Record], role: ReplaySeat, agent: str, fact
                    progress: Callable[[str], None] | None = None) -> tuple[ReplayRow, ReplayRow, list[list[GameReplay]]]:
     """The agent's row, the records' own row (every seat replayed), and the agent's games per seed."""
     originals = [[await replay_game(r, None, "", None, seed=0, game_no=i + 1) for i, r in enumerate(records)]]
+    warm = getattr(factory(agent, 0), "warm", None)
+    if callable(warm):  # one-off set-up (the vocabulary's embedding) is not a move's work
+        await asyncio.to_thread(warm)
     per_seed: list[list[GameReplay]] = []
     for s in range(seeds):
         runner = AgentRunner(factory, timeout_s=timeout_s, retries=3, fallback_spec=fallback)
@@ -333,7 +337,6 @@ def command(
     transcript: bool = typer.Option(False, "--transcript", help="Each turn of the first seed's games, and what the agent's seat saw."),
 ) -> None:
     """The Decrypto paper's human-replay protocol (Table 1) on recorded games."""
-    import asyncio
 
     from bot.app import build_agents
     from bot.settings import Settings

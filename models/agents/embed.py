@@ -35,6 +35,10 @@ class EmbeddingAgent:
         self.seed = seed
         self.k = k
 
+    def warm(self) -> None:
+        """Embed the vocabulary now, so that no move's time includes it."""
+        self.index.warm()
+
     async def act(
         self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0, check: Check | None = None
     ) -> Decision:

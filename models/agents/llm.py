@@ -96,6 +96,11 @@ class LLMAgent:
         self._inference_for = inference_for
         self._client: Inference | None = None
 
+    def warm(self) -> None:
+        """Embed the strategy's vocabulary now, so that no move's time includes it (the model loads on first use)."""
+        if self.strategy.index is not None:
+            self.strategy.index.warm()
+
     async def client(self) -> Inference:
         if self._client is None:
             self._client = await self._inference_for(self.model_spec)

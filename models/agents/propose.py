@@ -404,7 +404,7 @@ async def _propose(
 
 
 def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list[list[str]], whole: list[Action],
-                      check: Check | None, limit: int = 48) -> list[Action]:
+                      check: Check | None, limit: int = 160) -> list[Action]:
     """Whole answers and, per field, the best-scoring words assembled into answers; only the ones the rules accept."""
     s = agent.strategy
     out: list[Action] = []

@@ -17,6 +17,8 @@ The baseline follows the benchmark paper's appendix D:
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -180,6 +182,75 @@ def _baseline_keywords(b: Baseline, obs: Observation, spec: ActionSpec, r: rando
 
 
 # --------------------------------------------------------------------------- the strategy's specialist
+#
+# Decoder and interceptor read the whole hint history: each keyword slot's hints so far (revealed by
+# the codes), the keywords when the seat knows them, and which codes are still possible (a code
+# occurs at most once per game). A hint's fit to a slot is the mean of its similarity to the slot's
+# centroid and to the slot's closest past hint (a keyword is hinted from several sides); an empty
+# slot is worth EMPTY_SLOT, what an unrelated hint scores. The three hints name three different
+# slots, so codes are scored jointly: the sum of the three fits. The decoder weighs the history
+# beside the keywords by HISTORY_WEIGHT (0: on our recorded games the history only misled a decoder
+# whose encoder thinks as it does; the keywords and the possible codes decide).
+#
+# The encoder refines its hints against both (the Decrypto paper's Figure 10): among the legal
+# candidates (each digit's keyword neighbours), the answer whose code the partner's model decodes
+# most surely while an interceptor built from the public history places it least:
+# P_partner(code) * (1 - P_eve(code)), each a softmax over the still-possible codes.
+
+EMPTY_SLOT = 0.35
+"""What a hint scores against a slot with no history (MiniLM cosines of unrelated words sit near 0.1-0.25;
+0.15-0.35 made no difference on our recorded games)."""
+HISTORY_WEIGHT = 0.0
+"""The decoder's weight of the slot history beside the keyword itself (a tie-breaker: the keyword decides)."""
+
+
+def used_codes(v: DecryptoView, team: str | None) -> set[str]:
+    codes = v["code_history"]
+    if isinstance(codes, dict):
+        return set(codes.get(team or "A", []))
+    return set(codes)
+
+
+def history_fit(index: VocabIndex, hints: Sequence[str], history: Mapping[str, Sequence[str]], *,
+                closest: float = 0.5) -> np.ndarray:
+    """(len(hints), 4): how well each hint fits each slot's past hints (EMPTY_SLOT for a slot without any):
+    ``closest`` times the similarity to the closest past hint plus the rest times that to their centroid."""
+    out = np.full((len(hints), KEYS), EMPTY_SLOT, dtype=np.float32)
+    if not hints:
+        return out
+    h = index.vecs(list(hints))
+    for d in range(1, KEYS + 1):
+        past = list(history.get(str(d), []))
+        if past:
+            sims = h @ index.vecs(past).T  # (hints, past)
+            out[:, d - 1] = closest * sims.max(axis=1) + (1.0 - closest) * (h @ mean_vec(index.vecs(past)))
+    return out
+
+
+def slot_fit(index: VocabIndex, hints: Sequence[str], history: Mapping[str, Sequence[str]],
+             keywords: Sequence[str] | None) -> np.ndarray:
+    """(len(hints), 4): the fit of each hint to each slot, from the keywords when known and the history."""
+    hist = history_fit(index, hints, history)
+    if keywords is None:
+        return hist
+    kw: np.ndarray = index.vecs(list(hints)) @ index.vecs(list(keywords)).T
+    # The keyword decides; a slot's past hints only add where the hint fits them better than chance.
+    out: np.ndarray = kw + HISTORY_WEIGHT * np.maximum(0.0, hist - EMPTY_SLOT)
+    return out
+
+
+IMPOSSIBLE = 1.0
+"""How far below the worst possible code a code already used is scored (a softmax makes it all but zero)."""
+
+
+def joint_scores(fit: np.ndarray, options: Sequence[str], excluded: set[str]) -> dict[str, float]:
+    """The summed fit of each offered code; a code already used (never drawn twice) scored below every other."""
+    scores = code_scores(fit, options)
+    possible = [x for c, x in scores.items() if c not in excluded]
+    if not possible:
+        return scores
+    floor = min(possible) - IMPOSSIBLE
+    return {c: (x if c not in excluded else floor) for c, x in scores.items()}
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
@@ -191,14 +262,13 @@ def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, flo
         return None
     ids = list(spec.ids())
     hints = current["hints"]
-    if is_own_guess(v):
-        _, sim = decrypto_decode(index, keywords_of(v), hints, ids)
-    else:
-        history = team_history(v, current["team"])
-        if not any(history.get(str(d)) for d in range(1, KEYS + 1)):
-            return None
-        _, sim = decrypto_intercept(index, history, hints, ids, random.Random(0))
-    return code_scores(sim, ids) or None
+    history = team_history(v, current["team"])
+    keywords = keywords_of(v) if is_own_guess(v) else None
+    if keywords is None and not any(history.get(str(d)) for d in range(1, KEYS + 1)):
+        # Nothing to read yet: every still-possible code is as likely.
+        return joint_scores(np.zeros((len(hints), KEYS), dtype=np.float32), ids, used_codes(v, current["team"])) or None
+    fit = slot_fit(index, hints, history, keywords)
+    return joint_scores(fit, ids, used_codes(v, current["team"])) or None
 
 
 def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[list[str]]:
@@ -206,7 +276,9 @@ def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[
     if spec.kind == "hints":
         keywords = keywords_of(v)
         used = [h for hs in team_history(v).values() for h in hs]
-        return [neighbour_words(index, index.vec(keywords[d - 1]), k, [*keywords, *used], spec) for d in code_of(v)]
+        # A wide pool: the words far enough from the keyword's past hints are rarely among its nearest few.
+        return [neighbour_words(index, index.vec(keywords[d - 1]), HINT_POOL * k, [*keywords, *used], spec)
+                for d in code_of(v)]
     if spec.kind == "keywords":
         history = team_history(v, "B" if v["team"] == "A" else "A")
         out = []
@@ -235,10 +307,45 @@ def field_score(index: VocabIndex, obs: Observation, kind: str, field: int, text
     return 0.0
 
 
-def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
-    if action.kind not in ("hints", "keywords"):
+HINT_POOL = 3
+"""The encoder's candidates per digit, in multiples of the strategy's k."""
+CODE_TAU = 0.1
+"""Temperature of the softmax over codes (sums of three cosines)."""
+
+
+def code_probability(scores: Mapping[str, float], code: str) -> float:
+    """P(code) under a softmax of the joint scores at CODE_TAU."""
+    if code not in scores:
         return 0.0
-    return sum(field_score(index, obs, action.kind, i, t) for i, t in enumerate(action.value))
+    top = max(scores.values())
+    z = sum(math.exp((x - top) / CODE_TAU) for x in scores.values())
+    return math.exp((scores[code] - top) / CODE_TAU) / z
+
+
+def hint_outcome(index: VocabIndex, v: DecryptoView, hints: Sequence[str]) -> tuple[float, float]:
+    """(P the partner decodes the code, P an interceptor reading the public history intercepts it)."""
+    code = v["code"] or ""
+    team = v["team"]
+    history = team_history(v)
+    used = used_codes(v, team)
+    codes = ["-".join(map(str, p)) for p in itertools.permutations(range(1, KEYS + 1), len(hints))]
+    partner = joint_scores(slot_fit(index, hints, history, keywords_of(v)), codes, used)
+    if any(history.get(str(d)) for d in range(1, KEYS + 1)):
+        # Two interceptors: ours (centroid and closest hint) and the paper's (centroid alone); the surer one counts.
+        eve = max(code_probability(joint_scores(history_fit(index, hints, history), codes, used), code),
+                  code_probability(joint_scores(history_fit(index, hints, history, closest=0.0), codes, used), code))
+    else:
+        eve = 1.0 / max(1, len([c for c in codes if c not in used]))
+    return code_probability(partner, code), eve
+
+
+def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
+    if action.kind == "hints":
+        bob, eve = hint_outcome(index, view_of(obs), action.value)
+        return bob * (1.0 - eve)
+    if action.kind == "keywords":
+        return sum(field_score(index, obs, action.kind, i, t) for i, t in enumerate(action.value))
+    return 0.0
 
 
 # --------------------------------------------------------------------------- the prompt
