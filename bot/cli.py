@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import typer
+from typer.core import TyperGroup
 
 from bot.research.cli import app as research_app
 from bot.research.deep import deep_command
@@ -17,10 +18,122 @@ from bot.research.tom import tom_cli
 from bot.sneak import sneak_cli
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import TracebackType
+
     from games.base import Game
     from games.play import Playthrough
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+
+# Failures with a sentence of their own when a command did not catch them itself (the
+# commands check their input first; these are what the system answers underneath).
+def _sentence(exc: BaseException) -> str | None:
+    """One sentence for a failure the operator can act on, or None for an unexpected error."""
+    import errno
+
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read"
+    if isinstance(exc, MemoryError):
+        return "the machine ran out of memory"
+    if isinstance(exc, OverflowError):
+        return "a number is too large"
+    if isinstance(exc, UnicodeDecodeError):
+        return "the input is not UTF-8 text"
+    if isinstance(exc, OSError):
+        what = exc.strerror or type(exc).__name__
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            what = "the disk is full"
+        elif exc.errno == errno.EROFS:
+            what = "the file system is read-only"
+        return f"{exc.filename}: {what}" if exc.filename else what
+    if isinstance(exc, DBAPIError):
+        orig = exc.orig if exc.orig is not None else exc
+        detail = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        return f"the database refused the work: {detail}"
+    return None
+
+
+def _log_file() -> Path:
+    try:
+        from bot.settings import Settings
+
+        folder = Path(Settings().log_dir).expanduser()
+    except Exception:  # the settings themselves may be what is wrong
+        folder = Path(".hushtable") / "logs"
+    return folder / "hushtable.log"
+
+
+def _write_log(command: str, exc: BaseException) -> Path | None:
+    """The failure's type and stack into the log file (no exception text: it may quote input)."""
+    import traceback
+    from datetime import UTC
+
+    path = _log_file()
+    lines = [f"{datetime.now(UTC).isoformat(timespec='seconds')} ERROR hushtable.cli: {command} failed"]
+    seen: BaseException | None = exc
+    while seen is not None:
+        tb: TracebackType | None = seen.__traceback__
+        lines.append(f"  {type(seen).__module__}.{type(seen).__qualname__}, raised at:")
+        lines += ["  " + line for line in "".join(traceback.format_tb(tb)).rstrip().splitlines()]
+        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+    except OSError:
+        return None
+    return path
+
+
+class GuardedGroup(TyperGroup):
+    """The root command: every failure ends in one line on standard error and a non-zero exit.
+
+    A usage mistake is one line naming the command (exit 2); a failure the system
+    explains (a file, the disk, the database, input nested too deeply) is one sentence
+    (exit 1); anything else is an unexpected error: its type, with its stack written to
+    the log file that the line names (exit 1). Never a traceback on the screen.
+    """
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
+        command = " ".join(["hushtable", *(sys.argv[1:] if args is None else list(args))[:3]])
+        try:
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.TyperException as exc:  # click's errors: a usage mistake, a bad parameter...
+            exit_code = int(getattr(exc, "exit_code", 2))
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # typer has shown the help already
+                if self.rich_markup_mode is None:
+                    typer.echo(exc.format_message(), err=True)
+            elif ctx is not None:
+                typer.echo(f"{ctx.command_path}: {_one_line(exc.format_message())} (see `{ctx.command_path} --help`)", err=True)
+            else:
+                typer.echo(f"error: {_one_line(exc.format_message())}", err=True)
+            sys.exit(exit_code)
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            sentence = _sentence(exc)
+            log = _write_log(command, exc)
+            where = f"; details in {log}" if log is not None else ""
+            if sentence is not None:
+                typer.echo(f"error: {sentence}{where}", err=True)
+            else:
+                typer.echo(f"error: unexpected {type(exc).__name__}; this is a bug{where}", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, cls=GuardedGroup,
                   help="Hushtable: hidden-information word games for humans and AI.")
 
 
@@ -126,12 +239,16 @@ def replay(
     show: bool = typer.Option(False, "--transcript", help="Print the whole transcript, not only the outcome."),
 ) -> None:
     """Replay recorded games through the engine and print each outcome (every game of the file, named)."""
-    from bot.research.recordfile import FileGame, split_games
+    from bot.research.recordfile import FileGame, InputRefused, read_input, split_games
+    from games.base import ConfigError
     from games.play import seat_names, transcript
     from games.record import RecordError, replay_record
 
-    with file.open(encoding="utf-8") as fh:
-        found = split_games(fh)
+    try:
+        found = split_games(read_input(file).splitlines())
+    except InputRefused as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if not found:
         typer.echo(f"{file}: no game in the file", err=True)
         raise typer.Exit(2)
@@ -148,7 +265,7 @@ def replay(
         rec = g.record
         try:
             _, events, result = replay_record(rec)
-        except RecordError as exc:
+        except (RecordError, ConfigError) as exc:
             typer.echo(f"{where}: {exc}", err=True)
             return 2
         names = seat_names(rec.seats)
@@ -300,4 +417,4 @@ _register_ops(app)
 
 
 if __name__ == "__main__":  # python -m bot.cli
-    app()
+    app(prog_name="hushtable")

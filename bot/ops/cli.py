@@ -52,15 +52,18 @@ def backup(
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
 ) -> None:
     """Back up a SQLite log while the bot runs (online backup API), replay it, and say how to restore."""
-    from bot.ops.backup import BackupRefused, restore_hint
+    from bot.ops.backup import BackupFailed, BackupRefused, restore_hint
     from bot.ops.backup import backup as run_backup
 
     url = _default_url(database)
     try:
         report = asyncio.run(run_backup(url, out))
-    except BackupRefused as exc:
+    except (BackupRefused, ValueError) as exc:  # ValueError: a URL that cannot be read
         typer.echo(f"backup: {exc}", err=True)
         raise typer.Exit(2) from None
+    except BackupFailed as exc:
+        typer.echo(f"backup: {exc}; nothing was written", err=True)
+        raise typer.Exit(1) from None
     for problem in report.problems:
         typer.echo(problem, err=True)
     if not report.ok:

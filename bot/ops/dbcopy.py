@@ -11,15 +11,20 @@ copied ids, so the bot's next game gets a fresh id.
 
 from __future__ import annotations
 
+import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import storage.tables  # noqa: F401 - registers every table on the metadata
+from bot.ops.backup import remove_sqlite_files, sqlite_file_problem
 from bot.ops.verify import ReplayReport, replay_every_game
-from storage.engine import plan_engine
+from storage.engine import EnginePlan, plan_engine
+from storage.records import SchemaOutOfDate
 from storage.store import Store
 from storage.tables import metadata
 
@@ -50,21 +55,104 @@ async def _count(store: Store, table: sa.Table) -> int:
         return int((await conn.execute(sa.select(sa.func.count()).select_from(table))).scalar_one())
 
 
-async def copy_log(src_url: str, dst_url: str) -> CopyReport:
-    """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy."""
-    plan = plan_engine(src_url)
-    if plan.is_sqlite and not plan.in_memory and not Path(plan.url.database or "").expanduser().is_file():
-        # Opening would create an empty file where the operator expected their log.
-        raise CopyRefused(f"no database at {plan.url.database}")
-    src = await Store.open(src_url, create=False)
+_BACKENDS = ("sqlite", "postgresql")  # where the log runs (storage/engine.py)
+
+
+def _plan(url: str, role: str) -> EnginePlan:
+    """The engine plan of the source or destination URL, or CopyRefused with the reason."""
+    from sqlalchemy.exc import ArgumentError
+
     try:
-        dst = await Store.open(dst_url)
+        plan = plan_engine(url)
+    except (ValueError, ArgumentError) as exc:
+        raise CopyRefused(f"the {role} URL cannot be read: {exc}") from None
+    if plan.backend not in _BACKENDS:
+        raise CopyRefused(f"{plan.backend} databases are not supported; the log runs on SQLite or PostgreSQL")
+    if plan.in_memory:
+        what = "holds nothing" if role == "source" else "would vanish when the command ends"
+        raise CopyRefused(f"the {role} is an in-memory database, which {what}; name a database file")
+    return plan
+
+
+def _shown(plan: EnginePlan) -> str:
+    return plan.url.render_as_string(hide_password=True)
+
+
+async def _open(plan: EnginePlan, url: str, role: str, **kwargs: Any) -> Store:
+    """Open the source or destination; a database that cannot be reached is one sentence."""
+    try:
+        return await Store.open(url, **kwargs)
+    except (CopyRefused, SchemaOutOfDate):
+        raise
+    except ModuleNotFoundError as exc:
+        raise CopyRefused(f"the {role} needs the driver {exc.name!r}, which is not installed") from None
+    except Exception as exc:  # unreachable server, refused login, a file that cannot be created...
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        raise CopyRefused(f"cannot open the {role} database {_shown(plan)}: "
+                          f"{detail[0] if detail else type(exc).__name__}") from None
+
+
+def _sqlite_destination(plan: EnginePlan) -> tuple[Path, bool]:
+    """The destination file and whether it exists already; refused when it cannot be a database file."""
+    path = plan.sqlite_file or Path()
+    if not os.path.lexists(path):
+        parent = path.parent if str(path.parent) else Path(".")
+        if parent.exists() and not parent.is_dir():
+            raise CopyRefused(f"{parent} is not a folder (a file is in the way)")
+        return path, False
+    if path.is_dir():
+        raise CopyRefused(f"{path} is a folder; name a database file")
+    problem = sqlite_file_problem(path)
+    if problem is not None:
+        raise CopyRefused(f"the destination {problem.replace('no database at', 'cannot be read at')}")
+    return path, True
+
+
+async def copy_log(src_url: str, dst_url: str) -> CopyReport:
+    """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy.
+
+    A new SQLite destination is written atomically: the copy goes to a hidden file beside it,
+    which gets its name only once the counts match and every game replays."""
+    plan = _plan(src_url, "source")
+    dplan = _plan(dst_url, "destination")
+    if plan.is_sqlite:
+        # Opening a missing file would create an empty one where the operator expected their log.
+        problem = sqlite_file_problem(plan.sqlite_file or Path())
+        if problem is not None:
+            raise CopyRefused(problem)
+    target: Path | None = None  # a new SQLite file: written as ``tmp``, renamed when verified
+    tmp = Path()
+    if dplan.is_sqlite:
+        path, exists = _sqlite_destination(dplan)
+        if not exists:
+            target = path
+            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+            dst_url = f"sqlite+aiosqlite:///{tmp.resolve()}"
+    src = await _open(plan, src_url, "source", create=False)
+    try:
         try:
-            return await _copy(src, dst)
+            dst = await _open(dplan, dst_url, "destination")
+            try:
+                report = await _copy(src, dst)
+            finally:
+                await dst.aclose()
+            if target is not None and report.ok:
+                _publish(tmp, target)
+            return report
         finally:
-            await dst.aclose()
+            if target is not None:
+                remove_sqlite_files(tmp)
     finally:
         await src.aclose()
+
+
+def _publish(tmp: Path, target: Path) -> None:
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise CopyRefused(f"{target} appeared while the copy ran; nothing was written there") from None
+    except OSError:
+        os.rename(tmp, target)
 
 
 async def _extra_tables(src: Store, dst: Store) -> list[sa.Table]:

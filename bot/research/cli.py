@@ -104,13 +104,17 @@ def import_record(
     written. Importing the same file again writes nothing new.
     """
     from bot.research.logbook import log_record
-    from bot.research.recordfile import split_games
+    from bot.research.recordfile import InputRefused, content_key, read_input, split_games
+    from games.base import ConfigError
     from games.record import RecordError, replay_record
     from storage.store import SeatRecord, Store
     from storage.tables import ActionSource, SeatKind
 
-    data = file.read_bytes()
-    found = split_games(data.decode("utf-8").splitlines())
+    try:
+        text = read_input(file)
+    except InputRefused as exc:
+        raise _fail(str(exc)) from None
+    found = split_games(text.splitlines())
     if not found:
         raise _fail(f"{file}: no game in the file")
     broken = []
@@ -119,14 +123,16 @@ def import_record(
         if g.record is not None:
             try:
                 replay_record(g.record)
-            except RecordError as exc:
+            except (RecordError, ConfigError) as exc:  # ConfigError: a setup the game refuses (seats=10**9)
                 problem = str(exc)
         if problem is not None:
+            if len(found) == 1:
+                raise _fail(f"{file}: {problem}; nothing imported")
             broken.append(g)
             typer.echo(f"{file}: game {g.index} (from line {g.line}): {problem}", err=True)
     if broken:
         raise _fail(f"{file}: {len(broken)} of {len(found)} game(s) cannot be read; nothing imported")
-    digest = _digest(data)
+    digest = _digest(text.encode("utf-8"))
     url = _database(database)
 
     async def go() -> list[str]:
@@ -140,7 +146,9 @@ def import_record(
                 logged = await log_record(
                     store, rec, seats=seats, place=file.name, place_name=f"{file.name} game {g.index}",
                     provenance={"format": "record", "file": str(file), "sha256": digest, "game": g.index, "line": g.line},
-                    actor=f"import:{file.name}", key=f"import:record:{digest}:{g.index}", source=ActionSource.AI,
+                    # Keyed by what the game plays, not by the file: the same game under another
+                    # name, or inside another file, is recognised and not logged twice.
+                    actor=f"import:{file.name}", key=f"import:record:game:{content_key(rec)}", source=ActionSource.AI,
                 )
                 where = f"game {g.index} (line {g.line})"
                 if logged.game_id is None:
@@ -169,13 +177,19 @@ def import_decrypto_fair(
     """
     from bot.research import decrypto_fair as fair
     from bot.research.logbook import log_record
+    from bot.research.recordfile import InputRefused, read_input
     from storage.store import SeatRecord, Store
     from storage.tables import SeatKind
 
-    data = file.read_bytes()
-    episodes, issues = fair.read(data.decode("utf-8", errors="replace"))
+    try:
+        text = read_input(file)
+    except InputRefused as exc:
+        raise _fail(str(exc)) from None
+    episodes, issues = fair.read(text)
     played = [fair.play(ep) for ep in episodes]
     issues += [i for p in played for i in p.issues]
+    if len(issues) == 1 and issues[0].episode < 0:  # the file as a whole cannot be read
+        raise _fail(f"{file}: {issues[0].detail}; nothing imported")
     for issue in issues:
         typer.echo(f"{file.name}: {issue.text(lenient)}", err=True)
     fatal = [i for i in issues if not i.fixable]
@@ -185,7 +199,7 @@ def import_decrypto_fair(
         raise _fail(f"{file}: {len(issues)} issue(s); nothing imported (--lenient applies the policy listed with each)")
     if not played:
         raise _fail(f"{file}: no episode in the file")
-    digest = _digest(data)
+    digest = _digest(text.encode("utf-8"))
     url = _database(database)
     names = ("Encoder (recorded)", "Decoder (recorded)", "Interceptor (recorded)")
 
@@ -199,7 +213,7 @@ def import_decrypto_fair(
                     store, p.record, seats=[SeatRecord(i, SeatKind.HUMAN, n) for i, n in enumerate(names)],
                     place=file.name, place_name=f"{file.name} episode {p.episode.index}",
                     provenance=fair.provenance(p, str(file), digest, lenient),
-                    actor=f"import:{file.name}#{p.episode.index}", key=f"import:{fair.FORMAT}:{digest}:{p.episode.index}",
+                    actor=f"import:{file.name}#{p.episode.index}", key=f"import:{fair.FORMAT}:episode:{fair.content_key(p.episode)}",
                 )
                 marks = sum(1 for i in p.issues if i.fixable)
                 where = f"episode {p.episode.index}"

@@ -32,6 +32,7 @@ holding a number, or an empty hint.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,8 @@ def read(text: str) -> tuple[list[Episode], list[Issue]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return [], [Issue(-1, None, IssueKind.MALFORMED, f"not JSON (line {exc.lineno}: {exc.msg})")]
+    except RecursionError:
+        return [], [Issue(-1, None, IssueKind.MALFORMED, "a JSON value is nested too deeply to read")]
     if not isinstance(data, list):
         return [], [Issue(-1, None, IssueKind.MALFORMED, "the file must hold a JSON list of episodes")]
     episodes, issues = [], []
@@ -317,6 +320,12 @@ def _play(ep: Episode, limits: tuple[int, int] | None) -> Played:
                             f"the episode stops after {played} turn(s), before the game ends"))
     record = Record(engine, cfg, SEATS, 0, tuple(actions), None)
     return Played(ep, record, tuple(issues), played, limits)
+
+
+def content_key(ep: Episode) -> str:
+    """A digest of the episode as recorded: the same episode has the same key in any file, at any position."""
+    text = json.dumps(ep.raw, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 def provenance(p: Played, file: str, digest: str, lenient: bool) -> dict[str, Any]:

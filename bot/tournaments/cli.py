@@ -9,6 +9,7 @@ scheduled tournament is run by the bot process that holds the scheduler's lease.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +26,23 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="AI-only tournaments: create, run, schedule, list, leaderboard.")
 
 T = TypeVar("T")
+
+ID_MAX = 2**63 - 1  # the largest id a database column holds
+TOURNAMENT_ID = typer.Argument(..., min=1, max=ID_MAX, help="The tournament's id (see `list`).")
+
+
+def _check_file(path: Path | None, option: str) -> None:
+    """An output file option must name a file in an existing folder, checked before any work."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise typer.BadParameter(f"{option} {path} is a folder; name a file")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise typer.BadParameter(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise typer.BadParameter(f"{option} {path} cannot be written")
+
 
 TENANT = typer.Option("console", "--tenant", help="Whose tournaments: console, discord:<guild id>, slack:<team id>.")
 DATABASE = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL).")
@@ -93,13 +111,14 @@ def create(
 
 @app.command()
 def run(
-    tournament_id: int = typer.Argument(..., help="The tournament's id (see `list`)."),
+    tournament_id: int = TOURNAMENT_ID,
     concurrency: int | None = typer.Option(None, "--concurrency", help="Games at once (default: sized to the machine)."),
     chart: Path | None = typer.Option(None, "--chart", help="Also write the leaderboard chart (PNG) here."),
     tenant: str = TENANT,
     database: str | None = DATABASE,
 ) -> None:
     """Play the tournament's remaining games (resuming an interrupted run) and print the leaderboard."""
+    _check_file(chart, "--chart")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bot.tournaments import board
@@ -130,7 +149,7 @@ def run(
 
 @app.command()
 def schedule(
-    tournament_id: int = typer.Argument(...),
+    tournament_id: int = TOURNAMENT_ID,
     cron: str = typer.Argument(..., help="Crontab in UTC, e.g. '0 3 * * *'; 'off' to stop."),
     tenant: str = TENANT,
     database: str | None = DATABASE,
@@ -168,7 +187,7 @@ def list_(tenant: str = TENANT, database: str | None = DATABASE) -> None:
 
 @app.command()
 def leaderboard(
-    tournament_id: int = typer.Argument(...),
+    tournament_id: int = TOURNAMENT_ID,
     fmt: str = typer.Option("table", "--format", help="table, csv or json"),
     out: Path | None = typer.Option(None, "--out", help="Write the csv/json here (default: standard output)."),
     chart: Path | None = typer.Option(None, "--chart", help="Also write the chart (PNG) here."),
@@ -182,6 +201,8 @@ def leaderboard(
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("--format must be table, csv or json")
+    _check_file(out, "--out")
+    _check_file(chart, "--chart")
 
     async def work(tournaments: TournamentService) -> None:
         t = await tournaments.get(tenant, tournament_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
@@ -92,6 +93,37 @@ def _tables(title: str, rows: list[Row], group: str, order: Callable[[str], Any]
 T = TypeVar("T")
 
 
+GAME_ID_MAX = 2**63 - 1  # the largest id a database column holds
+
+
+def _check_specs(specs: list[str]) -> None:
+    """Refuse an evaluator temperature that is not a finite positive number, before any work."""
+    from models.eval.spec import parse_spec
+
+    for spec in specs:
+        kind, _, params = parse_spec(spec)
+        for name in ("t_cham", "t_ally") if kind == "embed" else ():
+            if name not in params:
+                continue
+            try:
+                value = float(params[name])
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value) or value <= 0:
+                raise typer.BadParameter(f"{name} in {spec!r} must be a positive number, not {params[name]!r}")
+
+
+def _check_folder(out: Path) -> None:
+    """``--out`` must be a folder (or not exist yet), checked before any work."""
+    if out.exists() and not out.is_dir():
+        raise typer.BadParameter(f"--out {out} is a file; name a folder for the results")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise typer.BadParameter(f"--out {out}: {parent} is a file, not a folder")
+            break
+
+
 def _run_on_log(work: Coroutine[Any, Any, T]) -> T:
     """Run a command that reads the log; a missing database is a clear error, not a traceback."""
     from storage.store import DatabaseMissing
@@ -152,7 +184,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
 
     @app.command()
     def score(
-        game: int | None = typer.Option(None, "--game", help="Only this game id."),
+        game: int | None = typer.Option(None, "--game", min=1, max=GAME_ID_MAX, help="Only this game id."),
         since: datetime | None = typer.Option(None, "--since", help="Only games created on or after this date."),
         evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
                                             help="Evaluator spec (repeatable)."),
@@ -165,6 +197,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         from models.eval.wordnet import wordnet
         from storage.store import Store
 
+        _check_specs(evaluator)
         e = env()
         embedder_for = _embedder_for()
 
@@ -214,6 +247,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         """Do the evaluators reproduce the paper's baseline orderings on held-back cards? (per evaluator)"""
         from models.eval.validate import record, render, validate
 
+        _check_specs(evaluator)
         e = env()
         own = read_deck(deck)
         if write_record and cards:
@@ -266,6 +300,8 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         out: Path = typer.Option(Path("sneak-bench"), "--out", help="Folder for the table, CSV, JSON and plot."),
     ) -> None:
         """The standalone SNEAK benchmark: every word of every card as the secret, with the reference baselines."""
+        _check_specs(evaluator)
+        _check_folder(out)
         e = env()
         embedder_for = _embedder_for()
         own = read_deck(deck)
@@ -300,6 +336,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         from models.eval.live import live_summary
         from storage.store import Store
 
+        _check_folder(out)
         e = env()
 
         async def go() -> Any:
