@@ -4,15 +4,16 @@ could not produce is refused with its reason, and records carrying their deal re
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 import games
 from games import decks
-from games.base import Action, ConfigError, Text, config_to_dict
+from games.base import Action, ConfigError, Game, Text, config_to_dict
 from games.chameleon import GAME as CHAMELEON
 from games.decrypto import GAME as DECRYPTO
-from games.play import play_random
+from games.play import Playthrough, play_random
 from games.record import parse, replay_record, to_lines
 from games.spy import GAME as SPY
 from games.spy import Role
@@ -21,7 +22,7 @@ KEYWORDS = [["lock", "river", "music", "stool"]]
 HINTS = Action("hints", ("alpha", "bravo", "charlie"))
 
 
-def round_trip(game: games.Game, cfg: object) -> None:
+def round_trip(game: Game, cfg: object) -> None:
     assert game.config_from_dict(json.loads(json.dumps(config_to_dict(cfg)))) == cfg
 
 
@@ -190,7 +191,7 @@ CASES = [("decrypto", "benchmark", 3), ("decrypto", "teams", 5), ("spy", "classi
          ("chameleon", "classic", 4), ("chameleon", "sneak", 5)]
 
 
-def _record(gid: str, variant: str, seats: int, seed: int, **options: object) -> tuple[list[dict], object]:
+def _record(gid: str, variant: str, seats: int, seed: int, **options: Any) -> tuple[list[dict[str, Any]], Playthrough]:
     game = games.get(gid)
     cfg = game.make_config(variant, **options)
     pt = play_random(game, cfg, seats, seed)
@@ -200,6 +201,7 @@ def _record(gid: str, variant: str, seats: int, seed: int, **options: object) ->
 @pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
 def test_records_carry_the_deal_and_replay_without_a_seed(gid: str, variant: str, seats: int) -> None:
     lines, pt = _record(gid, variant, seats, 31)
+    assert pt.result is not None
     header = lines[0]
     assert header["deal"] == games.get(gid).deal_of(pt.state)
     for change in ({"seed": None}, {"seed": 999}):
@@ -264,6 +266,7 @@ def test_raised_hint_limits_reach_the_spec_and_the_rules() -> None:
 @pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
 def test_every_result_carries_the_deal_so_an_exported_game_replays_without_its_seed(gid: str, variant: str, seats: int) -> None:
     lines, pt = _record(gid, variant, seats, 6)
+    assert pt.result is not None
     assert pt.result.details["deal"] == games.get(gid).deal_of(pt.state)
     exported = {
         "schema": "hushtable.game/1", "game": gid, "variant": variant, "config": lines[0]["config"], "seats": seats,

@@ -109,6 +109,7 @@ def test_no_keyword_is_a_word_of_the_engines_own_text() -> None:
                     assert bank.isdisjoint(words_of(fixed)), sorted(bank & set(words_of(fixed)))
                 if seat is None:
                     break
+                assert action is not None
                 s = act(s, seat, action)
             for e in s.log:
                 data = {k: v for k, v in e.data.items() if k != "keywords"}
@@ -151,7 +152,7 @@ def test_config_validation_and_round_trip() -> None:
         {"colour": "red"},
     ):
         with pytest.raises(ConfigError):
-            GAME.make_config(**bad)  # type: ignore[arg-type]
+            GAME.make_config(**bad)
     with pytest.raises(ConfigError, match="max_rounds"):
         GAME.make_config("teams", max_turns=4)
 

@@ -83,9 +83,11 @@ def test_fill_spec_names_the_options_for_agents_and_forms() -> None:
         spec = SPY.legal(state, seat)
         if isinstance(spec, Choice) and spec.kind == "vote":
             named = fill_spec(spec)
-            assert named.ids() == spec.ids()
+            assert isinstance(named, Choice) and named.ids() == spec.ids()
             assert [o.label for o in named.options] == [f"Player {int(o.id) + 1}" for o in spec.options]
-            assert [o.label for o in fill_spec(spec, ["A", "B", "C", "D", "E"]).options] == ["ABCDE"[int(o.id)] for o in spec.options]
+            lettered = fill_spec(spec, ["A", "B", "C", "D", "E"])
+            assert isinstance(lettered, Choice)
+            assert [o.label for o in lettered.options] == ["ABCDE"[int(o.id)] for o in spec.options]
             return
         state, _ = SPY.apply(state, seat, action)
     pytest.fail("no vote reached")

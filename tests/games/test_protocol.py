@@ -117,6 +117,7 @@ def test_no_secret_reaches_a_seat_that_may_not_know_it(gid: str, variant: str, s
                     assert not _leaks(_spec_json(spec, secret), secret), (s, spec, secret)
         if seat is None:
             break
+        assert action is not None
         state, evs = game.apply(state, seat, action)
         log.extend(evs)
 

@@ -106,6 +106,7 @@ def test_metrics_read_a_game_nobody_registered() -> None:
     game = _Unregistered()
     cfg = game.make_config("benchmark")
     pt = play_random(game, cfg, 3, 5, vocabulary=NONSENSE)
+    assert pt.result is not None
     rec = Record(game, cfg, 3, 5, tuple(pt.actions), None)
     assert find(game.id) is None
     measured = measure(rec)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -41,7 +43,7 @@ def describe_round(s: SpyState) -> SpyState:
     return s
 
 
-def vote(s: SpyState, targets: dict[int, int | None]) -> SpyState:
+def vote(s: SpyState, targets: Mapping[int, int | None]) -> SpyState:
     """Cast the given ballots (None abstains) in seat order."""
     assert s.phase in (Phase.VOTE, Phase.RUNOFF)
     for voter in sorted(targets):
@@ -269,7 +271,9 @@ def test_discussion_phase_waits_for_everyone_ready() -> None:
     with pytest.raises(IllegalAction):
         GAME.apply(s, 0, Action("ready", ("ready",)))
     for seat in (1, 2, 3):
-        s = play(s, seat, GAME.timeout_action(s, seat))
+        timeout = GAME.timeout_action(s, seat)
+        assert timeout is not None
+        s = play(s, seat, timeout)
     assert s.phase is Phase.VOTE
 
 
@@ -545,12 +549,13 @@ def test_observation_history_keys() -> None:
 
 
 def test_random_play_ends_for_every_setup() -> None:
-    for variant, seats_list, opts in [
+    setups: list[tuple[str, Sequence[int], dict[str, Any]]] = [
         ("classic", range(3, 13), {}),
         ("classic", range(5, 13), {"blank": True, "discussion": True}),
         ("classic", (4, 9), {"tie_rule": "none", "max_words": 2}),
         ("spygame", (4,), {}),
-    ]:
+    ]
+    for variant, seats_list, opts in setups:
         cfg = GAME.make_config(variant, **opts)
         for n in seats_list:
             for seed in range(3):

@@ -8,10 +8,11 @@ import json
 import os
 import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from games.base import Action, ConfigError, IllegalAction, Text, config_to_dict, replay
+from games.base import Action, Choice, ConfigError, IllegalAction, Text, config_to_dict, replay
 from games.play import play_random, seat_names, transcript
 from games.spymasters import DESCRIPTOR, GAME
 from games.spymasters.config import BOARD_SIZE, Team, bundled_words, parse_words
@@ -30,7 +31,7 @@ KEY = ("red",) * 9 + ("blue",) * 8 + ("bystander",) * 7 + ("assassin",)
 DEAL = {"words": list(WORDS), "key": list(KEY), "starting": "red", "spymasters": [0, 1]}
 
 
-def start(seats: int = 4, **options: object) -> SpymastersState:
+def start(seats: int = 4, **options: Any) -> SpymastersState:
     options.setdefault("deal", DEAL)
     state, _ = GAME.new(GAME.make_config(**options), seats, 0)
     return state
@@ -187,12 +188,12 @@ def test_the_number_is_one_to_the_words_still_hidden_and_the_clue_is_public_only
 def test_own_words_continue_up_to_the_number_plus_one_then_the_turn_switches() -> None:
     s = clue(start(), "music", 2)
     spec = GAME.legal(s, 2)
-    assert spec is not None and STOP not in spec.ids(), "a team makes at least one guess"
+    assert isinstance(spec, Choice) and STOP not in spec.ids(), "a team makes at least one guess"
     s = guess(s, "drum")
     spec = GAME.legal(s, 2)
-    assert spec is not None and STOP in spec.ids() and "drum" not in spec.ids()
+    assert isinstance(spec, Choice) and STOP in spec.ids() and "drum" not in spec.ids()
     s = guess(s, "guitar")
-    assert s.turn is Team.RED and GAME.observe(s, 2).view["clue"]["guesses_left"] == 1  # type: ignore[index]
+    assert s.turn is Team.RED and GAME.observe(s, 2).view["clue"]["guesses_left"] == 1
     s = guess(s, "hammer")  # the third guess on a 2: the number + 1 limit
     assert s.turn is Team.BLUE and s.phase is Phase.CLUE and GAME.to_act(s) == {1} and s.turn_no == 2
     assert s.history[-1].ended is TurnEnd.LIMIT and s.history[-1].found == 3
@@ -268,7 +269,7 @@ def test_several_guessers_vote_and_the_majority_pick_is_played() -> None:
     s, events = GAME.apply(s, 4, Action.choose("guess", "drum"))
     assert [(e.kind, e.audience.is_public) for e in events] == [("guess_vote", False), ("voted", True)]
     assert GAME.observe(s, 2).view["ballot"] == {"voters": [2, 4, 6], "voted": [4], "my_vote": None}
-    assert GAME.observe(s, 4).view["ballot"]["my_vote"] == "drum"  # type: ignore[index]
+    assert GAME.observe(s, 4).view["ballot"]["my_vote"] == "drum"
     with pytest.raises(IllegalAction, match="already voted"):
         GAME.apply(s, 4, Action.choose("guess", "piano"))
     s, _ = GAME.apply(s, 2, Action.choose("guess", "piano"))

@@ -42,11 +42,11 @@ class DictEmbedder:
     def __init__(self, table: dict[str, np.ndarray]) -> None:
         self.table = {k: v / np.linalg.norm(v) for k, v in table.items()}
 
-    def embed(self, texts):  # type: ignore[no-untyped-def]
+    def embed(self, texts):
         return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, 3))
 
 
-def play(game_id: str, variant: str, seats: int, seed: int, index: VocabIndex, k: int = 16, **opts):  # type: ignore[no-untyped-def]
+def play(game_id: str, variant: str, seats: int, seed: int, index: VocabIndex, k: int = 16, **opts):
     """One game of embedding agents through the engine; every action must be legal as given."""
     g = games.get(game_id)
     s, _ = g.new(g.make_config(variant, **opts), seats, seed)

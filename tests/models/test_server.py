@@ -209,7 +209,7 @@ class _Gate:
 
 async def test_client_disconnect_cancels_the_request_over_a_real_socket() -> None:
     gate = _Gate()
-    handle = await start_server(gate, "127.0.0.1", 0)  # type: ignore[arg-type]
+    handle = await start_server(gate, "127.0.0.1", 0)
     try:
         async with aiohttp.ClientSession() as s:
             call = asyncio.create_task(s.post(f"{handle.url}/v1/generate", json={"messages": MSGS}))

@@ -160,13 +160,13 @@ def test_llm_agents_play_a_whole_game_on_the_fake_model() -> None:
 
     client = InProcessClient.over(FakeBackend(reply=reply))
 
-    async def inference_for(spec: str):  # type: ignore[no-untyped-def]
+    async def inference_for(spec: str):
         await client.start()
         return client
 
     async def game() -> SpymastersState:
         s, _ = GAME.new(GAME.make_config(deal=DEAL), 5, 0)
-        agents = [LLMAgent(inference_for, seed=i) for i in range(5)]  # type: ignore[arg-type]
+        agents = [LLMAgent(inference_for, seed=i) for i in range(5)]
         for _ in range(300):
             if GAME.result(s) is not None:
                 break

@@ -25,7 +25,7 @@ from tests.tournaments.agents import open_service, spec
 CRON = "0 3 * * *"
 
 
-async def _template(service, **kw) -> int:  # type: ignore[no-untyped-def]
+async def _template(service, **kw) -> int:
     return await manage.create(service, "console", spec(game="spy", variant="classic", entrants=["random", "random:b"],
                                seats=4, seed=1, name="nightly", platform="memory", place="arena", **kw))
 
@@ -49,11 +49,11 @@ class Poster:
         self.posted.append((int(filename.removeprefix("tournament-").removesuffix(".png")), text))
 
 
-async def _runs(service, template: int) -> list[TournamentRow]:  # type: ignore[no-untyped-def]
+async def _runs(service, template: int) -> list[TournamentRow]:
     return [t for t in await repo.tournaments(service.store) if t.id != template]
 
 
-async def _wait_for(cond, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+async def _wait_for(cond, timeout: float = 30.0) -> None:
     end = asyncio.get_running_loop().time() + timeout
     while not await cond():
         assert asyncio.get_running_loop().time() < end, "timed out"
@@ -101,7 +101,7 @@ async def test_a_missed_run_fires_after_a_restart_within_the_grace_time(tmp_path
             await second.shutdown()
 
 
-async def _done(service, template: int) -> bool:  # type: ignore[no-untyped-def]
+async def _done(service, template: int) -> bool:
     runs = await _runs(service, template)
     return bool(runs) and all(r.status == TournamentStatus.FINISHED for r in runs)
 

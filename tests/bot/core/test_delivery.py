@@ -85,7 +85,7 @@ class FailingWrites(Store):
 
     failures = 3
 
-    async def append_turn(self, game_id, **kw):  # type: ignore[no-untyped-def,override]
+    async def append_turn(self, game_id, **kw):
         if self.failures > 0:
             self.failures -= 1
             raise OSError("database is locked")

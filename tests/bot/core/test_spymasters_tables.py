@@ -53,7 +53,7 @@ async def _no_inference(location: str) -> Inference:
     raise RuntimeError("no language model in this test")
 
 
-async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> None:
     registry = AgentRegistry()
     register_agents(registry, inference_for=_no_inference, embedder_for=embedder_for)
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
@@ -82,7 +82,7 @@ async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> Non
         await h.close()
 
 
-async def test_a_restarted_bot_gives_the_key_back_to_the_spymasters_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_restarted_bot_gives_the_key_back_to_the_spymasters_only(tmp_path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/r.db")
     assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spymasters")).ok
     for user in (BOB, CAROL, DAVE):

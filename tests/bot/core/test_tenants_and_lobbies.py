@@ -30,7 +30,7 @@ class Recording(AgentRegistry):
         super().__init__()
         self.built: list[str] = []
 
-    def __call__(self, spec: str, seed: int):  # type: ignore[no-untyped-def]
+    def __call__(self, spec: str, seed: int):
         self.built.append(spec)
         return super().__call__(spec, seed)
 

@@ -21,7 +21,7 @@ LIBRARIES = ("slack_sdk", "slack_bolt", "aiohttp", "asyncio")  # levels restored
 
 
 @pytest.fixture
-def debug_log(tmp_path: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def debug_log(tmp_path: Path, request: pytest.FixtureRequest):
     settings = SimpleNamespace(log_dir=tmp_path / "logs", log_format=request.param, log_level="DEBUG",
                                slack_bot_token="xoxb-test-token")
     levels = {n: logging.getLogger(n).level for n in LIBRARIES}

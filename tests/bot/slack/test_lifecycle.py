@@ -61,7 +61,7 @@ async def test_socket_mode_slash_command(fake: FakeSlack, tmp_path: Path) -> Non
     await service.start()
     handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
     try:
-        await handler.connect_async()  # type: ignore[no-untyped-call]  # slack_bolt's handler is unannotated
+        await handler.connect_async()
         payload = {
             "team_id": "T0HUSH", "channel_id": CHANNEL, "user_id": ALICE, "user_name": "ualice",
             "command": "/hushtable", "text": "play chameleon", "api_app_id": "AHUSH",
@@ -82,7 +82,7 @@ async def test_socket_mode_slash_command(fake: FakeSlack, tmp_path: Path) -> Non
         assert any(r["token"] == "sock1" and "Table #" in r["text"] for r in fake.responses)
         assert not json.dumps(fake.socket_acks).count("error")
     finally:
-        await handler.close_async()  # type: ignore[no-untyped-call]  # slack_bolt's handler is unannotated
+        await handler.close_async()
         await bot.idle()
         await service.stop()
         await store.aclose()

@@ -89,7 +89,7 @@ async def test_export_is_for_admins_only(stack: Stack) -> None:
     assert st.fake.methods("files.completeUploadExternal")
 
 
-async def test_closed_dms_get_a_show_my_secret_button(fake, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_closed_dms_get_a_show_my_secret_button(fake, tmp_path) -> None:
     from tests.bot.slack.conftest import open_stack
 
     fake.closed_dms.add(BOB)

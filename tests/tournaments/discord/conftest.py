@@ -26,7 +26,7 @@ class TournamentHarness(Harness):
         self.service = TableService(self.store, settings=self.settings,
                                     agents=lambda spec, seed: RandomAgent(spec, seed))
         self.tournaments = TournamentService(self.service)
-        bot = HushtableBot(self.service, self.settings, guild_ready_timeout=0.1,  # type: ignore[arg-type]
+        bot = HushtableBot(self.service, self.settings, guild_ready_timeout=0.1,
                            tournaments=self.tournaments)
         self.service.attach(bot.platform)
         await bot.login(self.settings.discord_token or "")
