@@ -9,6 +9,7 @@ caught chameleon guesses the card word closest to the mean of the other players'
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
@@ -17,7 +18,7 @@ from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from games.chameleon import ChameleonView
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.games.spy import least
-from models.agents.judge import Judge, softmax
+from models.agents.judge import TAU, Judge, softmax
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 
@@ -67,20 +68,54 @@ def _guess(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) ->
     return Action.choose(spec.kind, ties[r.randrange(len(ties))]), scores
 
 
+def card_posterior(index: VocabIndex, card: Sequence[str], clues: Sequence[str]) -> np.ndarray:
+    """P(secret = card word | the clues): each clue a softmax over the card at TAU, multiplied (uniform without clues)."""
+    n = len(card)
+    if not clues:
+        return np.full(n, 1.0 / n)
+    sims = index.vecs(list(clues)) @ index.vecs(list(card)).T  # (clues, card)
+    logp = (sims - sims.max(axis=1, keepdims=True)) / TAU
+    logp = logp - np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    total = logp.sum(axis=0)
+    p = np.exp(total - total.max())
+    out: np.ndarray = p / p.sum()
+    return out
+
+
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+    """Votes weigh every clue against the whole card: a player's clue should single out the secret among
+    the card's words; the chameleon's fits the card only loosely. The chameleon, not knowing the secret,
+    weighs each clue against the secret the other clues point to."""
     v = view_of(obs)
+    card = list(v["card"])
     if spec.kind == "vote":
-        target = _target(index, v)
         clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-        # The clue least likely made with the secret (for the chameleon: with the card's theme).
-        return {opt: -float(index.vec(clue_of[opt]) @ target) if opt in clue_of else -1.0 for opt in spec.ids()}
+        secret = v["secret"]
+        at = next((i for i, w in enumerate(card) if secret and normalize(w) == normalize(secret)), None)
+        out: dict[str, float] = {}
+        for opt in spec.ids():
+            if opt not in clue_of:
+                out[opt] = -1.0
+                continue
+            p_clue = card_posterior(index, card, [clue_of[opt]])
+            if at is not None and not v["is_chameleon"]:
+                belief = np.zeros(len(card))
+                belief[at] = 1.0
+            else:
+                others = [c for s, c in clue_of.items() if s != opt and s != str(v["seat"])]
+                belief = card_posterior(index, card, others)
+            # How unlikely this clue is for the secret: higher = more suspicious.
+            out[opt] = -float(np.log(max(float(belief @ p_clue), 1e-12)))
+        return out
     if spec.kind == "guess":
         clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
         if not clues:
             return None
-        target = mean_vec(index.vecs(clues))
-        # The card word the clues point to.
-        return {o.id: float(index.vec(o.label) @ target) for o in spec.options}
+        post = card_posterior(index, card, clues)
+        by_word = {normalize(w): float(np.log(max(p, 1e-12))) for w, p in zip(card, post, strict=True)}
+        # The card word the clues single out.
+        return {o.id: by_word.get(normalize(o.label), float(index.vec(o.label) @ mean_vec(index.vecs(clues))))
+                for o in spec.options}
     return None
 
 

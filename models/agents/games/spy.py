@@ -81,17 +81,33 @@ def least(scores: dict[str, float], r: random.Random) -> str:
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+    """Each player's descriptions (every round) weighed against one's own word and against what everyone
+    else said: the spy's word differs from the majority's, so the odd one out is the likeliest spy. A seat
+    cannot know it is the spy itself; the consensus term keeps it from voting on its own word alone.
+    Mr. White (no word) has the consensus only. Higher = more suspicious."""
     if spec.kind != "vote":
         return None
     v = view_of(obs)
-    target = spy_target(index, v)
-    if target is None:
+    by_seat: dict[str, list[str]] = {}
+    for d in v["descriptions"]:
+        by_seat.setdefault(str(d["seat"]), []).append(str(d["text"]))
+    me = str(v["my_seat"])
+    word = v["my_word"]
+    own = index.vec(word) if word else None
+    if own is None and len(by_seat) < 2:
         return None
     out: dict[str, float] = {}
     for opt in spec.ids():
-        texts = [str(d["text"]) for d in v["descriptions"] if str(d["seat"]) == opt]
-        # The description farthest from one's own word is the likeliest spy's.
-        out[opt] = -float(mean_vec(index.vecs(texts)) @ target) if texts else -1.0
+        texts = by_seat.get(opt)
+        if not texts:
+            out[opt] = 0.0
+            continue
+        centre = mean_vec(index.vecs(texts))
+        others = [t for s, ts in by_seat.items() if s not in (opt, me) for t in ts]
+        fit_others = float(centre @ mean_vec(index.vecs(others))) if others else None
+        fit_own = float(centre @ own) if own is not None else None
+        parts = [x for x in (fit_own, fit_others) if x is not None]
+        out[opt] = -sum(parts) / len(parts) if parts else 0.0
     return out
 
 
