@@ -17,11 +17,20 @@ is loaded once and shared. Printed per agent and role:
 - the mean SoftScore of Chameleon clues (non-chameleon seats) by the embedding
   estimate in models/agents/strategy.py, where that module exists.
 
+- where each move came from (its decision row: model, specialist, fallback, random, rules),
+  the mean model share, and the moves that reached a deadline (``timeouts``);
+- ``--ablation``: the default again with the bundled model in every use (``llm:default+model``:
+  choices, proposals, shortlist; one scoring pass, fixed tokens) on the same deals;
+- ``--human-replay N``: N recorded Decrypto games of our own (an embedding encoder with k=16 and
+  one with k=120; decoder embed:minilm; a random interceptor; every turn played), replayed by the
+  paper's Table 1 protocol with each agent in Eve's and in Bob's seat.
+
 ``--out FILE`` keeps the raw moves as JSON; ``--compare FILE`` prints a stored run
 (e.g. one made on an older checkout) beside this one, rescoring its clues with
 this checkout's evaluator so both columns use the same yardstick.
 
     PYTHONPATH=$PWD python bench/players.py --games 1 --out after.json --compare before.json
+    PYTHONPATH=$PWD python bench/players.py --games 2 --agents llm:default,embed:minilm --ablation --human-replay 6
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import games  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
 from games.base import Choice, Game, Text  # noqa: E402
+from models.agents.provenance import decision_of  # noqa: E402
 
 # (game, variant, seats, options): small enough for a shared 2-core machine.
 TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
@@ -54,6 +64,9 @@ TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
     ("chameleon", "sneak", 4, {}),
 ]
 DEFAULT_AGENTS = "llm:default,llm:plain,embed:minilm,random"
+WITH_MODEL = "llm:default+model"
+ABLATION = '{"llm:default+model": {"model": "default", "params": {"model": "all", "orderings": "1"}}}'
+LOOSE = '{"embed:loose": {"model": "minilm", "params": {"k": "120"}}}'
 
 
 def build_factory(define: str = "") -> tuple[Any, Any]:
@@ -115,12 +128,17 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
         if isinstance(spec, Choice) and len(spec.options) == 1:
             continue  # "ready": nothing to decide
         errors = sum(1 for c in out.calls if c.error)
+        decided = next((d for c in reversed(out.calls) if (d := decision_of(c.prompt)) is not None), None)
         move: dict[str, Any] = {
             "agent": agent, "game": f"{game_id}:{variant}", "role": role_of(game_id, s, seat, obs.view),
             "kind": "choice" if isinstance(spec, Choice) else "text", "source": out.source,
             "first_try": out.source == "ai" and errors == 0, "errors": errors,
             "wall_ms": wall, "log_ms": sum(c.latency_ms for c in out.calls),
             "position": chosen_position(out.calls) if out.source == "ai" else None,
+            "decided_by": decided.get("source") if decided else None,
+            "model_share": float(decided.get("model_share") or 0.0) if decided else None,
+            "timeout": bool(decided.get("timeout")) if decided else None,
+            "model_calls": sum(1 for c in out.calls if c.operation in ("generate", "score") and c.model_id),
         }
         if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
             move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),
@@ -186,6 +204,21 @@ def soft_scores(clues: Sequence[dict[str, Any]]) -> dict[str, float] | None:
     return out
 
 
+def _sources(ms: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Shares of the moves by where they came from, deadline hits, mean model share and model calls per move
+    (None for a run recorded before moves said where they came from)."""
+    known = [m for m in ms if m.get("decided_by")]
+    if not known:
+        return {}
+    n = len(known)
+    return {"by_model": sum(m["decided_by"] == "model" for m in known) / n,
+            "by_specialist": sum(m["decided_by"] == "specialist" for m in known) / n,
+            "by_fallback": sum(m["decided_by"] in ("fallback", "rules") for m in known) / n,
+            "timeouts": sum(bool(m["timeout"]) for m in known),
+            "model_share": statistics.mean(m["model_share"] or 0.0 for m in known),
+            "model_calls": statistics.mean(m.get("model_calls", 0) for m in known)}
+
+
 def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     by: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -200,6 +233,7 @@ def summarize(moves: Sequence[dict[str, Any]], results: Sequence[dict[str, Any]]
             "retries": sum(m["errors"] for m in ms) / len(ms),
             "p50_s": pct([m["wall_ms"] for m in ms], 0.5) / 1000, "p95_s": pct([m["wall_ms"] for m in ms], 0.95) / 1000,
             "log_p50_s": pct([m["log_ms"] for m in ms], 0.5) / 1000,
+            **_sources(ms),
         }
     for agent in dict.fromkeys(m["agent"] for m in moves):
         sizes = sorted({m["position"][1] for m in moves if m["agent"] == agent and m["kind"] == "choice" and m["position"]})
@@ -224,9 +258,11 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
         if d is None or d.get(k) is None:
             return "-"
         v = d[k]
-        return f"{v:.0%}" if k in ("first_try", "fallback") else f"{v:.2f}" if isinstance(v, float) else str(v)
+        return (f"{v:.0%}" if k in ("first_try", "fallback", "by_model", "by_specialist", "by_fallback")
+                else f"{v:.2f}" if isinstance(v, float) else str(v))
 
     cols = ["moves", "first_try", "fallback", "retries", "p50_s", "p95_s", "log_p50_s"]
+    source_cols = ["by_model", "by_specialist", "by_fallback", "timeouts", "model_share", "model_calls"]
     print(f"\n== moves ({label}{'; before -> after' if other else ''})")
     print(f"{'agent|game|role':44s} " + " ".join(f"{c:>16s}" for c in cols))
     for key, d in summary.items():
@@ -234,6 +270,13 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             continue
         b = other.get(key) if other else None
         print(f"{key:44s} " + " ".join(f"{(cell(b, c) + ' -> ' if other else '') + cell(d, c):>16s}" for c in cols))
+    print(f"\n== where the moves came from ({label}{'; before -> after' if other else ''}; '-': the run logged no sources)")
+    print(f"{'agent|game|role':44s} " + " ".join(f"{c:>16s}" for c in source_cols))
+    for key, d in summary.items():
+        if not isinstance(d, dict) or "first_try" not in d:
+            continue
+        b = other.get(key) if other else None
+        print(f"{key:44s} " + " ".join(f"{(cell(b, c) + ' -> ' if other else '') + cell(d, c):>16s}" for c in source_cols))
     print("\n== chosen positions of label-scored choices, by number of options (E = the fifth position or later)")
     for key, d in summary.items():
         if "|positions|" in key:
@@ -254,9 +297,39 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
                                            for k in ("sneak_embed", "own")))
 
 
+async def human_replay(registry: Any, agents: Sequence[str], n: int) -> None:
+    """Record n games of our own per encoder kind, then replay them by the paper's Table 1 protocol."""
+    from bot.research.human_replay import ReplaySeat, evaluate, record_game, render
+    from games.record import parse
+
+    sets: dict[str, list[Any]] = {}
+    for encoder in ("embed:minilm", "embed:loose"):
+        recs = []
+        for i in range(n):
+            lines = await record_game(registry, [encoder, "embed:minilm", "random"], 9000 + i, game_no=90000 + i)
+            recs.append(parse(json.dumps(x) for x in lines))
+        sets[encoder] = recs
+    for encoder, recs in sets.items():
+        for role in ReplaySeat:
+            for agent in agents:
+                t0 = time.perf_counter()
+                mine, original, _ = await evaluate(recs, role, agent, registry, seeds=2, timeout_s=180.0)
+                print(f"\n== human-replay protocol: {n} recorded games (encoder {encoder}), {agent} as {role.value}, "
+                      f"{time.perf_counter() - t0:.0f} s")
+                print(render(role, mine, original), end="")
+
+
 async def main(args: argparse.Namespace) -> None:
-    registry, pool = build_factory(args.define)
+    define = ",".join(x.strip().strip("{}") for x in (args.define, ABLATION if args.ablation else "",
+                                                       LOOSE if args.human_replay else "") if x.strip())
+    registry, pool = build_factory("{" + define + "}" if define else "")
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    if args.ablation and WITH_MODEL not in agents:
+        agents.append(WITH_MODEL)
+    for name in agents:  # one-off set-up (the vocabulary's embedding) is no move's work
+        warm = getattr(registry(name, 0), "warm", None)
+        if callable(warm):
+            await asyncio.to_thread(warm)
     tables = [t for t in TABLES if not args.only or f"{t[0]}:{t[1]}" in args.only.split(",")]
     moves: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
@@ -287,6 +360,12 @@ async def main(args: argparse.Namespace) -> None:
         other = summarize(before["moves"], before["results"])
         print(f"before: {before['label']}")
     print_tables(label, summary, other)
+    if args.human_replay:
+        registry, pool = build_factory("{" + define + "}")
+        try:
+            await human_replay(registry, [a for a in agents if a != "random"], args.human_replay)
+        finally:
+            await pool.aclose()
 
 
 if __name__ == "__main__":
@@ -297,4 +376,7 @@ if __name__ == "__main__":
     parser.add_argument("--define", default="", help="extra agent entries, as HUSHTABLE_AGENTS JSON")
     parser.add_argument("--out", default="", help="write the raw moves and results here (JSON)")
     parser.add_argument("--compare", default="", help="a stored run to print beside this one (before -> after)")
+    parser.add_argument("--ablation", action="store_true", help=f"add {WITH_MODEL}: the default with the model in every use")
+    parser.add_argument("--human-replay", type=int, default=0, metavar="N",
+                        help="record N Decrypto games per encoder kind and replay them by the paper's Table 1 protocol")
     asyncio.run(main(parser.parse_args()))
