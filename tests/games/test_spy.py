@@ -1,4 +1,4 @@
-"""Rule tests for the Who-is-Spy engine (games/spy.py) and its word-pair bank.
+"""Rule tests for the Who-is-Spy engine (games/spy/) and its word-pair bank.
 
 Games are dealt from real seeds and steered with scripted moves chosen from the
 dealt roles, so every end condition and tie rule is reached through ``apply``.
