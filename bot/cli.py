@@ -100,7 +100,7 @@ class GuardedGroup(TyperGroup):
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
-        command = " ".join(["hushtable", *(sys.argv[1:] if args is None else list(args))[:3]])
+        command = self._command_path(list(sys.argv[1:] if args is None else args))
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # click's errors: a usage mistake, a bad parameter...
@@ -127,6 +127,18 @@ class GuardedGroup(TyperGroup):
                 typer.echo(f"error: unexpected {type(exc).__name__}; this is a bug{where}", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def _command_path(self, args: list[str]) -> str:
+        """``hushtable db copy``: the command's names only; its arguments may hold a password or a path."""
+        words = ["hushtable"]
+        group: Any = self
+        for token in args:
+            sub = group.commands.get(token) if hasattr(group, "commands") else None
+            if sub is None:
+                break
+            words.append(token)
+            group = sub
+        return " ".join(words)
 
 
 def _one_line(text: str) -> str:

@@ -226,6 +226,14 @@ def test_an_unexpected_error_is_a_sentence_with_the_log_file(tmp_path: Path) -> 
     assert "ZeroDivisionError" in text and "hushtable explode failed" in text and "umbrella" not in text
 
 
+def test_the_log_names_the_command_never_its_arguments(work: Path) -> None:
+    # A failure the guard explains (--out is a folder): one sentence, and the log names the command only.
+    (work / "hunter2dir").mkdir(exist_ok=True)
+    out = one_sentence(cli("export", "--out", "hunter2dir", cwd=work), 1, "hunter2dir: Is a directory", "details in")
+    text = (work / "logs" / "hushtable.log").read_text(encoding="utf-8")
+    assert "hushtable export failed" in text and "IsADirectoryError" in text and "hunter2" not in text, out
+
+
 @pytest.mark.real_model
 def test_commands_that_warm_the_embedder_exit_cleanly(tmp_path: Path) -> None:
     # `tournament list` builds the bot (its agents warm the MiniLM vocabulary in a daemon
