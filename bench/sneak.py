@@ -12,7 +12,7 @@
    Both see identical prompts (the naive loop renders them with the
    evaluator's own templates) and must agree on the probabilities.
    Printed: instances/s for both and the ratio (target >= 3x on 2 CPU cores).
-2. A full ``hushtable sneak bench`` with the default evaluators (llm:default,
+2. A full ``hushtable sneak bench`` with both bundled evaluators (llm:default,
    embed:minilm) and the llm:default generator over ``--bench-cards`` cards,
    extrapolated linearly to every card (the bench's cost is per instance).
 
@@ -69,7 +69,7 @@ def build_instances(cards: int) -> Items:
 def naive_prompts(inst: Instance, messages: tuple[str, ...]) -> list[tuple[list[dict[str, str]], int, list[int]]]:
     """The evaluator's two prompts for one instance (p=1: its seeded order), as a user would send them."""
     n = len(inst.candidates)
-    perm = order(n, 0, "sneak-chameleon", inst.category, inst.candidates)
+    perm = order(n, 0, "sneak-chameleon", inst.category, inst.candidates, inst.secret, inst.message)
     cham = prompt("chameleon", category=inst.category,
                   candidates=" ".join(f"{LETTERS[i]}) {inst.candidates[o]}" for i, o in enumerate(perm)),
                   message=inst.message, labels=", ".join(LETTERS[:n]))
@@ -107,7 +107,7 @@ async def ours(backend: TransformersBackend, items: Items, max_batch: int) -> tu
     batcher = Batcher(backend, max_batch=max_batch)
     await batcher.start()
     try:
-        ev = LLMEvaluator(batcher, "llm:bench")
+        ev = LLMEvaluator(batcher, "llm:bench", permutations=1, calibrate=False)  # one ordering, as the naive loop
         started = time.perf_counter()
         res = await asyncio.gather(*(asyncio.gather(ev.chameleon(i), ev.ally(i, m)) for i, m in items))
         elapsed = time.perf_counter() - started
@@ -142,7 +142,8 @@ async def full_bench(cards: int) -> float:
     pool = ClientPool()
     try:
         started = time.perf_counter()
-        await run_bench(BenchConfig(generator="llm:default", cards=cards), client_for=pool.get, embedder_for=embedder_for)
+        cfg = BenchConfig(generator="llm:default", evaluators=("llm:default", "embed:minilm"), cards=cards)
+        await run_bench(cfg, client_for=pool.get, embedder_for=embedder_for)
         return time.perf_counter() - started
     finally:
         await pool.aclose()
@@ -174,7 +175,7 @@ def main() -> None:
     if not args.skip_full:
         seconds = asyncio.run(full_bench(args.bench_cards))
         total = len(decks.cards())
-        print(f"full `sneak bench --generator llm:default` (default evaluators): {args.bench_cards} cards in "
+        print(f"full `sneak bench --generator llm:default` (llm:default and embed:minilm): {args.bench_cards} cards in "
               f"{seconds:.0f} s -> {total} cards extrapolated: {seconds * total / args.bench_cards / 60:.1f} min")
 
 
