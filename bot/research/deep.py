@@ -11,7 +11,9 @@ Each agent describes each target word twice, with the paper's prompts adapted:
 
 A judge then rates, on the paper's 1-5 scale ("1 denotes very inaccurate and 5
 very accurate"), how well each description matches the target and each of its
-distractor words. The table is the paper's: per agent and mode, the mean score
+distractor words (its reply's first digit; ``--judge-labels`` reads the most
+probable of the five digits by label scoring instead, for judges too small to
+answer in the format). The table is the paper's: per agent and mode, the mean score
 on targets and on distractors (a good aggressive description scores high on
 the target and low on distractors; a good conservative one, lower on the
 target). A rating the judge does not give as a digit 1-5 is counted as
@@ -36,7 +38,7 @@ from typing import Any, Protocol
 
 from games import decks
 from games.base import rng
-from models.types import GenerateRequest, Inference, InferenceError, Message
+from models.types import GenerateRequest, Inference, InferenceError, Message, ScoreRequest
 
 DISTRACTORS_FROM_OTHER_PAIRS = 2
 AGGRESSIVE_TOKENS = 160
@@ -152,6 +154,24 @@ class LLMJudge:
         return parse_rating(await _generate(self.client, msgs, 4))
 
 
+class LabelJudge(LLMJudge):
+    """The same prompt, read by label scoring instead of a reply: the most probable first token among
+    "1".."5" (``--judge-labels``; for judges too small to answer with a digit, and backends that score)."""
+
+    async def rate(self, description: str, word: str) -> int | None:
+        msgs = (Message("system", JUDGE_SYSTEM), Message("user", f"Description: {description}\nWord: {word}"))
+        try:
+            res = await self.client.score_labels(ScoreRequest(msgs, RATINGS))
+        except (InferenceError, ValueError):
+            return None
+        if len(res.probs) != len(RATINGS):
+            return None
+        return 1 + max(range(len(RATINGS)), key=lambda i: res.probs[i])
+
+
+RATINGS = ("1", "2", "3", "4", "5")
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -230,6 +250,8 @@ def deep_command() -> Any:
                                           "(default: bundled Who-is-Spy pairs)."),
         count: int = typer.Option(10, "--count", min=1, help="How many bundled pairs (without --words)."),
         out: Path | None = typer.Option(None, "--out", help="Also write every description and rating as JSON."),
+        judge_labels: bool = typer.Option(False, "--judge-labels", help="Read the judge's rating by label scoring "
+                                          "(most probable of 1-5) instead of its reply (the paper's)."),
     ) -> None:
         """The DEEP description test: aggressive and conservative descriptions rated 1-5 by a judge."""
         from bot.settings import Settings
@@ -247,14 +269,15 @@ def deep_command() -> Any:
         async def go() -> tuple[str, dict[str, Any]]:
             pool = ClientPool(settings.client_options())
             try:
-                rater = LLMJudge(await pool.get(judge[len("llm:"):] or "default"))
+                judge_client = await pool.get(judge[len("llm:"):] or "default")
+                rater = LabelJudge(judge_client) if judge_labels else LLMJudge(judge_client)
                 rows: dict[str, dict[Mode, Cell]] = {}
                 kept: dict[str, Any] = {}
                 for name in agent:
                     cells, records = await run_deep(await pool.get(name[len("llm:"):] or "default"), rater, targets)
                     rows[name] = cells
                     kept[name] = records
-                return render(rows, judge, len(targets)), kept
+                return render(rows, judge + (" (label scoring)" if judge_labels else ""), len(targets)), kept
             finally:
                 await pool.aclose()
 

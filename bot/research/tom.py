@@ -73,11 +73,11 @@ def answer_line(text: str) -> str | None:
 
 
 def parse_words(text: str, n: int) -> tuple[str, ...] | None:
-    """``n`` comma-separated words from the answer (numbering like ``1.`` dropped), or None."""
+    """``n`` words separated by commas or semicolons (numbering like ``1.`` dropped), or None."""
     line = answer_line(text)
     if line is None:
         return None
-    parts = [re.sub(r"^\s*\d+\s*[.):]\s*", "", p).strip(" .\"'") for p in line.split(",")]
+    parts = [re.sub(r"^\s*\d+\s*[.):]\s*", "", p).strip(" .\"'") for p in re.split(r"[,;]", line)]
     parts = [p for p in parts if p]
     return tuple(parts) if len(parts) == n else None
 
@@ -288,8 +288,10 @@ def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Seq
     two_word: list[bool] = []
     two_id: list[bool] = []
     for t in tables:
-        if t.first is None:
+        if t.first is None:  # unanswered counts as wrong, on every question it leaves open
             self_id.append(False)
+            one_word += [False] * (len(words) - 1)
+            one_id += [False] * (len(words) - 1)
         else:
             self_id.append(t.first[t.seat][1] is ids[t.seat])
             for s, (w, i) in t.first.items():
@@ -434,7 +436,7 @@ def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, A
 # --------------------------------------------------------------------------- the command
 
 
-DECRYPTO_KEYS = ("turns_scored", "rc_weak", "rc_strong", "fb_weak", "fb_strong", "pt_turns", "pt_accuracy",
+DECRYPTO_KEYS = ("turns_asked", "turns_scored", "rc_weak", "rc_strong", "fb_weak", "fb_strong", "pt_turns", "pt_accuracy",
                  "pt_predicted_intercept", "pt_real_intercept")
 SPY_KEYS = ("self_identity", "one_word", "one_identity", "two_word", "two_identity")
 
@@ -444,11 +446,11 @@ def _pct(x: object) -> str:
 
 
 def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
-    heads = ("turns", "RC weak", "RC strong", "FB weak", "FB strong", "PT turns", "PT acc.", "PT pred. int.",
+    heads = ("asked", "scored", "RC weak", "RC strong", "FB weak", "FB strong", "PT turns", "PT acc.", "PT pred. int.",
              "real int.")
     width = max([5, *(len(a) for a in rows)]) + 2
     lines = ["Decrypto theory of mind (the Decrypto paper, section 4.1; shares 0-100; RC/FB over turns where the "
-             "agent's keyword guess A was wrong)",
+             "agent's keyword guess A was wrong; asked: turns after the first)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
         lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))

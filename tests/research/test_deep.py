@@ -88,3 +88,16 @@ def test_deep_refuses_agents_that_are_not_language_models(tmp_path: Path) -> Non
     bad.write_text("no colon here\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["deep", "--agent", "llm:default", "--judge", "llm:default", "--words", str(bad)])
     assert res.exit_code != 0 and "line 1" in res.output
+
+
+async def test_the_label_judge_takes_the_most_probable_digit() -> None:
+    from bot.research.deep import LabelJudge
+
+    class Scores(ScriptedAgent):
+        """A deterministic test double: fixed probabilities over the five rating labels."""
+
+        async def score_labels(self, req: ScoreRequest) -> ScoreResult:
+            assert req.labels == ("1", "2", "3", "4", "5") and "1 denotes" in req.messages[0].content
+            return ScoreResult((0.1, 0.1, 0.5, 0.2, 0.1), "scripted")
+
+    assert await LabelJudge(Scores()).rate("a small furry pet", "cat") == 3

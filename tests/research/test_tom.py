@@ -115,6 +115,7 @@ def test_a_strong_pass_needs_the_earlier_answer_and_a_right_a_is_not_scored() ->
     s = smarties(kw, ("a", "b", "c", "d"), ("A", "B", "C", "D"), ("star", "jazz", "thunder", "plane"))
     assert s.counted and s.rc_weak and s.rc_strong and not s.fb_weak and not s.fb_strong
     assert parse_words("ANSWER: 1. star, 2. jazz, 3. thunder, 4. plane", 4) == kw
+    assert parse_words("ANSWER: 1: green; 2: jazz; 3: busy calm; 4: narrow", 4) == ("green", "jazz", "busy calm", "narrow")
     assert parse_words("no answer line", 4) is None and parse_words("ANSWER: star, jazz", 4) is None
     assert parse_code("ANSWER: 4-1-3") == "4-1-3" and parse_code("ANSWER: 4-4-1") is None
 
