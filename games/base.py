@@ -9,18 +9,19 @@ place that decides who may see what.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from games import text as _text
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+from games.options import ConfigError as ConfigError
+from games.options import config_from_dict as config_from_dict
+from games.options import config_to_dict as config_to_dict
+from games.options import flag as flag
+from games.options import one_of as one_of
+from games.options import whole_number as whole_number
 
 Seat = int
 """Seats are numbered 0..n-1 in table order. Names belong to the table, not the engine."""
@@ -28,10 +29,6 @@ Seat = int
 
 class IllegalAction(Exception):
     """An action the rules do not allow now. The message is a sentence a player can read."""
-
-
-class ConfigError(ValueError):
-    """A game configuration that cannot be played. The message says what to change."""
 
 
 # --------------------------------------------------------------------------- audience / events
@@ -348,61 +345,6 @@ def rng(seed: int, *salt: object) -> random.Random:
     """
     digest = hashlib.sha256(repr((seed, salt)).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-# --------------------------------------------------------------------------- configs
-
-C = TypeVar("C", bound="DataclassInstance")
-
-
-def config_from_dict(cls: type[C], raw: Mapping[str, Any]) -> C:
-    """Build a frozen config dataclass from a mapping, refusing unknown keys with a clear message."""
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(raw) - set(names))
-    if unknown:
-        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    kwargs: dict[str, Any] = {}
-    for k, v in raw.items():
-        # JSON has no tuples: lists come back as lists.
-        kwargs[k] = tuple(tuple(x) if isinstance(x, list) else x for x in v) if isinstance(v, list) else v
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # pragma: no cover - dataclass signature errors
-        raise ConfigError(str(exc)) from exc
-
-
-E = TypeVar("E", bound=StrEnum)
-
-
-def whole_number(name: str, value: object, low: int, high: int) -> int:
-    """An option that is a whole number in ``low..high`` (true/false are not numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be a whole number, not {value!r}")
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
-
-
-def flag(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be true or false, not {value!r}")
-    return value
-
-
-def one_of(kind: type[E], name: str, value: object) -> E:
-    """An option naming one member of an enum (by its value): ``one_of(Mode, "mode", "match")``."""
-    if isinstance(value, str) and value in {m.value for m in kind}:
-        return kind(value)
-    choices = ", ".join(m.value for m in kind)
-    if name == "variant":
-        raise ConfigError(f"unknown variant {value!r}; choose one of {choices}")
-    raise ConfigError(f"{name} must be one of {choices}, not {value!r}")
-
-
-def config_to_dict(cfg: object) -> dict[str, Any]:
-    if not dataclasses.is_dataclass(cfg) or isinstance(cfg, type):
-        raise TypeError(f"a config is a dataclass instance, not {type(cfg).__name__}")
-    return dataclasses.asdict(cfg)
 
 
 # --------------------------------------------------------------------------- the protocol
