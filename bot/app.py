@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
@@ -144,9 +145,28 @@ async def _open(settings: Settings) -> App:
 
 async def main(*, force_console: bool = False, hotseat: bool = False, settings: Settings | None = None) -> None:
     """`hushtable run`: check everything an operator configured (each mistake: one line, exit status 2),
-    say what runs (one line per surface), then serve until stopped."""
+    say what runs (one line per surface), then serve until stopped. SIGTERM and Ctrl-C stop it
+    cleanly (exit status 0): the store and the clients close inside the event loop."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    stopping: list[str] = []
+
+    def stop(name: str) -> None:
+        if task is not None and not stopping:
+            stopping.append(name)
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop, sig.name)
+        except (NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a non-main thread)
+            pass
     try:
         await _main(force_console=force_console, hotseat=hotseat, settings=settings)
+    except asyncio.CancelledError:
+        if not stopping:
+            raise
+        say(f"stopped ({stopping[0]})")
     except StartupError as exc:
         for line in exc.lines:
             say(line)

@@ -348,8 +348,11 @@ def network_reason(exc: BaseException) -> str:
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return f"DNS lookup of {exc.host} failed"
     if isinstance(exc, aiohttp.ClientConnectorError):
-        inner = exc.os_error.strerror or type(exc.os_error).__name__
-        return f"{exc.host}:{exc.port}: {inner.lower()}"
+        err = exc.os_error
+        inner = ("connection refused" if isinstance(err, ConnectionRefusedError)
+                 else "timed out" if isinstance(err, TimeoutError)
+                 else (err.strerror or type(err).__name__).lower())
+        return f"{exc.host}:{exc.port}: {inner}"
     if isinstance(exc, TimeoutError):
         return "timed out"
     text = " ".join(str(exc).split())[:120]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,8 +74,13 @@ def load_model(name: str, load: Callable[[], T]) -> T:
     unavailable instead of going on without it. Missing files are not retried.
     """
     with _LOAD_LOCK:
+        # Progress, once per load: the services' log shows it; the console keeps it in its log file.
+        log.info("loading model %s", name)
+        started = time.monotonic()
         try:
-            return load()
+            loaded = load()
+            log.info("model %s loaded in %.1f s", name, time.monotonic() - started)
+            return loaded
         except _PERMANENT:
             raise
         except Exception as first:

@@ -233,8 +233,11 @@ def keep_logs_off_screen(log_dir: Path) -> Path:
     path = log_dir / LOG_FILE
     root = logging.getLogger()
     if not any(isinstance(h, logging.FileHandler) for h in root.handlers):
+        from bot.ops.logs import LibraryBodies
+
         handler = logging.FileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.addFilter(LibraryBodies())  # no library writes a message body here either
         root.addHandler(handler)  # also keeps logging.lastResort (stderr) from ever firing
     return path
 
@@ -250,6 +253,7 @@ class ConsoleUI:
         self.reader = reader or LineReader(sys.stdin)
         # Unique across processes: a resumed console must not repeat the ids of the last run.
         self.run_id = secrets.token_hex(4)
+        self._warned_warmup = False
         self._ids = itertools.count(1)
 
     def origin(self, user: UserRef | None = None) -> intake.Origin:
@@ -371,7 +375,9 @@ class ConsoleUI:
             need = max(need, entry.menu.seats - len(self.users))  # the seats the game reads best with
         if need:
             await self.send(CommandKind.ADD_AI, agent=self.default_agent(), count=need)
-        self.p.write("AI players may take a moment to warm up the first time.")
+        if not self._warned_warmup:  # once: later games find the models loaded
+            self._warned_warmup = True
+            self.p.write("AI players may take a moment to warm up the first time.")
         await self.send(CommandKind.START)
 
     def _seat_min(self, game: str, variant: str | None, options: dict[str, Any]) -> int:

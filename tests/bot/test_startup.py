@@ -111,11 +111,13 @@ def closed_port() -> int:
 # --------------------------------------------------------------------------- settings
 
 async def test_bad_settings_get_one_line_each_naming_the_setting(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("HUSHTABLE_FALLBAK_AGENT=random\n")  # a typo in .env counts too
     lines = await refused(tmp_path, base_env(tmp_path, DISCORD_TOKEN="t", HUSHTABLE_TURN_DEADLINE_S="abc",
                                              HUSHTABLE_DEADLINE_POLICY="takover", HUSHTABLE_OPS_PORT="abc",
                                              HUSHTABLE_DEFAULT_AGNET="random"))
-    assert len(lines) == 4, lines
+    assert len(lines) == 5, lines
     text = "\n".join(lines)
+    assert "HUSHTABLE_FALLBAK_AGENT is not a setting; did you mean HUSHTABLE_FALLBACK_AGENT?" in text
     assert "HUSHTABLE_TURN_DEADLINE_S must be a number" in text
     assert "HUSHTABLE_DEADLINE_POLICY" in text and "did you mean 'takeover'" in text
     assert "HUSHTABLE_OPS_PORT must be a whole number" in text
@@ -205,9 +207,12 @@ async def test_discord_unreachable_retries_with_one_line_per_attempt(tmp_path: P
     async with hushtable_run(tmp_path, env) as run:
         await run.wait_for(lambda lines: sum("attempt 2 failed" in ln for ln in lines) == 1)
         assert run.proc.returncode is None, "an outage is retried, not fatal"
+        run.proc.send_signal(signal.SIGTERM)  # docker stop, systemctl stop: a clean exit
+        assert await run.exit_code() == 0, run.text
     attempts = [ln for ln in run.lines if "cannot reach Discord" in ln]
-    assert len(attempts) >= 2 and "attempt 1 failed, retrying in 1 s" in attempts[0]
-    assert len(run.lines) == len(attempts), run.text  # nothing else: no traceback, no voice warning
+    assert len(attempts) >= 2 and "connection refused); attempt 1 failed, retrying in 1 s" in attempts[0]
+    assert run.lines[-1] == "hushtable: stopped (SIGTERM)", run.text
+    assert len(run.lines) == len(attempts) + 1, run.text  # nothing else: no traceback, no voice warning
     assert "Traceback" not in run.text
 
 
@@ -252,7 +257,8 @@ async def test_slack_unreachable_retries_with_one_line_per_attempt(tmp_path: Pat
     async with hushtable_run(tmp_path, env) as run:
         await run.wait_for(lambda lines: sum("attempt 2 failed" in ln for ln in lines) == 1)
     attempts = [ln for ln in run.lines if "cannot reach Slack" in ln]
-    assert len(attempts) >= 2 and len(run.lines) == len(attempts), run.text
+    assert len(attempts) >= 2 and "connection refused); attempt 1 failed" in attempts[0], run.text
+    assert run.lines[len(attempts):] in ([], ["hushtable: stopped (SIGTERM)"]), run.text
     assert "Traceback" not in run.text
 
 
