@@ -117,23 +117,34 @@ def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
     return bool(settings.discord_token), bool(settings.slack_bot_token)
 
 
-async def _open(settings: Settings) -> App:
-    """`build_app` with each failure said in one line: a bad HUSHTABLE_AGENTS entry, a database that
-    does not open (unreachable server, a file SQLite cannot use), a read-only database."""
+async def _check_agents(settings: Settings) -> None:
+    """A bad HUSHTABLE_AGENTS entry, or an agent name no entry defines, in one line each, before the
+    store opens (and before logging starts: a model warming up says nothing then)."""
+    from models.client import ClientPool
+
+    pool = ClientPool(settings.client_options())
     try:
-        app = await build_app(settings)
-    except StartupError:
-        raise
+        check_agents(settings, build_agents(settings, pool).names())
     except UnknownAgent as exc:
         raise StartupError(f"HUSHTABLE_AGENTS: {exc}") from None
     except ValueError as exc:
         text = str(exc)
         raise StartupError(text if text.startswith("HUSHTABLE_") else f"HUSHTABLE_AGENTS: {text}") from None
+    finally:
+        await pool.aclose()  # nothing was started: the registry only names its agents
+
+
+async def _open(settings: Settings) -> App:
+    """`build_app` with each failure said in one line: a database that does not open (unreachable
+    server, a file SQLite cannot use), a read-only database."""
+    try:
+        app = await build_app(settings)
+    except StartupError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the store did not open: one line, no traceback
         raise database_open_error(settings.database_url, exc) from None
     try:
         await app.store.check_writable()
-        check_agents(settings, app.service.agents.names() if isinstance(app.service.agents, AgentRegistry) else [])
     except DatabaseReadOnly as exc:
         await app.aclose()
         raise StartupError(f"HUSHTABLE_DATABASE_URL: {exc}") from None
@@ -184,6 +195,7 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         check_console_terminal()
     check_evaluators(settings)
     check_database_url(settings.database_url)
+    await _check_agents(settings)
     # Services log to .hushtable/logs/ and stderr. The console is a game screen: its adapter
     # sends every record to .hushtable/logs/console.log beside the database and none to the screen.
     if not console:
