@@ -4,6 +4,7 @@ the platforms, then runs until stopped. No module-level singletons anywhere else
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import signal
 from collections.abc import Awaitable
@@ -141,6 +142,11 @@ async def _open(settings: Settings) -> App:
         app = await build_app(settings)
     except StartupError:
         raise
+    except OSError as exc:
+        if settings.ops_port is not None and exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise StartupError(f"HUSHTABLE_OPS_PORT: cannot listen on {settings.ops_host}:{settings.ops_port} "
+                               f"({exc.strerror or type(exc).__name__}); pick a free port or unset it") from None
+        raise database_open_error(settings.database_url, exc) from None
     except Exception as exc:  # noqa: BLE001 - the store did not open: one line, no traceback
         raise database_open_error(settings.database_url, exc) from None
     try:

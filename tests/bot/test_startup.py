@@ -80,6 +80,11 @@ class Run:
     def text(self) -> str:
         return "\n".join(self.lines)
 
+    @property
+    def said(self) -> list[str]:
+        """The lines but the model-loading progress (a warm-up may start with the services)."""
+        return [ln for ln in self.lines if "models.bundled: " not in ln]
+
 
 @contextlib.asynccontextmanager
 async def hushtable_run(tmp_path: Path, env: dict[str, str], *args: str) -> AsyncIterator[Run]:
@@ -99,7 +104,7 @@ async def refused(tmp_path: Path, env: dict[str, str], *args: str) -> list[str]:
         rc = await run.exit_code()
     assert rc == 2, run.text
     assert "Traceback" not in run.text, run.text
-    return run.lines
+    return run.said
 
 
 def closed_port() -> int:
@@ -181,6 +186,15 @@ async def test_database_mistakes_are_one_line_and_create_nothing(tmp_path: Path,
     assert not (tmp_path / "missing").exists() and not (tmp_path / "data").exists()
 
 
+async def test_an_ops_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        lines = await refused(tmp_path, base_env(tmp_path, DISCORD_TOKEN="t", HUSHTABLE_OPS_PORT=str(port)))
+    assert len(lines) == 1 and f"HUSHTABLE_OPS_PORT: cannot listen on 127.0.0.1:{port}" in lines[0], lines
+
+
 # --------------------------------------------------------------------------- Discord
 
 @pytest.fixture
@@ -211,8 +225,8 @@ async def test_discord_unreachable_retries_with_one_line_per_attempt(tmp_path: P
         assert await run.exit_code() == 0, run.text
     attempts = [ln for ln in run.lines if "cannot reach Discord" in ln]
     assert len(attempts) >= 2 and "connection refused); attempt 1 failed, retrying in 1 s" in attempts[0]
-    assert run.lines[-1] == "hushtable: stopped (SIGTERM)", run.text
-    assert len(run.lines) == len(attempts) + 1, run.text  # nothing else: no traceback, no voice warning
+    assert run.said[-1] == "hushtable: stopped (SIGTERM)", run.text
+    assert len(run.said) == len(attempts) + 1, run.text  # nothing else: no traceback, no voice warning
     assert "Traceback" not in run.text
 
 
@@ -258,7 +272,7 @@ async def test_slack_unreachable_retries_with_one_line_per_attempt(tmp_path: Pat
         await run.wait_for(lambda lines: sum("attempt 2 failed" in ln for ln in lines) == 1)
     attempts = [ln for ln in run.lines if "cannot reach Slack" in ln]
     assert len(attempts) >= 2 and "connection refused); attempt 1 failed" in attempts[0], run.text
-    assert run.lines[len(attempts):] in ([], ["hushtable: stopped (SIGTERM)"]), run.text
+    assert run.said[len(attempts):] in ([], ["hushtable: stopped (SIGTERM)"]), run.text
     assert "Traceback" not in run.text
 
 
@@ -266,6 +280,6 @@ async def test_a_healthy_slack_start_says_what_runs_and_nothing_else(tmp_path: P
     async with hushtable_run(tmp_path, slack_env(tmp_path, slack_fake.api_url)) as run:
         await run.wait_for(lambda lines: any(ln.startswith("hushtable: SNEAK evaluators:") for ln in lines))
         await slack_fake.wait_for(lambda: slack_fake._socket is not None, timeout=60)
-    assert run.lines[0] == "hushtable: platforms: slack (socket mode, workspace Hush)", run.text
+    assert run.said[0] == "hushtable: platforms: slack (socket mode, workspace Hush)", run.text
     assert "will be unused" not in run.text and "Traceback" not in run.text, run.text
     assert [m for m in (c.method for c in slack_fake.calls) if m == "auth.test"], "the bot token was checked"
