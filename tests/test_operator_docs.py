@@ -15,7 +15,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 def test_every_cited_test_path_exists() -> None:
     missing = [f"{doc.name}: {p}" for doc in DOCS
-               for p in re.findall(r"\btests/[\w/.]*\w", doc.read_text(encoding="utf-8")) if not (ROOT / p).exists()]
+               for p in re.findall(r"\btests/[\w/.]*\w(?![\w<])", doc.read_text(encoding="utf-8")) if not (ROOT / p).exists()]
     assert not missing, missing
 
 
@@ -31,3 +31,19 @@ def test_postgres_dumps_run_without_a_terminal_inside_the_container() -> None:
     assert commands and all(" -T " in c for c in commands), commands
     assert any("pg_restore" in c for c in commands), "the restore runs inside the container too"
     assert "HUSHTABLE_MODEL_CACHE" in deploy
+
+
+def test_the_readme_shows_what_a_healthy_console_start_prints() -> None:
+    from bot.startup import surface_lines
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### What a healthy start prints", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    shown = [ln for ln in block.splitlines() if ln.startswith("hushtable: ")]
+    defaults = Settings(_env_file=None, database_url="sqlite+aiosqlite:///hushtable.db")  # type: ignore[call-arg]
+    expected = [f"hushtable: {ln}" for ln in surface_lines(defaults, platforms=["console"], agents=defaults.agent_list)]
+    assert len(shown) == len(expected) == 4
+    for got, want in zip(shown, expected, strict=True):
+        if want.startswith("hushtable: database: "):
+            assert got.startswith("hushtable: database: sqlite+aiosqlite:////") and got.endswith("/hushtable.db"), got
+        else:
+            assert got == want
