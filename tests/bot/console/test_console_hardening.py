@@ -45,8 +45,9 @@ def actions(tmp_path: Path) -> int:
 
 
 def test_ctrl_c_says_bye_and_exits_zero_and_logs_stay_off_screen(tmp_path: Path) -> None:
-    # Every AI move fails (no worker there), so the agents log warnings all game long.
-    child = spawn(tmp_path, HUSHTABLE_DEFAULT_AGENT="llm:default", HUSHTABLE_FALLBACK_AGENT="random",
+    # Every AI move fails (no worker there; the papers' protocol agent needs its model for every move),
+    # so the agents log warnings all game long.
+    child = spawn(tmp_path, HUSHTABLE_DEFAULT_AGENT="llm:plain", HUSHTABLE_FALLBACK_AGENT="random",
                   HUSHTABLE_WORKER_URL="http://127.0.0.1:9", HUSHTABLE_AI_RETRIES="0")
     start_chameleon(child)
     child.expect("Ann> ")
@@ -66,7 +67,7 @@ def test_ctrl_c_says_bye_and_exits_zero_and_logs_stay_off_screen(tmp_path: Path)
     child.close()
     assert child.exitstatus == 0 and child.signalstatus is None
     log = (tmp_path / ".hushtable" / "logs" / "console.log").read_text()
-    assert "WARNING" in log and "llm:default failed" in log, "the warnings went somewhere"
+    assert "WARNING" in log and "llm:plain failed" in log, "the warnings went somewhere"
     assert "WARNING" not in screen and "failed" not in screen and "Traceback" not in screen, screen
     assert "Or reply here" not in screen
 
