@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.errors import SlackApiError
@@ -185,9 +186,23 @@ def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClien
     return SlackBot(app=app, platform=SlackPlatform(client), context=ctx)
 
 
+@web.middleware
+async def _plain_timestamp(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A signed request's timestamp must be a number before Bolt's verifier reads it (which would
+    raise and answer 500): anything else is a bad request, logged at DEBUG."""
+    stamp = request.headers.get("X-Slack-Request-Timestamp")
+    if stamp is not None and not (stamp.isascii() and stamp.isdigit() and len(stamp) <= 12):
+        log.debug("Slack request with a malformed timestamp refused")
+        return web.Response(status=400, text="bad request timestamp\n")
+    response: web.StreamResponse = await handler(request)
+    return response
+
+
 async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppRunner:
     """Serve the signed-request endpoint; returns the runner (``runner.addresses`` has the port)."""
-    runner = web.AppRunner(bot.app.web_app(path=path))
+    app = bot.app.web_app(path=path)
+    app.middlewares.append(_plain_timestamp)
+    runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     return runner

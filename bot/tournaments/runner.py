@@ -42,8 +42,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from bot.core.lobby import host_user
 from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
 from bot.core.service import TableService
+from bot.core.tables import Lobby
 from bot.tournaments import results
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
@@ -218,19 +220,31 @@ class TournamentRunner:
             return 0
 
     async def _recover(self, t: TournamentRow) -> int:
+        """Abort the tournament's orphan ``lobby`` games (held under the run lease). A match's game is
+        made in ``lobby`` and begun at once; a process killed in between leaves the row in ``lobby``
+        with no seats, so it is found by what the service wrote: the AI host, the tournament's quiet
+        place or a thread under its place, and the roster of an interrupted match. The match itself
+        then has no game and is planned again (``_resumable_game``)."""
+        interrupted = [m for m in await repo.matches(self.store, t.id or 0)
+                       if m.status == MatchStatus.RUNNING and m.game_id is None and m.started_at is not None]
+        if not interrupted:
+            return 0
+        since = min(m.started_at for m in interrupted if m.started_at is not None)
+        rosters = {tuple(m.seats) for m in interrupted}
+        quiet = Place(HEADLESS, f"tournament-{t.id}")
         cleaned = 0
-        for m in await repo.matches(self.store, t.id or 0):
-            if m.status != MatchStatus.RUNNING or m.game_id is not None or m.id is None:
+        for row in await self.store.games(status=GameStatus.LOBBY.value, tenant=t.tenant, since=since):
+            lobby = Lobby.of(row)
+            at_quiet = row.platform == quiet.platform and row.place == quiet.key
+            at_home = bool(t.platform and t.place) and row.platform == t.platform and (
+                row.place == t.place or row.place.startswith(t.place + "/"))
+            roster = tuple(s.agent or "" for s in lobby.seats)
+            if row.id is None or lobby.host.key != host_user(row.platform).key or not (at_quiet or at_home) \
+                    or roster not in rosters:
                 continue
-            orphan = None
-            if m.started_at is not None:
-                orphan = await repo.find_orphan_game(self.store, tenant=t.tenant, seed=m.seed, agents=m.seats,
-                                                     since=m.started_at)
-            row = await self.store.game(orphan) if orphan is not None else None
-            if row is not None and row.status == GameStatus.LOBBY:
-                await self.store.finish_game(orphan or 0, status=GameStatus.ABORTED, result=None)
-                await repo.retry_match(self.store, m.id, "interrupted before its game started")
-                cleaned += 1
+            await self.store.finish_game(row.id, status=GameStatus.ABORTED, result=None)
+            log.info("tournament %s: aborted orphan lobby game %s", t.id, row.id)
+            cleaned += 1
         return cleaned
 
     async def save_standings(self, t: TournamentRow, matches: Sequence[MatchResult]) -> list[Standing]:

@@ -114,6 +114,13 @@ class _FiringExecutor(AsyncIOExecutor):  # type: ignore[misc]  # APScheduler 3 s
     def __init__(self, fire: Callable[[int], Awaitable[int | None]]) -> None:
         super().__init__()
         self._fire = fire
+        self.detach = False  # True: a shutdown leaves firings in flight to finish (lease lost, not stopping)
+
+    def shutdown(self, wait: bool = True) -> None:
+        if self.detach:
+            self._pending_futures: set[asyncio.Future[Any]] = set()
+            return
+        super().shutdown(wait)
 
     def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
         firing = _Firing(job.id, job.name, job.misfire_grace_time, self._fire, tuple(job.args), dict(job.kwargs))
@@ -152,6 +159,7 @@ class TournamentScheduler:
         self.owner = owner or f"{uuid.uuid4().hex[:12]}"
         self.lease_ttl = lease_ttl
         self.scheduler: AsyncIOScheduler | None = None
+        self._executor: _FiringExecutor | None = None
         self._keeper: asyncio.Task[None] | None = None
         self.fired: list[int] = []  # tournament ids run by this scheduler (for status and tests)
 
@@ -164,10 +172,11 @@ class TournamentScheduler:
         return 0 if self.scheduler is None else len(self.scheduler.get_jobs())
 
     def _new_scheduler(self) -> AsyncIOScheduler:
+        self._executor = _FiringExecutor(self.fire)
         return AsyncIOScheduler(
             jobstores={"default": SQLAlchemyJobStore(url=self.url, tablename=JOBS_TABLE,
                                                      engine_options=_engine_options(self.url))},
-            executors={"default": _FiringExecutor(self.fire)},
+            executors={"default": self._executor},
             job_defaults={"misfire_grace_time": MISFIRE_GRACE_S, "coalesce": COALESCE, "max_instances": 1},
             timezone=UTC,
         )
@@ -189,8 +198,9 @@ class TournamentScheduler:
         if got:
             await self.sync_jobs()
         elif self.scheduler is not None:
+            # A firing in flight finishes: its slot is claimed and its run holds a lease of its own.
             log.warning("tournament scheduler %s lost its lease; standing by", self.owner)
-            self._stop_scheduler()
+            self._stop_scheduler(detach=True)
 
     async def _keep(self) -> None:
         while True:
@@ -200,7 +210,9 @@ class TournamentScheduler:
             except Exception as exc:  # the next round tries again
                 log.error("tournament scheduler lease check failed: %s", type(exc).__name__)
 
-    def _stop_scheduler(self) -> None:
+    def _stop_scheduler(self, *, detach: bool = False) -> None:
+        if self._executor is not None:
+            self._executor.detach = detach
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=False)
             self.scheduler = None
