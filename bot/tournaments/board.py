@@ -3,6 +3,12 @@
 Pure rendering over ``Standing`` rows; platforms post the text and attach the image.
 The chart uses matplotlib's object API with the Agg canvas (no pyplot, no display, no
 global state), so it is safe inside the bot's event loop and threads.
+
+Honest by construction: a standing without an interval (fewer than ``MIN_GROUPS`` deal
+groups) says "not enough games for an interval" instead of a point dressed as one; a role
+shows only the metrics that describe it (the game's descriptor says which roles each
+describes) and how many games the entrant played in it; SoftScore is on 0-100; every win-rate
+bar of the chart carries its value and game count, so a 0 is a visible mark, not a gap.
 """
 
 from __future__ import annotations
@@ -12,20 +18,28 @@ import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.tournaments.ratings import Standing, summary
+from bot.tournaments.ratings import MIN_GROUPS, Standing, summary
 from games.catalog import find
+from games.descriptor import MetricScope
 from storage.tables import TournamentRatingRow, TournamentRow
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Every game's leaderboard: the win rate, the game's own per-seat numbers (its descriptor's
 # metrics with a column name), then the SNEAK clue score where the game has clues.
 GENERIC_SHORT = {"win_rate": "win", "sneak_softscore": "SoftScore"}
 CHART_NAME = "leaderboard.png"
+NO_INTERVAL_TEXT = "not enough games for an interval"
 
 
-def standings_of(rows: Sequence[TournamentRatingRow]) -> list[Standing]:
-    return [Standing(r.rank, r.entrant, r.mu, r.sigma, r.lo, r.hi, r.games,
+def standings_of(rows: Sequence[TournamentRatingRow], groups: int | None = None) -> list[Standing]:
+    """Stored standings; ``groups`` (deal groups played) below ``MIN_GROUPS`` means no interval."""
+    none = groups is not None and groups < MIN_GROUPS
+    nan = float("nan")
+    return [Standing(r.rank, r.entrant, r.mu, r.sigma, nan if none else r.lo, nan if none else r.hi, r.games,
                      {role: {k: float("nan") if v is None else float(v) for k, v in m.items()}
                       for role, m in r.metrics.items()})
             for r in sorted(rows, key=lambda r: r.rank)]
@@ -34,7 +48,24 @@ def standings_of(rows: Sequence[TournamentRatingRow]) -> list[Standing]:
 def _fmt(key: str, v: float) -> str:
     if v != v:  # nan: no decided game in that role
         return "–"
-    return f"{v:.0%}" if key == "win_rate" else f"{v:.2f}"
+    if key == "win_rate":
+        return f"{v:.0%}"
+    return f"{v:.0f}" if key == "sneak_softscore" else f"{v:.2f}"
+
+
+def _interval(r: Standing, width: int = 5) -> str:
+    return f"[{r.lo:{width}.1f}, {r.hi:{width}.1f}]" if r.has_interval else "–"
+
+
+def describes(game: str, key: str, role: str) -> bool:
+    """Whether a per-seat metric of the game describes seats of this role (its descriptor's ``roles``)."""
+    d = find(game)
+    if d is None:
+        return True
+    for m in d.metrics:
+        if m.key == key and m.scope is MetricScope.SEAT and m.roles:
+            return role in {str(x) for x in m.roles}
+    return True
 
 
 def key_metrics(game: str) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -50,26 +81,39 @@ def key_metrics(game: str) -> tuple[tuple[str, ...], dict[str, str]]:
 def role_cells(game: str, roles: Mapping[str, Mapping[str, float]]) -> dict[str, str]:
     """``{role: "win 67% · misc 0.50"}`` with the game's key metrics."""
     keys, short = key_metrics(game)
-    return {role: " · ".join(f"{short.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m)
+    return {role: " · ".join(f"{short.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m and describes(game, k, role))
             for role, m in roles.items()}
 
 
 def text_table(t: TournamentRow, rows: Sequence[Standing]) -> str:
     """The leaderboard as plain text in a monospace block (chat and console)."""
     head = f"Tournament #{t.id} {t.name or ''}".rstrip() + f" — {t.game} ({t.variant}), rating = openskill mean, " \
-           "95% bootstrap interval"
+           "95% bootstrap interval over deal groups"
     width = max([len(r.entrant) for r in rows] + [7])
     lines = [f"{'#':>2}  {'entrant':<{width}}  {'rating':>6}  {'interval':<15} {'games':>5}"]
     for r in rows:
-        lines.append(f"{r.rank:>2}  {r.entrant:<{width}}  {r.mu:6.1f}  [{r.lo:5.1f}, {r.hi:5.1f}]  {r.games:>5}")
+        lines.append(f"{r.rank:>2}  {r.entrant:<{width}}  {r.mu:6.1f}  {_interval(r):<15} {r.games:>5}")
         for role, cell in role_cells(t.game, r.roles).items():
-            seats = int(r.roles[role].get("seats", 0))
-            lines.append(f"{'':>4}{role} ({seats}): {cell}")
+            lines.append(f"{'':>4}{role} ({games_in(r, role)} games): {cell}")
+    if rows and not any(r.has_interval for r in rows):
+        lines.append(f"Interval: {NO_INTERVAL_TEXT} (at least {MIN_GROUPS} deal groups).")
     return head + "\n```\n" + "\n".join(lines) + "\n```"
+
+
+def games_in(r: Standing, role: str) -> int:
+    """Games the entrant played in this role (seats held in it)."""
+    return int(r.roles.get(role, {}).get("seats", 0))
 
 
 def chart_png(t: TournamentRow, rows: Sequence[Standing]) -> bytes:
     """Rating with interval bars per entrant (left) and win rate per role (right), as PNG bytes."""
+    buf = io.BytesIO()
+    chart_figure(t, rows).savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def chart_figure(t: TournamentRow, rows: Sequence[Standing]) -> Figure:
+    """The chart as a matplotlib ``Figure`` on the Agg canvas (``chart_png`` renders it)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -81,30 +125,40 @@ def chart_png(t: TournamentRow, rows: Sequence[Standing]) -> bytes:
     ys = list(range(len(rows)))
     # The interval as a bar and the rating as a dot: with few games a percentile interval need
     # not contain the point estimate, so the two are drawn apart rather than as error bars.
-    left.hlines(ys, [r.lo for r in rows][::-1], [r.hi for r in rows][::-1], linewidth=6, color="#90cdf4",
-                label="95% interval")
+    shown = [(y, r) for y, r in zip(ys, rows[::-1], strict=True) if r.has_interval]
+    if shown:
+        left.hlines([y for y, _ in shown], [r.lo for _, r in shown], [r.hi for _, r in shown], linewidth=6,
+                    color="#90cdf4", label="95% interval")
     left.plot(mus, ys, "o", color="#2b6cb0", label="rating")
     left.legend(loc="lower right", fontsize="small")
     left.set_yticks(ys, names)
-    left.set_xlabel("rating (openskill mean, 95% interval)")
+    left.set_xlabel("rating (openskill mean, 95% interval)" if shown else f"rating (openskill mean; {NO_INTERVAL_TEXT})")
     left.grid(axis="x", alpha=0.3)
     roles = sorted({role for r in rows for role in r.roles})
     if roles:
         bar = 0.8 / len(roles)
         for i, role in enumerate(roles):
             vals = [r.roles.get(role, {}).get("win_rate", float("nan")) for r in rows][::-1]
-            right.barh([y + (i - (len(roles) - 1) / 2) * bar for y in ys], [0 if math.isnan(v) else v for v in vals],
-                       height=bar, label=role)
+            counts = [games_in(r, role) for r in rows][::-1]
+            at = [y + (i - (len(roles) - 1) / 2) * bar for y in ys]
+            bars = right.barh(at, [0 if math.isnan(v) else v for v in vals], height=bar, label=role)
+            color = bars.patches[0].get_facecolor() if bars.patches else None
+            for y, v, n in zip(at, vals, counts, strict=True):
+                if n == 0:
+                    continue
+                # Every bar says its value and games: a 0 gets a visible mark, not an empty gap.
+                if not math.isnan(v) and v == 0:
+                    right.plot([0], [y], marker="|", markersize=9, markeredgewidth=2, color=color)
+                label = "–" if math.isnan(v) else f"{v:.0%}"
+                right.text((0 if math.isnan(v) else v) + 0.01, y, f"{label} ({n})", va="center", fontsize="x-small")
         right.set_yticks(ys, names)
-        right.set_xlim(0, 1)
-        right.set_xlabel("win rate per role")
+        right.set_xlim(0, 1.15)
+        right.set_xlabel("win rate per role (games)")
         right.legend(loc="lower right", fontsize="small")
         right.grid(axis="x", alpha=0.3)
     fig.suptitle(f"Tournament #{t.id}: {t.game} ({t.variant})")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return fig
 
 
 def to_json(t: TournamentRow, rows: Sequence[Standing]) -> str:
@@ -124,7 +178,7 @@ def to_csv(t: TournamentRow, rows: Sequence[Standing]) -> str:
                 *metric_cols])
     for r in rows:
         flat = {f"{role}.{k}": v for role, m in r.roles.items() for k, v in m.items()}
-        w.writerow([t.id, t.game, t.variant, r.rank, r.entrant, f"{r.mu:.3f}", f"{r.sigma:.3f}", f"{r.lo:.3f}",
-                    f"{r.hi:.3f}", r.games,
+        lo, hi = (f"{r.lo:.3f}", f"{r.hi:.3f}") if r.has_interval else ("", "")
+        w.writerow([t.id, t.game, t.variant, r.rank, r.entrant, f"{r.mu:.3f}", f"{r.sigma:.3f}", lo, hi, r.games,
                     *("" if c not in flat or flat[c] != flat[c] else f"{flat[c]:.4f}" for c in metric_cols)])
     return buf.getvalue()

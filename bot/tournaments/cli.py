@@ -141,7 +141,7 @@ def run(
         t = await tournaments.get(tenant, tournament_id)
         _print_board(t, list(summary.standings))
         if chart is not None:
-            chart.write_bytes(board.chart_png(t, summary.standings))
+            _write(chart, board.chart_png(t, summary.standings))
             typer.echo(f"chart written to {chart}")
 
     _with_app(database, work)
@@ -197,7 +197,6 @@ def leaderboard(
 ) -> None:
     """The standings of a tournament: a table, CSV or JSON, and the chart."""
     from bot.tournaments import board
-    from storage import tournaments as repo
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("--format must be table, csv or json")
@@ -212,7 +211,7 @@ def leaderboard(
 
             store = tournaments.store
             await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0))
-        rows = board.standings_of(await repo.ratings(tournaments.store, t.id or 0))
+        rows = await tournaments.standings(t)
         if not rows:
             raise TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")
         if fmt == "table":
@@ -222,12 +221,20 @@ def leaderboard(
             if out is None:
                 typer.echo(text, nl=False)
             else:
-                out.write_text(text, encoding="utf-8")
+                _write(out, text.encode("utf-8"))
         if chart is not None:
-            chart.write_bytes(board.chart_png(t, rows))
+            _write(chart, board.chart_png(t, rows))
             typer.echo(f"chart written to {chart}", err=True)
 
     _with_app(database, work)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write a file the operator named, or refuse with one sentence (a folder, no permission, a full disk)."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise TournamentError(f"Could not write {str(path)[:120]}: {exc.strerror or type(exc).__name__}.") from None
 
 
 def _print_board(t: Any, rows: list[Any]) -> None:
@@ -235,12 +242,16 @@ def _print_board(t: Any, rows: list[Any]) -> None:
     from rich.table import Table
 
     from bot.tournaments import board
+    from bot.tournaments.ratings import MIN_GROUPS
 
     table = Table(title=f"Tournament #{t.id} {t.name} — {t.game} ({t.variant})".replace("  ", " "))
-    for col in ("#", "entrant", "rating", "95% interval", "games", "per role"):
+    for col in ("#", "entrant", "rating", "95% interval", "games", "per role (games)"):
         table.add_column(col, justify="right" if col in ("#", "rating", "games") else "left")
     for r in rows:
         cells = board.role_cells(t.game, r.roles)
-        roles = "\n".join(f"{role}: {cell}" for role, cell in cells.items())
-        table.add_row(str(r.rank), r.entrant, f"{r.mu:.1f}", f"[{r.lo:.1f}, {r.hi:.1f}]", str(r.games), roles)
+        roles = "\n".join(f"{role} ({board.games_in(r, role)}): {cell}" for role, cell in cells.items())
+        interval = f"[{r.lo:.1f}, {r.hi:.1f}]" if r.has_interval else "–"
+        table.add_row(str(r.rank), r.entrant, f"{r.mu:.1f}", interval, str(r.games), roles)
+    if rows and not any(r.has_interval for r in rows):
+        table.caption = f"Interval: {board.NO_INTERVAL_TEXT} (at least {MIN_GROUPS} deal groups)."
     Console(width=160).print(table)

@@ -24,13 +24,21 @@ result is deterministic; across seeds, on a real 12-game Decrypto tournament, th
 standard deviation of an interval end was 0.58 rating points at 200 rounds, 0.38 at 500 and
 0.32 at 1000 (widths there: 5-13 points). Past 500 the rest comes from how few deal groups
 there are (the bootstrap distribution is discrete), not from too few rounds.
+
+With fewer than ``MIN_GROUPS`` = 5 deal groups there is no interval (NaN ends, and the board
+says "not enough games for an interval"): resampling one group gives it back every round, so
+the "interval" is a point (``[28.3, 28.3]`` after two games), and two to four groups give a
+handful of distinct refits whose percentiles are far narrower than the truth. Five groups
+give 126 distinct resamples.
+
+SoftScore (the SNEAK clue score) is kept on the 0-100 scale the clue reports use.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import sqrt
 from statistics import fmean
@@ -42,6 +50,9 @@ from games.metrics import SeatOutcome
 
 DEFAULT_ROUNDS = 500
 LEVEL = 0.95
+MIN_GROUPS = 5
+"""Deal groups a bootstrap interval needs; with fewer there is none (see the module docstring)."""
+NO_INTERVAL = (float("nan"), float("nan"))
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,11 @@ class Standing:
     @property
     def width(self) -> float:
         return self.hi - self.lo
+
+    @property
+    def has_interval(self) -> bool:
+        """False when too few deal groups were played for a bootstrap interval (NaN ends)."""
+        return self.lo == self.lo and self.hi == self.hi
 
 
 def _model() -> PlackettLuce:
@@ -155,12 +171,12 @@ def bootstrap(
     seed: int = 0,
     level: float = LEVEL,
 ) -> dict[str, tuple[float, float]]:
-    """Percentile intervals of each entrant's mean over ``rounds`` refits on resampled deal groups."""
+    """Percentile intervals of each entrant's mean over ``rounds`` refits on resampled deal groups;
+    ``NO_INTERVAL`` (NaN ends) for everyone when fewer than ``MIN_GROUPS`` deal groups were played."""
     names = list(dict.fromkeys([*entrants, *(e for m in matches for e in m.entrants)]))
-    if not matches:
-        prior = _model().rating().mu
-        return {e: (prior, prior) for e in names}
     groups = _groups(matches)
+    if len(groups) < MIN_GROUPS:
+        return {e: NO_INTERVAL for e in names}
     keys = sorted(groups)
     rnd = random.Random(seed)
     samples: dict[str, list[float]] = {e: [] for e in names}
@@ -183,11 +199,13 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 def role_metrics(
-    matches: Sequence[MatchResult], clue_scores: Mapping[tuple[int, int], float] | None = None
+    matches: Sequence[MatchResult], clue_scores: Mapping[tuple[int, int], float] | None = None,
+    describes: Callable[[str, str], bool] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """``{entrant: {role: {metric: value}}}``: seats played, win rate and the mean of each
     number the game reports per seat; ``sneak_softscore`` when clue scores are given
-    (keyed by (game id, seat))."""
+    (keyed by (game id, seat)). ``describes(metric, role)``: whether a number describes seats of
+    that role (the game's descriptor knows; a chameleon's escapes say nothing of a player)."""
     acc: dict[str, dict[str, list[SeatOutcome]]] = defaultdict(lambda: defaultdict(list))
     soft: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for m in matches:
@@ -204,9 +222,10 @@ def role_metrics(
             row: dict[str, float] = {"seats": float(len(seats))}
             row["win_rate"] = fmean(1.0 if s.won else 0.0 for s in decided) if decided else float("nan")
             for key in sorted({k for s in seats for k in s.stats}):
-                row[key] = fmean(float(s.stats.get(key, 0.0)) for s in seats)
-            if soft[e][role]:
-                row["sneak_softscore"] = fmean(soft[e][role])
+                if describes is None or describes(key, role):
+                    row[key] = fmean(float(s.stats.get(key, 0.0)) for s in seats)
+            if soft[e][role]:  # evaluations hold 0-1; shown, like every SoftScore, on 0-100
+                row["sneak_softscore"] = 100 * fmean(soft[e][role])
             out[e][role] = row
     return out
 
@@ -218,6 +237,7 @@ def standings(
     rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
     clue_scores: Mapping[tuple[int, int], float] | None = None,
+    describes: Callable[[str, str], bool] | None = None,
 ) -> list[Standing]:
     """The leaderboard: rating (``fit_orders`` mean) with its bootstrap interval, games and
     per-role metrics, best first (ties broken by name so the order is stable)."""
@@ -228,7 +248,7 @@ def standings(
     for m in matches:
         for e in set(m.entrants):
             games[e] += 1
-    metrics = role_metrics(matches, clue_scores)
+    metrics = role_metrics(matches, clue_scores, describes)
     order = sorted(names, key=lambda e: (-point[e].mu, e))
     return [
         Standing(i + 1, e, point[e].mu, point[e].sigma, ci[e][0], ci[e][1], games[e], metrics.get(e, {}))
@@ -237,15 +257,22 @@ def standings(
 
 
 def mean_width(rows: Sequence[Standing]) -> float:
-    """The mean interval width of a leaderboard: how sure it is."""
-    return fmean(r.width for r in rows) if rows else 0.0
+    """The mean interval width of a leaderboard: how sure it is (NaN when it has no intervals)."""
+    widths = [r.width for r in rows if r.has_interval]
+    return fmean(widths) if widths else float("nan")
+
+
+def deal_groups(matches: Sequence[MatchResult]) -> int:
+    """How many deal groups the matches cover: what the bootstrap resamples."""
+    return len(_groups(matches))
 
 
 def summary(rows: Sequence[Standing]) -> list[dict[str, Any]]:
     """JSON-able standings (for export and storage)."""
     return [
         {"rank": r.rank, "entrant": r.entrant, "rating": round(r.mu, 3), "sigma": round(r.sigma, 3),
-         "lo": round(r.lo, 3), "hi": round(r.hi, 3), "games": r.games,
+         "lo": round(r.lo, 3) if r.has_interval else None, "hi": round(r.hi, 3) if r.has_interval else None,
+         "games": r.games,
          "roles": {role: {k: (None if v != v else round(v, 4)) for k, v in m.items()} for role, m in r.roles.items()}}
         for r in rows
     ]

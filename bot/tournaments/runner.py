@@ -46,7 +46,7 @@ from bot.core.lobby import host_user
 from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
 from bot.core.service import TableService
 from bot.core.tables import Lobby
-from bot.tournaments import results
+from bot.tournaments import board, results
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
 from bot.tournaments.spec import status_of
@@ -250,9 +250,12 @@ class TournamentRunner:
     async def save_standings(self, t: TournamentRow, matches: Sequence[MatchResult]) -> list[Standing]:
         assert t.id is not None
         scores = await results.clue_scores(self.store, [m.game_id for m in matches if m.game_id is not None])
-        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores)
+        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores,
+                         describes=lambda key, role: board.describes(t.game, key, role))
+        # No interval (too few deal groups) is stored as the point; the board reads the groups again.
         await repo.save_ratings(self.store, t.id, t.game, t.variant, [
-            repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo, r.hi, r.games, _json_metrics(r.roles)) for r in rows
+            repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo if r.has_interval else r.mu,
+                              r.hi if r.has_interval else r.mu, r.games, _json_metrics(r.roles)) for r in rows
         ])
         return rows
 

@@ -22,6 +22,7 @@ from bot.tournaments import board, manage
 from bot.tournaments.cron import check_schedule
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.port import Board, BoardPoster, TournamentPort
+from bot.tournaments.ratings import Standing
 from bot.tournaments.runner import HEADLESS, NullPlatform, RunBusy, RunSummary, TournamentRunner, run_lease
 from bot.tournaments.schedule import LEASE_TTL, TournamentScheduler, slot_seed
 from bot.tournaments.spec import TournamentSpec, spec_of, status_of
@@ -180,8 +181,13 @@ class TournamentService:
     async def board(self, tenant: str, tournament_id: int) -> Board | None:
         return await self._board(await manage.get(self.tables, tenant, tournament_id))
 
+    async def standings(self, t: TournamentRow) -> list[Standing]:
+        """The stored standings, without intervals when too few deal groups were played."""
+        groups = {m.deal_group for m in await repo.matches(self.store, t.id or 0) if m.status == MatchStatus.FINISHED}
+        return board.standings_of(await repo.ratings(self.store, t.id or 0), len(groups))
+
     async def _board(self, t: TournamentRow) -> Board | None:
-        rows = board.standings_of(await repo.ratings(self.store, t.id or 0))
+        rows = await self.standings(t)
         if not rows:
             return None
         png = await asyncio.to_thread(board.chart_png, t, rows)

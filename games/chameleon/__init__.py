@@ -50,8 +50,9 @@ DESCRIPTOR = GameDescriptor(
     metrics=(
         Metric("points", "the seat's points", MetricScope.SEAT, _ROLES, "pts"),
         Metric("escapes", "rounds the seat was the chameleon and was not caught (or named the secret)",
-               MetricScope.SEAT, _ROLES, "escapes"),
-        Metric("caught", "rounds the seat was the chameleon and was caught", MetricScope.SEAT, _ROLES, "caught"),
+               MetricScope.SEAT, _CHAMELEON, "escapes"),
+        Metric("caught", "rounds the seat was the chameleon and was caught", MetricScope.SEAT, _CHAMELEON,
+               "caught"),
         Metric("rounds", "rounds the game lasted", MetricScope.SEAT, _ROLES),
         Metric("rounds_as_chameleon", "rounds the seat was the chameleon", MetricScope.SEAT, _ROLES),
         Metric("votes_received", "first-ballot votes the seat received", MetricScope.SEAT, _ROLES),

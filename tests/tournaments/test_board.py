@@ -22,8 +22,8 @@ ROWS = [
 def test_text_table_names_ranks_intervals_and_role_metrics() -> None:
     text = board.text_table(T, ROWS)
     assert "Tournament #3 nightly" in text and "95% bootstrap interval" in text
-    assert " 1  a" in text and "[ 26.5,  29.0]" in text and "encoder (2): win 100% · misc 0.50" in text
-    assert "interceptor (2): win –" in text  # no decided game: a dash, not 'nan'
+    assert " 1  a" in text and "[ 26.5,  29.0]" in text and "encoder (2 games): win 100% · misc 0.50" in text
+    assert "interceptor (2 games): win –" in text  # no decided game: a dash, not 'nan'
 
 
 def test_chart_is_a_png_even_when_the_interval_misses_the_point() -> None:
@@ -38,3 +38,51 @@ def test_csv_and_json_carry_the_same_standings() -> None:
     assert rows[0]["encoder.miscommunications"] == "0.5000" and rows[0]["interceptor.win_rate"] == ""
     doc = json.loads(board.to_json(T, ROWS))
     assert doc["tournament"]["id"] == 3 and doc["standings"][0]["roles"]["interceptor"]["win_rate"] is None
+
+
+CHAM = TournamentRow(id=4, tenant="console", name="", game="chameleon", variant="classic", entrants=["a", "b"],
+                     format="round_robin", seats=3, seed=1)
+NAN = float("nan")
+CHAM_ROWS = [
+    Standing(1, "a", 26.0, 7.0, NAN, NAN, 3, {
+        "chameleon": {"seats": 1, "win_rate": 0.0, "points": 0.0, "escapes": 0.0, "caught": 1.0, "sneak_softscore": 0.0},
+        "player": {"seats": 2, "win_rate": 1.0, "points": 2.0, "escapes": 0.0, "caught": 0.0, "sneak_softscore": 42.0}}),
+    Standing(2, "b", 24.0, 7.0, NAN, NAN, 3, {
+        "player": {"seats": 3, "win_rate": 0.0, "points": 0.0, "escapes": 0.0, "caught": 0.0}}),
+]
+
+
+def test_roles_show_only_their_metrics_with_games_and_softscore_on_0_100() -> None:
+    text = board.text_table(CHAM, CHAM_ROWS)
+    assert "chameleon (1 games): win 0% · pts 0.00 · escapes 0.00 · caught 1.00 · SoftScore 0" in text
+    assert "player (2 games): win 100% · pts 2.00 · SoftScore 42" in text
+    assert "player (3 games): win 0% · pts 0.00" in text
+    for line in text.splitlines():
+        if line.strip().startswith("player"):
+            assert "escapes" not in line and "caught" not in line
+
+
+def test_without_enough_deal_groups_the_board_says_so() -> None:
+    text = board.text_table(CHAM, CHAM_ROWS)
+    assert "not enough games for an interval" in text and "nan" not in text.lower()
+    rows = list(csv.DictReader(io.StringIO(board.to_csv(CHAM, CHAM_ROWS))))
+    assert [(r["lo"], r["hi"]) for r in rows] == [("", ""), ("", "")]
+    assert json.loads(board.to_json(CHAM, CHAM_ROWS))["standings"][0]["lo"] is None
+    # Stored standings read back without intervals when fewer than five deal groups were played.
+    from storage.tables import TournamentRatingRow
+
+    stored = [TournamentRatingRow(tournament_id=4, entrant="a", game="chameleon", rank=1, mu=26.0, sigma=7.0, lo=26.0,
+                                  hi=26.0, games=3, metrics={})]
+    assert not board.standings_of(stored, groups=1)[0].has_interval
+    assert board.standings_of(stored, groups=5)[0].has_interval
+
+
+def test_the_chart_marks_zero_bars_and_counts_games() -> None:
+    fig = board.chart_figure(CHAM, CHAM_ROWS)
+    right = fig.axes[1]
+    labels = [t.get_text() for t in right.texts]
+    assert "0% (1)" in labels and "0% (3)" in labels and "100% (2)" in labels
+    zero_marks = [ln for ln in right.lines if list(ln.get_xdata()) == [0]]
+    assert len(zero_marks) == 2  # a's chameleon bar and b's player bar are 0: each gets a mark
+    assert "not enough games for an interval" in fig.axes[0].get_xlabel()
+    assert board.chart_png(CHAM, CHAM_ROWS).startswith(b"\x89PNG")

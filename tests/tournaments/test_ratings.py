@@ -3,7 +3,17 @@ the bootstrap is deterministic for a seed and its intervals shrink with more gam
 
 from __future__ import annotations
 
-from bot.tournaments.ratings import MatchResult, bootstrap, fit, fit_orders, mean_width, role_metrics, standings
+from bot.tournaments.ratings import (
+    MIN_GROUPS,
+    MatchResult,
+    bootstrap,
+    fit,
+    fit_orders,
+    mean_width,
+    role_metrics,
+    standings,
+    summary,
+)
 from games.metrics import SeatOutcome, SeatRole, Side
 
 
@@ -68,9 +78,29 @@ def test_bootstrap_is_deterministic_for_a_seed_and_narrows_with_more_games() -> 
     assert mean_width(standings(many, rounds=100, seed=5)) < mean_width(standings(few, rounds=100, seed=5))
 
 
-def test_no_games_means_the_prior() -> None:
+def test_no_games_means_the_prior_and_no_interval() -> None:
     rows = standings([], ["a", "b"], rounds=10)
-    assert [(r.entrant, r.mu, r.lo, r.hi, r.games) for r in rows] == [("a", 25.0, 25.0, 25.0, 0), ("b", 25.0, 25.0, 25.0, 0)]
+    assert [(r.entrant, r.mu, r.games, r.has_interval) for r in rows] == [("a", 25.0, 0, False), ("b", 25.0, 0, False)]
+
+
+def test_the_bootstrap_refuses_an_interval_from_too_few_deal_groups() -> None:
+    one_group = [bench("x", "y", i % 3 != 0, 0) for i in range(6)] + [bench("y", "x", i % 3 == 0, 0) for i in range(6)]
+    assert all(lo != lo and hi != hi for lo, hi in bootstrap(one_group, rounds=100, seed=5).values())
+    four = [bench("x", "y", i % 2 == 0, i) for i in range(MIN_GROUPS - 1)]
+    assert all(lo != lo for lo, _ in bootstrap(four, rounds=100, seed=5).values())
+    five = [bench("x", "y", i % 2 == 0, i) for i in range(MIN_GROUPS)]
+    ci = bootstrap(five, rounds=100, seed=5)
+    assert all(lo == lo and lo <= hi for lo, hi in ci.values())
+    rows = standings(one_group, rounds=100, seed=5)
+    assert not any(r.has_interval for r in rows) and all(r.mu == r.mu for r in rows)
+    assert summary(rows)[0]["lo"] is None and summary(rows)[0]["hi"] is None
+
+
+def test_softscore_is_on_the_0_100_scale() -> None:
+    m = bench("x", "y", True, 0)
+    m = MatchResult(m.entrants, m.seats, 0, game_id=7)
+    metrics = role_metrics([m], {(7, 0): 0.42})
+    assert metrics["x"]["encoder"]["sneak_softscore"] == 42.0
 
 
 def test_the_point_estimate_does_not_depend_on_the_order_games_were_logged() -> None:
