@@ -31,7 +31,7 @@ def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None
     assert bad.exit_code == 2 and "Unknown entrant" in bad.output
 
     out = cli("run", "1", "--chart", str(tmp_path / "board.png"))
-    assert "Tournament #1 smoke" in out and "embed:minilm" in out and "chameleon:" in out and "player:" in out
+    assert "Tournament #1 smoke" in out and "embed:minilm" in out and "chameleon (1):" in out and "player (2):" in out
     assert (tmp_path / "board.png").read_bytes().startswith(b"\x89PNG")
 
     assert "#1 smoke: chameleon (classic)" in cli("list") and "finished" in cli("list")
