@@ -25,7 +25,7 @@ def test_spymasters_tournament_stats_and_export(tmp_path: Path) -> None:
     out = cli("tournament", "create", "--game", "spymasters", "--seats", "4", "--seed", "4", "--name", "sm")
     assert "spymasters (classic)" in out and "random, embed:minilm" in out
     out = cli("tournament", "run", "1")
-    assert "spymaster:" in out and "guesser:" in out and "acc" in out
+    assert "spymaster (" in out and "guesser (" in out and "acc" in out
     out = cli("stats")
     assert "spymasters (classic)" in out and "clue-number accuracy" in out and "games ended by the assassin" in out
     export = tmp_path / "games.jsonl"
