@@ -203,6 +203,37 @@ def test_the_same_game_under_another_name_is_not_logged_again(work: Path) -> Non
     assert "logged as #" in lines[0] and lines[1].endswith("already imported, skipped")
 
 
+def test_a_file_imported_under_the_old_file_keys_is_not_logged_again(tmp_path: Path) -> None:
+    # A log where the file was imported as imports once were keyed: by the file's digest and the game's place.
+    import asyncio
+    import hashlib
+
+    from bot.research.logbook import log_record
+    from bot.research.recordfile import split_games
+    from storage.store import SeatRecord, Store
+    from storage.tables import ActionSource, SeatKind
+
+    text = cli("sim", "chameleon", "--json", "--seed", "3", cwd=tmp_path).stdout
+    (tmp_path / "old.jsonl").write_text(text, encoding="utf-8")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    (game,) = split_games(text.splitlines())
+    assert game.record is not None
+    rec = game.record
+
+    async def old_import() -> None:
+        async with await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'log.db'}") as store:
+            logged = await log_record(
+                store, rec, seats=[SeatRecord(i, SeatKind.AI, f"Player {i + 1}", agent_spec="recorded") for i in range(rec.seats)],
+                place="old.jsonl", place_name="old.jsonl game 1",
+                provenance={"format": "record", "file": "old.jsonl", "sha256": digest, "game": 1, "line": 1},
+                actor="import:old.jsonl", key=f"import:record:{digest}:1", source=ActionSource.AI)
+            assert logged.game_id == 1
+
+    asyncio.run(old_import())
+    again = cli("import", "record", "old.jsonl", cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.strip() == "game 1 (line 1): already imported, skipped", again.stderr
+
+
 def test_an_unexpected_error_is_a_sentence_with_the_log_file(tmp_path: Path) -> None:
     # A command with a bug, on the real root command: the guard names the type and the log file.
     script = textwrap.dedent("""

@@ -93,6 +93,21 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+async def _imported_before(store: Any, part: str) -> set[tuple[str, int]]:
+    """(file digest, game or episode number) of every game imported so far.
+
+    Imports were once keyed by the file's digest and the game's place in it; a file imported
+    then is recognised by the same pair now that the key is the game's content."""
+    from bot.research.logbook import IMPORT_PLATFORM
+
+    seen = set()
+    for row in await store.games():
+        found = (row.lobby or {}).get("import") if row.platform == IMPORT_PLATFORM else None
+        if isinstance(found, dict) and isinstance(found.get("sha256"), str) and isinstance(found.get(part), int):
+            seen.add((found["sha256"], found[part]))
+    return seen
+
+
 @import_app.command("record")
 def import_record(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON lines from `hushtable sim --json` (one or more games) or `hushtable export`."),
@@ -139,9 +154,13 @@ def import_record(
         store = await Store.open(url)
         lines = []
         try:
+            before = await _imported_before(store, "game")
             for g in found:
                 rec = g.record
                 assert rec is not None
+                if (digest, g.index) in before:
+                    lines.append(f"game {g.index} (line {g.line}): already imported, skipped")
+                    continue
                 seats = [SeatRecord(i, SeatKind.AI, f"Player {i + 1}", agent_spec="recorded") for i in range(rec.seats)]
                 logged = await log_record(
                     store, rec, seats=seats, place=file.name, place_name=f"{file.name} game {g.index}",
@@ -207,8 +226,12 @@ def import_decrypto_fair(
         store = await Store.open(url)
         lines = []
         try:
+            before = await _imported_before(store, "episode")
             for p in played:
                 assert p.record is not None
+                if (digest, p.episode.index) in before:
+                    lines.append(f"episode {p.episode.index}: already imported, skipped")
+                    continue
                 logged = await log_record(
                     store, p.record, seats=[SeatRecord(i, SeatKind.HUMAN, n) for i, n in enumerate(names)],
                     place=file.name, place_name=f"{file.name} episode {p.episode.index}",
