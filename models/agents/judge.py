@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -92,15 +92,16 @@ class EmbeddingJudge:
 
 
 class SneakJudge:
-    """The SNEAK evaluation's own embedding evaluator (``models/eval``: category-level embedding
-    decoys, calibrated temperatures) behind the same ``soft_score``."""
+    """A SNEAK evaluator of ``models/eval`` behind the same ``soft_score``: by default its embedding
+    evaluator (calibrated temperatures) with category-level embedding decoys; any evaluator that judges
+    synchronously (``ally_now``/``chameleon_now``) and any decoy pool (``pool_now``) can be handed in."""
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, evaluator: Any = None, decoys: Any = None) -> None:
         from models.eval.decoys import EmbeddingDecoys
         from models.eval.evaluators import EmbeddingEvaluator
 
-        self.evaluator = EmbeddingEvaluator(embedder, f"embed:{embedder.model_id}")
-        self.decoys = EmbeddingDecoys(embedder)
+        self.evaluator = evaluator if evaluator is not None else EmbeddingEvaluator(embedder, f"embed:{embedder.model_id}")
+        self.decoys = decoys if decoys is not None else EmbeddingDecoys(embedder)
 
     def soft_score(self, clue: str, secret: str, card: Sequence[str], category: str = "") -> float:
         from models.eval.decoys import pick
