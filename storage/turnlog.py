@@ -18,20 +18,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from storage.agentcalls import agent_call_values
+from storage.inbound import claim_keys, seen_keys
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
-from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, InboundRow, table_of, utcnow
+from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, table_of, utcnow
 
 _games = table_of(GameRow)
 _actions = table_of(ActionRow)
 _events = table_of(EventRow)
 _agent_calls = table_of(AgentCallRow)
-_inbound = table_of(InboundRow)
 
 MAX_GROUP = 256  # turns committed in one transaction at most
 
@@ -130,13 +130,11 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     """One transaction for a group of turns (synchronous: runs in a thread or under run_sync)."""
     now = utcnow()
     gids = sorted({t.game_id for t in batch})
-    keys = sorted({t.inbound_key for t in batch if t.inbound_key is not None})
-    outcome: list[tuple[_Turn, bool | Exception]] = []
     if conn.dialect.name != "sqlite":
         # Another process may be writing the same games: take their rows first, in id order
         # (no deadlock between two groups), so the seq lookups below cannot race.
         conn.execute(sa.select(_games.c.id).where(_games.c.id.in_(gids)).order_by(_games.c.id).with_for_update())
-    # One round trip for every game's status and last sequence numbers, one for the keys.
+    # One round trip for every game's status and last sequence numbers.
     probe = sa.select(
         _games.c.id,
         _games.c.status,
@@ -148,25 +146,34 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     last_event: dict[int, int | None] = {}
     for gid, st, la, le in conn.execute(probe).all():
         status[gid], last_action[gid], last_event[gid] = st, la, le
-    seen = set(conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(keys))).scalars()) if keys else set()
-    inbound_rows: list[dict[str, Any]] = []
+    running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING.value]
+    # The keys of turns that may be logged are claimed through the one claim path, in one
+    # statement; a turn that cannot be logged claims nothing, but its key may still be a
+    # redelivery of a turn logged before (the last turn of a game that is now over).
+    claimed = claim_keys(conn, [(t.inbound_key, t.game_id) for t in running if t.inbound_key is not None], now)
+    refused = [t.inbound_key for t in batch
+               if t.inbound_key is not None and status.get(t.game_id) != GameStatus.RUNNING.value]
+    seen = seen_keys(conn, refused) | {k for k in refused if k in claimed}
+    taken: set[str] = set()
+    outcome: list[tuple[_Turn, bool | Exception]] = []
     action_rows: list[dict[str, Any]] = []
     event_rows: list[dict[str, Any]] = []
     call_rows: list[dict[str, Any]] = []
     for t in batch:
-        if t.inbound_key is not None and t.inbound_key in seen:
-            outcome.append((t, False))
-            continue
         st = status.get(t.game_id)
-        if st is None:
-            outcome.append((t, GameNotFound(t.game_id)))
-            continue
         if st != GameStatus.RUNNING.value:
-            outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
+            if t.inbound_key is not None and t.inbound_key in seen:
+                outcome.append((t, False))
+            elif st is None:
+                outcome.append((t, GameNotFound(t.game_id)))
+            else:
+                outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
             continue
         if t.inbound_key is not None:
-            seen.add(t.inbound_key)
-            inbound_rows.append({"key": t.inbound_key, "game_id": t.game_id, "created_at": now})
+            if t.inbound_key not in claimed or t.inbound_key in taken:
+                outcome.append((t, False))  # handled before, or earlier in this group
+                continue
+            taken.add(t.inbound_key)
         seq = (last_action.get(t.game_id) or 0) + 1
         last_action[t.game_id] = seq
         a = t.action
@@ -180,28 +187,7 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
         last_event[t.game_id] = first + len(t.events) - 1
         call_rows.extend(agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
         outcome.append((t, True))
-    for table, rows in ((_inbound, inbound_rows), (_actions, action_rows), (_events, event_rows),
-                        (_agent_calls, call_rows)):
+    for table, rows in ((_actions, action_rows), (_events, event_rows), (_agent_calls, call_rows)):
         if rows:
             conn.execute(sa.insert(table), rows)
     return outcome
-
-
-def agent_call_values(c: AgentCallRecord, *, game_id: int | None, action_seq: int | None, now: datetime) -> dict[str, Any]:
-    """The row of one agent call (shared by the turn log and ``Store.log_agent_calls``)."""
-    return {
-        "game_id": game_id,
-        "seat": c.seat,
-        "action_seq": action_seq,
-        "agent_spec": c.agent_spec,
-        "model_id": c.model_id,
-        "operation": str(c.operation),
-        "prompt": c.prompt,
-        "raw_output": c.raw_output,
-        "label_probs": dict(c.label_probs) if c.label_probs is not None else None,
-        "latency_ms": float(c.latency_ms),
-        "retries": c.retries,
-        "fallback": c.fallback,
-        "error": c.error,
-        "created_at": now,
-    }

@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.ops.dbcopy import CopyRefused, copy_log
-from storage import tournaments
+from storage import evaluations, tournaments
+from storage.agentcalls import agent_call_values
 from storage.export import export_games
 from storage.store import AgentCallRecord, Store
-from storage.tables import metadata
+from storage.tables import AgentCallRow, metadata, table_of
 from tests.storage.test_backends import GAMES, play_ai_tables
 
 
@@ -31,8 +32,13 @@ async def filled_log(url: str) -> None:
                                         place_name="#x", host="memory:1", lobby={"seats": []}, inbound_key="lobby-1")
         assert lobby is not None
         await store.set_deadline(lobby, 0, datetime.now(UTC) + timedelta(minutes=3))
-        await store.add_evaluation(gid, 1, "sneak:test", {"utility": 0.5})
-        await store.log_agent_calls([AgentCallRecord(0, "random", game_id=gid, raw_output="x")])
+        await evaluations.save_evaluations(store, [evaluations.EvaluationRecord(
+            game_id=gid, action_seq=1, part=0, game="spy", evaluator="sneak:test", settings="s", settings_json={},
+            instance={}, decoys=[], perm_seed=1, ally_probs=None, cham_probs=None, utility=0.5, leakage=None,
+            soft=None, binary=None)])
+        async with store.write() as conn:  # an agent call of a probe, not tied to an action
+            await conn.execute(sa.insert(table_of(AgentCallRow)), [agent_call_values(
+                AgentCallRecord(0, "random", raw_output="x"), game_id=gid, action_seq=None, now=datetime.now(UTC))])
         tid = await tournaments.create_tournament(
             store, tenant="console", name="nightly", game="spy", variant="classic", options={}, entrants=["random", "random"],
             format="round_robin", seats=4, games_per_pairing=1, duplicate=False, seed=3,

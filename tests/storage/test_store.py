@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from storage import evaluations
+from storage.evaluations import EvaluationRecord
 from storage.store import (
     ActionRecord,
     AgentCallRecord,
@@ -290,17 +292,12 @@ async def test_agent_calls_are_tied_to_their_action(store: Store) -> None:
     await store.append_turn(
         gid, action=ActionRecord(2, "hint", ["fruit"], ActionSource.AI, "llm:smollm2"), events=[], inbound_key=None, agent_calls=calls
     )
-    await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2", "score", game_id=gid, label_probs={"A": 1.0})])
-    with pytest.raises(ValueError):
-        await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2")])
     rows = await store.agent_calls(gid)
     assert [(r.action_seq, r.operation, r.raw_output, r.retries, r.error) for r in rows] == [
         (2, "generate", "bad", 1, "parse"),
         (2, "generate", "fruit", 0, None),
-        (None, "score", "", 0, None),
     ]
     assert rows[1].latency_ms == 12.5 and rows[0].prompt == [{"role": "user", "content": "hint?"}]
-    assert rows[2].label_probs == {"A": 1.0}
 
 
 def test_records_refuse_bad_values() -> None:
@@ -437,9 +434,15 @@ async def test_deadlines(store: Store) -> None:
 async def test_evaluations(store: Store) -> None:
     gid = await new_running_game(store)
     await store.append_turn(gid, action=hint(), events=[], inbound_key=None)
-    eid = await store.add_evaluation(gid, 1, "sneak:smollm2", {"utility": 0.5, "leakage": 0.25})
-    rows = await store.evaluations(gid)
-    assert [(r.id, r.action_seq, r.metric) for r in rows] == [(eid, 1, {"utility": 0.5, "leakage": 0.25})]
+    record = EvaluationRecord(
+        game_id=gid, action_seq=1, part=0, game="spy", evaluator="sneak:smollm2", settings="s1", settings_json={},
+        instance={}, decoys=["pear"], perm_seed=7, ally_probs=None, cham_probs=None, utility=0.5, leakage=0.25,
+        soft=0.6, binary=1.0, metric={"utility": 0.5, "leakage": 0.25})
+    assert await evaluations.save_evaluations(store, [record, record]) == 1
+    assert await evaluations.save_evaluations(store, [record]) == 0  # stored once per move, evaluator and settings
+    rows = await evaluations.evaluations(store, game_ids=[gid])
+    assert [(r.action_seq, r.evaluator, r.utility, r.metric) for r in rows] == [
+        (1, "sneak:smollm2", 0.5, {"utility": 0.5, "leakage": 0.25})]
 
 
 # --------------------------------------------------------------------------- SQLite settings

@@ -1,0 +1,149 @@
+"""The database under the log: one engine, its units of work, the schema's revision.
+
+``Database`` is what every repository is handed. It gives out two units of work:
+``write()``, one write transaction (committed when the block ends, rolled back on an
+error), and ``read()``, one read session. Repositories never open connections of
+their own, so every write of a process goes through the same lock:
+
+- writes in this process are serialised by an ``asyncio.Lock`` (it is what makes
+  ``max(seq)+1`` safe between coroutines without relying on isolation levels);
+- on SQLite the driver's own transaction handling is off and SQLAlchemy emits
+  ``BEGIN IMMEDIATE`` for writes (``storage.engine``), so a write holds the file from
+  its first read to its commit while readers in WAL mode go on in parallel;
+- an in-memory database (``sqlite+aiosqlite://``) lives on one shared connection, so
+  reads then take the write lock too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Self
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from storage.engine import WRITE_OPTION, EnginePlan, alembic_config, head_revision, make_engine, plan_engine
+from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate
+
+# Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
+# and no log line may carry a secret, so they never log below WARNING.
+_CHATTY_DRIVER_LOGGERS = ("aiosqlite", "asyncpg")
+
+
+def quiet_driver_logs() -> None:
+    for name in _CHATTY_DRIVER_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class Database:
+    """An engine and its units of work. Make one with ``await Database.open(url)`` (or a subclass's
+    ``open``); close it with ``aclose()``."""
+
+    def __init__(self, engine: AsyncEngine, plan: EnginePlan) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.writer = engine.execution_options(**{WRITE_OPTION: True})
+        self.write_lock = asyncio.Lock()
+        self._sessions = async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
+        # One shared connection (in-memory SQLite) cannot hold a read and a write transaction at once.
+        self._read_lock: asyncio.Lock | None = self.write_lock if plan.in_memory else None
+
+    @classmethod
+    async def open(cls, url: str | URL, *, create: bool = True, must_exist: bool = False) -> Self:
+        """Connect and bring the schema to the newest migration (``create=False``: only check it is).
+
+        ``must_exist``: a missing SQLite file raises `DatabaseMissing` instead of becoming a new,
+        empty log (commands that read a log, such as ``export`` or ``doctor``, use it)."""
+        plan = plan_engine(url)
+        quiet_driver_logs()
+        path = plan.sqlite_file  # a SQLite URI's file is the path after "file:"
+        if path is not None:
+            if must_exist and not path.is_file():
+                raise DatabaseMissing(f"no database at {path} (set HUSHTABLE_DATABASE_URL or pass --database)")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        db = cls(make_engine(plan), plan)
+        try:
+            if create:
+                await db.migrate()
+            else:
+                current, head = await db.revision(), head_revision()
+                if current != head:
+                    raise SchemaOutOfDate(f"database is at revision {current}, code expects {head}; run migrations")
+        except BaseException:
+            await db.engine.dispose()
+            raise
+        return db
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ units of work
+
+    @contextlib.asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One write transaction: committed when the block ends, rolled back on an error."""
+        async with self.write_lock:
+            async with self.writer.begin() as conn:
+                yield conn
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """One read session; the rows it hands out are detached (changing them changes nothing)."""
+        async with self._read_lock or contextlib.nullcontext():
+            async with self._sessions() as session:
+                yield session
+
+    @contextlib.asynccontextmanager
+    async def connect(self) -> AsyncIterator[AsyncConnection]:
+        """One read-only Core connection, for a statement that needs no ORM rows."""
+        async with self._read_lock or contextlib.nullcontext():
+            async with self.engine.connect() as conn:
+                yield conn
+
+    # ------------------------------------------------------------------ schema
+
+    async def migrate(self, revision: str = "head") -> None:
+        """Run ``alembic upgrade`` on this database's own engine and transaction (idempotent)."""
+        cfg = alembic_config(self.plan.url)
+
+        def _upgrade(sync_conn: sa.Connection) -> None:
+            cfg.attributes["connection"] = sync_conn
+            command.upgrade(cfg, revision)
+
+        async with self.write() as conn:
+            await conn.run_sync(_upgrade)
+
+    async def revision(self) -> str | None:
+        """The alembic revision the database is at (None when never migrated)."""
+
+        def _current(sync_conn: sa.Connection) -> str | None:
+            return MigrationContext.configure(sync_conn).get_current_revision()
+
+        async with self.connect() as conn:
+            return await conn.run_sync(_current)
+
+    async def check_writable(self) -> None:
+        """Raise DatabaseReadOnly with a clear sentence when the database refuses writes."""
+        try:
+            async with self.write() as conn:
+                await conn.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
+        except sa.exc.OperationalError as exc:
+            text = str(exc).lower()
+            if "readonly" in text or "read-only" in text or "read only" in text:
+                raise DatabaseReadOnly(
+                    f"the database {self.plan.url.render_as_string(hide_password=True)} is read-only: "
+                    "Hushtable must write every move; fix the file's permissions or the database role") from None
+            raise

@@ -1,0 +1,418 @@
+"""The games aggregate: a game's lifecycle (lobby, start, turns, end, announcement) and its log.
+
+One method per question or write, each write one unit of work (``Database.write``).
+A write that answers a platform event claims the event's inbound key in the same
+transaction (``storage.inbound.claim``), so a redelivered event writes nothing.
+Turns go through the group-commit writer (``storage.turnlog.TurnLog``). Sequence
+numbers of actions and events run 1.. per game and are taken from ``max(seq)``
+inside the write transaction, so they survive restarts and other processes.
+
+Rows handed out are detached SQLModel objects; changing them changes nothing in
+the database.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from storage.database import Database
+from storage.deadlines import cancel_pending
+from storage.inbound import claim, point_at
+from storage.records import (
+    ActionRecord,
+    AgentCallRecord,
+    EventRecord,
+    GameLog,
+    GameNotFound,
+    GameStateError,
+    SeatRecord,
+)
+from storage.tables import (
+    ENDED,
+    ActionRow,
+    EventRow,
+    GameRow,
+    GameStatus,
+    SeatRow,
+    inserted_id,
+    table_of,
+    utcnow,
+)
+from storage.turnlog import TurnLog
+
+_games = table_of(GameRow)
+_seats = table_of(SeatRow)
+_events = table_of(EventRow)
+
+
+def _status_list(status: str | Iterable[str]) -> list[str]:
+    return [str(status)] if isinstance(status, str) else [str(s) for s in status]
+
+
+class GameRepository:
+    """Games, their frozen rosters, actions and events."""
+
+    def __init__(self, db: Database, turns: TurnLog) -> None:
+        self._db = db
+        self._turns = turns
+
+    async def create_game(
+        self,
+        *,
+        game: str,
+        variant: str,
+        config: Mapping[str, Any],
+        platform: str,
+        place: str,
+        place_name: str,
+        host: str,
+        lobby: Mapping[str, Any],
+        inbound_key: str | None = None,
+        tenant: str = "",
+    ) -> int | None:
+        """A new game in the lobby; returns its id, or None (writing nothing) when
+        ``inbound_key`` was seen before. The key is written in the same transaction."""
+        values = {
+            "tenant": tenant,
+            "game": game,
+            "variant": variant,
+            "config": dict(config),
+            "platform": platform,
+            "place": place,
+            "place_name": place_name,
+            "host": host,
+            "status": GameStatus.LOBBY.value,
+            "lobby": dict(lobby),
+            "created_at": utcnow(),
+            "rules_version": "",
+        }
+        async with self._db.write() as conn:
+            # The key is claimed before the game exists (so a repeat writes nothing), then pointed at it.
+            if inbound_key is not None and not await claim(conn, inbound_key, None):
+                return None
+            res = await conn.execute(sa.insert(_games).values(values))
+            game_id = inserted_id(res)
+            if inbound_key is not None:
+                await point_at(conn, inbound_key, game_id)
+            return game_id
+
+    async def update_lobby(
+        self,
+        game_id: int,
+        lobby: Mapping[str, Any],
+        *,
+        config: Mapping[str, Any] | None = None,
+        variant: str | None = None,
+        inbound_key: str | None = None,
+        host: str | None = None,
+        running: bool = False,
+    ) -> bool:
+        """Replace the lobby (and optionally config, variant and host) of a game still in the lobby;
+        with ``running`` of a running game instead (its deadline lives in the lobby).
+
+        With ``inbound_key`` the edit and the key are written in one transaction: False,
+        and nothing written, when the key was seen before (a redelivered command).
+        """
+        values: dict[str, Any] = {"lobby": dict(lobby)}
+        if config is not None:
+            values["config"] = dict(config)
+        if variant is not None:
+            values["variant"] = variant
+        if host is not None:
+            values["host"] = host
+        status = GameStatus.RUNNING if running else GameStatus.LOBBY
+        async with self._db.write() as conn:
+            if inbound_key is not None and not await claim(conn, inbound_key, game_id):
+                return False
+            res = await conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id, _games.c.status == status.value)
+                .values(values)
+            )
+            if res.rowcount != 1:
+                await _raise_status(conn, game_id, "edit the lobby of")
+        return True
+
+    async def mark_broken(self, game_id: int, reason: str) -> None:
+        """A running (or lobby) game whose log no longer replays: status broken, with the reason."""
+        async with self._db.write() as conn:
+            await conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id,
+                       _games.c.status.in_([GameStatus.LOBBY.value, GameStatus.RUNNING.value]))
+                .values(status=GameStatus.BROKEN.value, status_reason=reason, finished_at=utcnow())
+            )
+            await cancel_pending(conn, game_id)
+
+    async def count_open_lobbies(self, tenant: str, host: str) -> int:
+        """How many lobbies this member hosts in this tenant (the per-user cap)."""
+        async with self._db.read() as s:
+            q = select(sa.func.count()).select_from(GameRow).where(
+                GameRow.tenant == tenant, GameRow.host == host, GameRow.status == GameStatus.LOBBY.value)
+            return int((await s.exec(q)).one())
+
+    async def start_game(
+        self,
+        game_id: int,
+        *,
+        seed: int,
+        config: Mapping[str, Any],
+        seats: Sequence[SeatRecord],
+        events: Sequence[EventRecord],
+        rules_version: str,
+        inbound_key: str | None = None,
+    ) -> None:
+        """Lobby → running in one transaction: seed and config fixed, roster frozen, deal events 1..n,
+        and the inbound key of the command that started it (a redelivery then finds it)."""
+        now = utcnow()
+        async with self._db.write() as conn:
+            if inbound_key is not None and not await claim(conn, inbound_key, game_id):
+                raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
+            res = await conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY.value)
+                .values(
+                    status=GameStatus.RUNNING.value,
+                    seed=seed,
+                    config=dict(config),
+                    rules_version=rules_version,
+                    started_at=now,
+                )
+            )
+            if res.rowcount != 1:
+                await _raise_status(conn, game_id, "start")
+            if seats:
+                await conn.execute(
+                    sa.insert(_seats),
+                    [
+                        {
+                            "game_id": game_id,
+                            "seat": s.seat,
+                            "kind": str(s.kind),
+                            "user_key": s.user_key,
+                            "display_name": s.display_name,
+                            "agent_spec": s.agent_spec,
+                            "joined_at": now,
+                        }
+                        for s in seats
+                    ],
+                )
+            await _insert_events(conn, game_id, events, first_seq=1, action_seq=None, now=now)
+
+    async def append_turn(
+        self,
+        game_id: int,
+        *,
+        action: ActionRecord,
+        events: Sequence[EventRecord],
+        inbound_key: str | None,
+        agent_calls: Sequence[AgentCallRecord] = (),
+    ) -> bool:
+        """Log one action with its events and agent calls, all or nothing.
+
+        Returns False, having written nothing, when ``inbound_key`` was seen
+        before. Raises GameStateError (writing nothing) when the game is not running.
+
+        Turns that arrive while a write is in progress are committed together in
+        the next transaction (group commit): one writer, few round trips, each turn
+        still all-or-nothing and answered only once it is durable.
+        """
+        return await self._turns.append(game_id, action, events, inbound_key, agent_calls)
+
+    async def finish_game(
+        self,
+        game_id: int,
+        *,
+        status: GameStatus | str,
+        result: Mapping[str, Any] | None,
+        events: Sequence[EventRecord] = (),
+    ) -> None:
+        """Save how a game ended (before anyone announces it); pending deadlines are cancelled.
+
+        ``finished`` needs a running game; ``aborted`` also ends a lobby.
+        Final events get the next seqs and no action_seq.
+        """
+        status = GameStatus(status)
+        if status not in ENDED:
+            raise ValueError(f"a game ends as finished or aborted, not {status}")
+        allowed = [GameStatus.RUNNING.value]
+        if status is GameStatus.ABORTED:
+            allowed.append(GameStatus.LOBBY.value)
+        now = utcnow()
+        async with self._db.write() as conn:
+            res = await conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id, _games.c.status.in_(allowed))
+                .values(status=status.value, result=dict(result) if result is not None else None, finished_at=now)
+            )
+            if res.rowcount != 1:
+                await _raise_status(conn, game_id, f"mark as {status.value}")
+            if events:
+                last = (
+                    await conn.execute(sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id))
+                ).scalar()
+                await _insert_events(conn, game_id, events, first_seq=(last or 0) + 1, action_seq=None, now=now)
+            await cancel_pending(conn, game_id)
+
+    async def mark_announced(self, game_id: int) -> bool:
+        """True the first time only: whoever gets True posts the result."""
+        async with self._db.write() as conn:
+            res = await conn.execute(
+                sa.update(_games)
+                .where(
+                    _games.c.id == game_id,
+                    _games.c.announced_at.is_(None),
+                    _games.c.status.in_([s.value for s in ENDED]),
+                )
+                .values(announced_at=utcnow())
+            )
+            return res.rowcount == 1
+
+    async def unannounced_finished(self) -> list[GameRow]:
+        """Ended games (finished or aborted) whose result was saved but never announced."""
+        async with self._db.read() as s:
+            q = (
+                select(GameRow)
+                .where(col(GameRow.status).in_([x.value for x in ENDED]), col(GameRow.announced_at).is_(None))
+                .order_by(col(GameRow.id))
+            )
+            return list((await s.exec(q)).all())
+
+    # ------------------------------------------------------------------ reading the log
+
+    async def game(self, game_id: int) -> GameRow | None:
+        async with self._db.read() as s:
+            return await s.get(GameRow, game_id)
+
+    async def load_game(self, game_id: int) -> GameLog:
+        """The game's row, frozen roster, actions and events (by seq). Raises GameNotFound."""
+        async with self._db.read() as s:
+            row = await s.get(GameRow, game_id)
+            if row is None:
+                raise GameNotFound(game_id)
+            return (await self._logs(s, [row]))[0]
+
+    async def unfinished_games(self) -> list[GameLog]:
+        """Running games, to be replayed on start-up."""
+        async with self._db.read() as s:
+            q = select(GameRow).where(GameRow.status == GameStatus.RUNNING.value).order_by(col(GameRow.id))
+            rows = list((await s.exec(q)).all())
+            return await self._logs(s, rows)
+
+    async def open_lobbies(self, platform: str | None = None, *, tenant: str | None = None) -> list[GameRow]:
+        async with self._db.read() as s:
+            q = select(GameRow).where(GameRow.status == GameStatus.LOBBY.value)
+            if platform is not None:
+                q = q.where(GameRow.platform == platform)
+            if tenant is not None:
+                q = q.where(GameRow.tenant == tenant)
+            return list((await s.exec(q.order_by(col(GameRow.id)))).all())
+
+    async def lobby_at(self, platform: str, place: str) -> GameRow | None:
+        """The newest game in the lobby or running at this place, if any."""
+        async with self._db.read() as s:
+            q = (
+                select(GameRow)
+                .where(
+                    GameRow.platform == platform,
+                    GameRow.place == place,
+                    col(GameRow.status).in_([GameStatus.LOBBY.value, GameStatus.RUNNING.value]),
+                )
+                .order_by(col(GameRow.id).desc())
+                .limit(1)
+            )
+            return (await s.exec(q)).first()
+
+    async def games(
+        self,
+        status: str | Iterable[str] | None = None,
+        game: str | None = None,
+        since: datetime | None = None,
+        *,
+        finished_since: datetime | None = None,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[GameRow]:
+        """Games by status (one or several), game name, created at or after ``since``, finished at
+        or after ``finished_since``, tenant; oldest first."""
+        async with self._db.read() as s:
+            q = select(GameRow)
+            if tenant is not None:
+                q = q.where(GameRow.tenant == tenant)
+            if status is not None:
+                q = q.where(col(GameRow.status).in_(_status_list(status)))
+            if game is not None:
+                q = q.where(GameRow.game == game)
+            if since is not None:
+                q = q.where(col(GameRow.created_at) >= since)
+            if finished_since is not None:
+                q = q.where(col(GameRow.finished_at) >= finished_since)
+            q = q.order_by(col(GameRow.id))
+            if limit is not None:
+                q = q.limit(limit)
+            return list((await s.exec(q)).all())
+
+    async def _logs(self, s: AsyncSession, rows: list[GameRow]) -> list[GameLog]:
+        if not rows:
+            return []
+        ids = [r.id for r in rows]
+        seats: dict[int, list[SeatRow]] = defaultdict(list)
+        actions: dict[int, list[ActionRow]] = defaultdict(list)
+        events: dict[int, list[EventRow]] = defaultdict(list)
+        q_seats = select(SeatRow).where(col(SeatRow.game_id).in_(ids)).order_by(col(SeatRow.game_id), col(SeatRow.seat))
+        for seat in (await s.exec(q_seats)).all():
+            seats[seat.game_id].append(seat)
+        q_actions = (
+            select(ActionRow).where(col(ActionRow.game_id).in_(ids)).order_by(col(ActionRow.game_id), col(ActionRow.seq))
+        )
+        for a in (await s.exec(q_actions)).all():
+            actions[a.game_id].append(a)
+        q_events = select(EventRow).where(col(EventRow.game_id).in_(ids)).order_by(col(EventRow.game_id), col(EventRow.seq))
+        for e in (await s.exec(q_events)).all():
+            events[e.game_id].append(e)
+        return [GameLog(r, seats[r.id], actions[r.id], events[r.id]) for r in rows if r.id is not None]
+
+
+async def _insert_events(
+    conn: AsyncConnection,
+    game_id: int,
+    events: Sequence[EventRecord],
+    *,
+    first_seq: int,
+    action_seq: int | None,
+    now: datetime,
+) -> None:
+    if not events:
+        return
+    await conn.execute(
+        sa.insert(_events),
+        [
+            {
+                "game_id": game_id,
+                "seq": first_seq + i,
+                "action_seq": action_seq,
+                "kind": e.kind,
+                "data": dict(e.data),
+                "audience": e.audience_json,
+                "created_at": now,
+            }
+            for i, e in enumerate(events)
+        ],
+    )
+
+
+
+async def _raise_status(conn: AsyncConnection, game_id: int, what: str) -> None:
+    status = (await conn.execute(sa.select(_games.c.status).where(_games.c.id == game_id))).scalar()
+    if status is None:
+        raise GameNotFound(game_id)
+    raise GameStateError(f"cannot {what} game {game_id}: it is {status}")
+
