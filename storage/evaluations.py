@@ -21,7 +21,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import col, select
 
-from storage.store import GameLog, Store
+from storage.ports import GameReader, UnitsOfWork
+from storage.records import GameLog
 from storage.tables import EvaluationRow, GameRow, GameStatus, table_of, utcnow
 
 _evaluations = table_of(EvaluationRow)
@@ -69,7 +70,7 @@ def _values(r: EvaluationRecord, now: datetime) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def save_evaluations(store: Store, records: Sequence[EvaluationRecord]) -> int:
+async def save_evaluations(store: UnitsOfWork, records: Sequence[EvaluationRecord]) -> int:
     """Insert the records not stored yet (by key); returns how many were inserted."""
     if not records:
         return 0
@@ -90,7 +91,7 @@ async def save_evaluations(store: Store, records: Sequence[EvaluationRecord]) ->
         return len(fresh)
 
 
-async def scored_keys(store: Store, game_ids: Iterable[int]) -> set[Key]:
+async def scored_keys(store: UnitsOfWork, game_ids: Iterable[int]) -> set[Key]:
     """Keys already stored for these games."""
     ids = sorted(set(game_ids))
     if not ids:
@@ -101,7 +102,7 @@ async def scored_keys(store: Store, game_ids: Iterable[int]) -> set[Key]:
 
 
 async def evaluations(
-    store: Store,
+    store: UnitsOfWork,
     *,
     game_ids: Iterable[int] | None = None,
     evaluators: Iterable[str] | None = None,
@@ -121,7 +122,7 @@ async def evaluations(
         return list((await s.exec(q)).all())
 
 
-async def games_to_score(store: Store, *, games: Sequence[str], game_id: int | None = None,
+async def games_to_score(store: GameReader, *, games: Sequence[str], game_id: int | None = None,
                          since: datetime | None = None) -> list[GameLog]:
     """Finished games of ``games`` (the games with clues: ``games.registry.clue_games()``), one
     game or those created at or after ``since``."""
@@ -145,6 +146,6 @@ def evaluation_json(r: EvaluationRow) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def evaluations_json(store: Store, game_id: int) -> list[dict[str, Any]]:
+async def evaluations_json(store: UnitsOfWork, game_id: int) -> list[dict[str, Any]]:
     """A game's stored evaluations, JSON-ready (no personal data: the instance holds no speaker)."""
     return [evaluation_json(r) for r in await evaluations(store, game_ids=[game_id])]

@@ -51,7 +51,8 @@ from typing import Any, Literal, TextIO
 
 from storage.evaluations import evaluations_json
 from storage.export_secret import export_secret
-from storage.store import GameLog, Store
+from storage.ports import ExportSource
+from storage.records import GameLog
 from storage.tables import ENDED, AgentCallRow
 
 SCHEMA = "hushtable.game/1"
@@ -232,7 +233,7 @@ def _csv_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def export_games(
-    store: Store,
+    store: ExportSource,
     *,
     out: TextIO,
     fmt: Literal["jsonl", "csv"] = "jsonl",

@@ -27,6 +27,7 @@ from storage.database import Database
 from storage.deadlines import cancel_pending
 from storage.inbound import claim, point_at
 from storage.records import (
+    ActionActor,
     ActionRecord,
     AgentCallRecord,
     EventRecord,
@@ -38,6 +39,7 @@ from storage.records import (
 from storage.tables import (
     ENDED,
     ActionRow,
+    ActionSource,
     EventRow,
     GameRow,
     GameStatus,
@@ -51,6 +53,7 @@ from storage.turnlog import TurnLog
 _games = table_of(GameRow)
 _seats = table_of(SeatRow)
 _events = table_of(EventRow)
+_actions = table_of(ActionRow)
 
 
 def _status_list(status: str | Iterable[str]) -> list[str]:
@@ -359,6 +362,16 @@ class GameRepository:
             if limit is not None:
                 q = q.limit(limit)
             return list((await s.exec(q)).all())
+
+    async def actors(self, game_ids: Iterable[int]) -> dict[tuple[int, int], ActionActor]:
+        """Who played each action of these games, by (game id, action seq): one query for all of them."""
+        ids = sorted(set(game_ids))
+        if not ids:
+            return {}
+        a = _actions.c
+        async with self._db.connect() as conn:
+            rows = (await conn.execute(sa.select(a.game_id, a.seq, a.seat, a.source, a.actor).where(a.game_id.in_(ids))))
+            return {(gid, seq): ActionActor(seat, ActionSource(source), actor) for gid, seq, seat, source, actor in rows}
 
     async def _logs(self, s: AsyncSession, rows: list[GameRow]) -> list[GameLog]:
         if not rows:

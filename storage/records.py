@@ -118,6 +118,15 @@ class AgentCallRecord:
         AgentOperation(self.operation)
 
 
+@dataclass(frozen=True, slots=True)
+class ActionActor:
+    """Who played one logged action: the seat, how (``source``) and who (a user key or an agent spec)."""
+
+    seat: int
+    source: ActionSource
+    actor: str
+
+
 @dataclass(frozen=True)
 class GameLog:
     """Everything logged about one game, in order: enough to replay it."""

@@ -21,6 +21,9 @@ repositories of functions over a store (``storage.evaluations``, ``storage.tourn
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import AgentCallRepository
@@ -55,6 +58,9 @@ from storage.records import (
 )
 from storage.turnlog import TurnLog
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 __all__ = [
     "MIGRATIONS_DIR",
     "SQLITE_PRAGMAS",
@@ -79,6 +85,27 @@ __all__ = [
 ]
 
 
+class _Via(Generic[P, T]):
+    """A store method that is its repository's method (``_Via("log", GameRepository.game)``):
+    looked up on the instance's repository when called, typed as that method, and still
+    overridable in a subclass like any method."""
+
+    def __init__(self, repo: str, method: Callable[Concatenate[Any, P], T]) -> None:
+        self.repo, self.name = repo, method.__name__
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Self: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type[Any]) -> Callable[P, T]: ...
+
+    def __get__(self, obj: object | None, owner: type[Any]) -> Self | Callable[P, T]:
+        if obj is None:
+            return self
+        method: Callable[P, T] = getattr(getattr(obj, self.repo), self.name)
+        return method
+
+
 class Store(Database):
     """Async access to the game log. Make one with ``await Store.open(url)``; close with ``aclose()``."""
 
@@ -89,33 +116,35 @@ class Store(Database):
         self.deadlines = DeadlineRepository(self)
         self.inbound = InboundClaims(self)
         self.calls = AgentCallRepository(self)
-        # games and lobbies
-        self.create_game = self.log.create_game
-        self.update_lobby = self.log.update_lobby
-        self.start_game = self.log.start_game
-        self.append_turn = self.log.append_turn
-        self.finish_game = self.log.finish_game
-        self.mark_broken = self.log.mark_broken
-        self.mark_announced = self.log.mark_announced
-        # reading the log
-        self.game = self.log.game
-        self.games = self.log.games
-        self.load_game = self.log.load_game
-        self.unfinished_games = self.log.unfinished_games
-        self.unannounced_finished = self.log.unannounced_finished
-        self.open_lobbies = self.log.open_lobbies
-        self.lobby_at = self.log.lobby_at
-        self.count_open_lobbies = self.log.count_open_lobbies
-        # deadlines
-        self.set_deadline = self.deadlines.set_deadline
-        self.clear_deadlines = self.deadlines.clear_deadlines
-        self.pending_deadlines = self.deadlines.pending_deadlines
-        self.finish_deadline = self.deadlines.finish_deadline
-        # inbound claims and agent calls
-        self.claim_inbound = self.inbound.claim_inbound
-        self.inbound_seen = self.inbound.inbound_seen
-        self.agent_calls = self.calls.agent_calls
 
     async def aclose(self) -> None:
         await self._turnlog.aclose()
         await super().aclose()
+
+    # games, lobbies and the log
+    create_game = _Via("log", GameRepository.create_game)
+    update_lobby = _Via("log", GameRepository.update_lobby)
+    start_game = _Via("log", GameRepository.start_game)
+    append_turn = _Via("log", GameRepository.append_turn)
+    finish_game = _Via("log", GameRepository.finish_game)
+    mark_broken = _Via("log", GameRepository.mark_broken)
+    mark_announced = _Via("log", GameRepository.mark_announced)
+    game = _Via("log", GameRepository.game)
+    games = _Via("log", GameRepository.games)
+    load_game = _Via("log", GameRepository.load_game)
+    actors = _Via("log", GameRepository.actors)
+    unfinished_games = _Via("log", GameRepository.unfinished_games)
+    unannounced_finished = _Via("log", GameRepository.unannounced_finished)
+    open_lobbies = _Via("log", GameRepository.open_lobbies)
+    lobby_at = _Via("log", GameRepository.lobby_at)
+    count_open_lobbies = _Via("log", GameRepository.count_open_lobbies)
+    # deadlines
+    set_deadline = _Via("deadlines", DeadlineRepository.set_deadline)
+    clear_deadlines = _Via("deadlines", DeadlineRepository.clear_deadlines)
+    pending_deadlines = _Via("deadlines", DeadlineRepository.pending_deadlines)
+    finish_deadline = _Via("deadlines", DeadlineRepository.finish_deadline)
+    # inbound claims
+    claim_inbound = _Via("inbound", InboundClaims.claim_inbound)
+    inbound_seen = _Via("inbound", InboundClaims.inbound_seen)
+    # agent calls
+    agent_calls = _Via("calls", AgentCallRepository.agent_calls)

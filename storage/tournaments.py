@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from storage.store import Store
+from storage.ports import UnitsOfWork
 from storage.tables import (
     GameRow,
     GameStatus,
@@ -70,7 +70,7 @@ class RatingRecord:
 
 
 async def create_tournament(
-    store: Store,
+    store: UnitsOfWork,
     *,
     tenant: str,
     name: str,
@@ -114,13 +114,13 @@ async def create_tournament(
         return tid
 
 
-async def tournament(store: Store, tournament_id: int) -> TournamentRow | None:
+async def tournament(store: UnitsOfWork, tournament_id: int) -> TournamentRow | None:
     async with store.read() as s:
         return await s.get(TournamentRow, tournament_id)
 
 
 async def tournaments(
-    store: Store, *, tenant: str | None = None, status: TournamentStatus | Sequence[TournamentStatus] | None = None
+    store: UnitsOfWork, *, tenant: str | None = None, status: TournamentStatus | Sequence[TournamentStatus] | None = None
 ) -> list[TournamentRow]:
     """Tournaments of a tenant (all when None), oldest first."""
     async with store.read() as s:
@@ -133,7 +133,7 @@ async def tournaments(
         return list((await s.exec(q.order_by(col(TournamentRow.id)))).all())
 
 
-async def set_tournament_status(store: Store, tournament_id: int, status: TournamentStatus) -> None:
+async def set_tournament_status(store: UnitsOfWork, tournament_id: int, status: TournamentStatus) -> None:
     values: dict[str, Any] = {"status": status.value}
     if status is TournamentStatus.RUNNING:
         values["started_at"] = utcnow()
@@ -143,12 +143,12 @@ async def set_tournament_status(store: Store, tournament_id: int, status: Tourna
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(**values))
 
 
-async def set_schedule(store: Store, tournament_id: int, schedule: str | None) -> None:
+async def set_schedule(store: UnitsOfWork, tournament_id: int, schedule: str | None) -> None:
     async with store.write() as conn:
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(schedule=schedule))
 
 
-async def set_status_message(store: Store, tournament_id: int, ref: Mapping[str, Any] | None) -> None:
+async def set_status_message(store: UnitsOfWork, tournament_id: int, ref: Mapping[str, Any] | None) -> None:
     async with store.write() as conn:
         await conn.execute(
             sa.update(_tournaments)
@@ -160,13 +160,13 @@ async def set_status_message(store: Store, tournament_id: int, ref: Mapping[str,
 # --------------------------------------------------------------------------- matches
 
 
-async def matches(store: Store, tournament_id: int) -> list[TournamentMatchRow]:
+async def matches(store: UnitsOfWork, tournament_id: int) -> list[TournamentMatchRow]:
     async with store.read() as s:
         q = select(TournamentMatchRow).where(TournamentMatchRow.tournament_id == tournament_id)
         return list((await s.exec(q.order_by(col(TournamentMatchRow.idx)))).all())
 
 
-async def start_match(store: Store, match_id: int) -> bool:
+async def start_match(store: UnitsOfWork, match_id: int) -> bool:
     """planned → running, one more attempt; False when someone else took it."""
     async with store.write() as conn:
         res = await conn.execute(
@@ -178,12 +178,12 @@ async def start_match(store: Store, match_id: int) -> bool:
         return res.rowcount == 1
 
 
-async def attach_game(store: Store, match_id: int, game_id: int) -> None:
+async def attach_game(store: UnitsOfWork, match_id: int, game_id: int) -> None:
     async with store.write() as conn:
         await conn.execute(sa.update(_matches).where(_matches.c.id == match_id).values(game_id=game_id))
 
 
-async def finish_match(store: Store, match_id: int, roles: Sequence[str]) -> None:
+async def finish_match(store: UnitsOfWork, match_id: int, roles: Sequence[str]) -> None:
     async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
@@ -192,7 +192,7 @@ async def finish_match(store: Store, match_id: int, roles: Sequence[str]) -> Non
         )
 
 
-async def retry_match(store: Store, match_id: int, error: str) -> None:
+async def retry_match(store: UnitsOfWork, match_id: int, error: str) -> None:
     """Back to planned (its broken game stays in the log, unlinked); the error is kept for the record."""
     async with store.write() as conn:
         await conn.execute(
@@ -202,7 +202,7 @@ async def retry_match(store: Store, match_id: int, error: str) -> None:
         )
 
 
-async def fail_match(store: Store, match_id: int, error: str) -> None:
+async def fail_match(store: UnitsOfWork, match_id: int, error: str) -> None:
     async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
@@ -211,7 +211,7 @@ async def fail_match(store: Store, match_id: int, error: str) -> None:
         )
 
 
-async def cancel_open_matches(store: Store, tournament_id: int) -> int:
+async def cancel_open_matches(store: UnitsOfWork, tournament_id: int) -> int:
     """Planned matches of a cancelled tournament are recorded as failed ("cancelled")."""
     async with store.write() as conn:
         res = await conn.execute(
@@ -222,7 +222,7 @@ async def cancel_open_matches(store: Store, tournament_id: int) -> int:
         return int(res.rowcount)
 
 
-async def game_at_place(store: Store, platform: str, place: str) -> GameRow | None:
+async def game_at_place(store: UnitsOfWork, platform: str, place: str) -> GameRow | None:
     """The newest game opened at this place: finds a match's game when the runner died between
     opening it and recording its id."""
     async with store.read() as s:
@@ -236,7 +236,7 @@ async def game_at_place(store: Store, platform: str, place: str) -> GameRow | No
 
 
 async def find_orphan_game(
-    store: Store, *, tenant: str, seed: int, agents: Sequence[str], since: datetime
+    store: UnitsOfWork, *, tenant: str, seed: int, agents: Sequence[str], since: datetime
 ) -> int | None:
     """A game opened for a match whose runner died before recording its id: same tenant, seed
     and seat order, started since the match began, and claimed by no match."""
@@ -255,7 +255,7 @@ async def find_orphan_game(
         return None
 
 
-async def finished_game_ids(store: Store, tournament_id: int) -> list[int]:
+async def finished_game_ids(store: UnitsOfWork, tournament_id: int) -> list[int]:
     """Game ids of the tournament's finished matches, in match order."""
     async with store.read() as s:
         q = (
@@ -274,7 +274,7 @@ async def finished_game_ids(store: Store, tournament_id: int) -> list[int]:
 # --------------------------------------------------------------------------- ratings
 
 
-async def save_ratings(store: Store, tournament_id: int, game: str, variant: str, rows: Sequence[RatingRecord]) -> None:
+async def save_ratings(store: UnitsOfWork, tournament_id: int, game: str, variant: str, rows: Sequence[RatingRecord]) -> None:
     """Replace the tournament's standings."""
     now = utcnow()
     async with store.write() as conn:
@@ -291,7 +291,7 @@ async def save_ratings(store: Store, tournament_id: int, game: str, variant: str
             )
 
 
-async def ratings(store: Store, tournament_id: int) -> list[TournamentRatingRow]:
+async def ratings(store: UnitsOfWork, tournament_id: int) -> list[TournamentRatingRow]:
     async with store.read() as s:
         q = select(TournamentRatingRow).where(TournamentRatingRow.tournament_id == tournament_id)
         return list((await s.exec(q.order_by(col(TournamentRatingRow.rank)))).all())
@@ -300,7 +300,7 @@ async def ratings(store: Store, tournament_id: int) -> list[TournamentRatingRow]
 # --------------------------------------------------------------------------- the scheduler's lease
 
 
-async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, now: datetime | None = None) -> bool:
+async def acquire_lease(store: UnitsOfWork, name: str, owner: str, ttl: timedelta, *, now: datetime | None = None) -> bool:
     """Take or renew the named lease for ``ttl``; False while another owner holds an unexpired one.
 
     One conditional write decides: insert when absent, else update when it is ours or expired.
@@ -323,7 +323,7 @@ async def acquire_lease(store: Store, name: str, owner: str, ttl: timedelta, *, 
         return False  # another process inserted the lease between our read and our insert
 
 
-async def lease_held(store: Store, name: str, *, now: datetime | None = None) -> bool:
+async def lease_held(store: UnitsOfWork, name: str, *, now: datetime | None = None) -> bool:
     """Whether someone holds the named lease now (an expired one counts as free)."""
     now = now or utcnow()
     async with store.read() as s:
@@ -331,6 +331,6 @@ async def lease_held(store: Store, name: str, *, now: datetime | None = None) ->
         return row is not None and row.expires_at >= now
 
 
-async def release_lease(store: Store, name: str, owner: str) -> None:
+async def release_lease(store: UnitsOfWork, name: str, owner: str) -> None:
     async with store.write() as conn:
         await conn.execute(sa.delete(_leases).where(_leases.c.name == name, _leases.c.owner == owner))

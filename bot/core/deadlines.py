@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from bot.core.commands import MAX_DEADLINE_S
 from bot.core.observe import ServiceObserver
 from games.base import Seat
-from storage.store import Store
+from storage.ports import DeadlinePort
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class _Armed:
 
 
 class Deadlines:
-    def __init__(self, store: Store, clock: Callable[[], float], observer: ServiceObserver) -> None:
+    def __init__(self, store: DeadlinePort, clock: Callable[[], float], observer: ServiceObserver) -> None:
         self.store = store
         self.clock = clock
         self.observer = observer

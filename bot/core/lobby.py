@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets as pysecrets
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import games as game_registry
 from bot.core import render
@@ -24,7 +24,8 @@ from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import ConfigError, Game, config_to_dict
 from games.labels import human_list
-from storage.store import EventRecord, SeatRecord, Store
+from storage.ports import GamePort, InboundPort
+from storage.records import EventRecord, SeatRecord
 from storage.tables import GameRow, GameStatus, SeatKind
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,12 @@ RULES_VERSION = "1"
 LIVE = (GameStatus.LOBBY, GameStatus.RUNNING)
 
 
+class LobbyStore(GamePort, InboundPort, Protocol):
+    """What lobbies use of the log: games, and inbound claims for the edits that write no game."""
+
+
 class Lobbies:
-    def __init__(self, store: Store, settings: Settings, delivery: Delivery, turns: Turns,
+    def __init__(self, store: LobbyStore, settings: Settings, delivery: Delivery, turns: Turns,
                  tables: dict[int, Table], lock_for: Callable[[int], asyncio.Lock],
                  agent_choices: Callable[[], Sequence[str]], on_table: Callable[[Table], None],
                  on_closed: Callable[[int], None]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from bot.core import render
 from bot.core.deadlines import Deadlines
@@ -19,14 +20,18 @@ from bot.core.delivery import Delivery
 from bot.core.messages import Outgoing
 from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
-from storage.store import Store
+from storage.ports import DeadlinePort, GamePort
 from storage.tables import GameRow, GameStatus
 
 log = logging.getLogger(__name__)
 
 
+class ResumeStore(GamePort, DeadlinePort, Protocol):
+    """What resuming uses of the log: running and unannounced games, and pending deadlines."""
+
+
 class Resume:
-    def __init__(self, store: Store, delivery: Delivery, deadlines: Deadlines, turns: Turns,
+    def __init__(self, store: ResumeStore, delivery: Delivery, deadlines: Deadlines, turns: Turns,
                  tables: dict[int, Table], opened: Callable[[Table], None]) -> None:
         self.store = store
         self.delivery = delivery

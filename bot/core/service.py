@@ -34,7 +34,7 @@ from bot.core.tables import Lobby, LobbySeat, Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import config_to_dict
-from storage.store import Store
+from storage.ports import TableStore
 from storage.tables import GameStatus, SeatKind
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ SUPERVISE_EVERY_S = 30.0
 
 
 class TableService:
-    def __init__(self, store: Store, *, settings: Settings, agents: AgentFactory,
+    def __init__(self, store: TableStore, *, settings: Settings, agents: AgentFactory,
                  clock: Callable[[], float] = time.time, observer: ServiceObserver | None = None) -> None:
         self.store = store
         self.settings = settings

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import games as game_registry
 from bot.core.messages import MessageRef, Place, UserRef
+from bot.core.replays import record_of
 from games.base import Action, Game, Seat, replay, rng
-from storage.store import GameLog
+from storage.records import GameLog
 from storage.tables import GameRow, SeatKind
 
 AI_NAME = "AI-{n}"
@@ -205,12 +205,12 @@ def dedupe_names(seats: Sequence[SeatInfo]) -> None:
 
 
 def rebuild(glog: GameLog) -> Table:
-    """The table of a running game, from its log. Raises whatever the engine raises when a logged
-    action no longer replays (the caller marks the game broken)."""
+    """The table of a running game, from its log. Raises RecordError when the log is no record
+    (an unknown game, a config that no longer loads) and ReplayFailed when a logged action no
+    longer replays (the caller marks the game broken)."""
     row = glog.row
-    assert row.id is not None and row.seed is not None
-    engine = game_registry.get(row.game)
-    cfg = engine.config_from_dict(row.config)
+    assert row.id is not None
+    rec = record_of(glog)
     seats = []
     for s in sorted(glog.seats, key=lambda s: s.seat):
         user = None
@@ -222,15 +222,15 @@ def rebuild(glog: GameLog) -> Table:
 
     def actions() -> Iterator[tuple[Seat, Action]]:
         nonlocal done
-        for a in glog.actions:
-            yield a.seat, Action(a.kind, tuple(a.value))
+        for seat, action in rec.actions:
+            yield seat, action
             done += 1
 
     try:
-        state, _ = replay(engine, cfg, len(seats), row.seed, actions())
+        state, _ = replay(rec.game, rec.config, rec.seats, rec.seed, actions())
     except Exception as exc:
-        what = f"logged action {done + 1} ({glog.actions[done].kind})" if done < len(glog.actions) else "the deal"
+        what = f"logged action {done + 1} ({rec.actions[done][1].kind})" if done < len(rec.actions) else "the deal"
         raise ReplayFailed(f"{what} no longer replays with these rules ({type(exc).__name__})") from None
     lobby = row.lobby or {}
-    return Table(row.id, engine, cfg, row.seed, seats, state, place_of(row), row.platform,
+    return Table(row.id, rec.game, rec.config, rec.seed, seats, state, place_of(row), row.platform,
                  float(lobby.get("deadline_s") or 0), tenant=row.tenant, quiet=bool(lobby.get("quiet")))

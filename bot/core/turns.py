@@ -25,7 +25,8 @@ from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
 from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
-from storage.store import ActionRecord, AgentCallRecord, EventRecord, Store
+from storage.ports import GamePort
+from storage.records import ActionRecord, AgentCallRecord, EventRecord
 from storage.tables import ActionSource, GameStatus
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
 
 
 class Turns:
-    def __init__(self, store: Store, settings: Settings, runner: AgentRunner, delivery: Delivery,
+    def __init__(self, store: GamePort, settings: Settings, runner: AgentRunner, delivery: Delivery,
                  deadlines: Deadlines, observer: ServiceObserver, tables: dict[int, Table],
                  spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]], ended: Ended) -> None:
         self.store = store

@@ -4,12 +4,12 @@ winners compared with the stored result. Used after a copy and on a backup."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
-from games.record import RecordError, parse, replay_record
-from storage.export import game_record
-from storage.store import Store
+from bot.core.replays import record_of
+from games.record import RecordError, replay_record
+from storage.ports import GameReader
+from storage.tables import GameStatus
 
 
 @dataclass
@@ -24,25 +24,24 @@ class ReplayReport:
         return not self.problems
 
 
-async def replay_every_game(store: Store) -> ReplayReport:
+async def replay_every_game(store: GameReader) -> ReplayReport:
     """Replay every game that was dealt (lobbies have nothing to replay)."""
     report = ReplayReport()
     for row in await store.games():
         if row.id is None or row.seed is None:
             continue
         log = await store.load_game(row.id)
-        rec = game_record(log, pseudonymise=False)
         try:
-            _, events, result = replay_record(parse([json.dumps(rec)]))
+            _, events, result = replay_record(record_of(log))
         except (RecordError, ValueError, KeyError, TypeError) as exc:  # ConfigError and IllegalAction are ValueErrors
             report.problems.append(f"game {row.id}: does not replay ({type(exc).__name__}: {exc})")
             continue
-        logged = [{k: e[k] for k in ("kind", "data", "audience")} for e in rec["events"]]
+        logged = [{"kind": e.kind, "data": e.data, "audience": e.audience} for e in log.events]
         replayed = [e.to_json() for e in events]
         if replayed != logged[: len(replayed)]:
             report.problems.append(f"game {row.id}: replayed events differ from the logged ones")
             continue
-        if row.status == "finished":
+        if row.status == GameStatus.FINISHED:
             stored = sorted((row.result or {}).get("winners", []))
             if result is None or sorted(result.winners) != stored:
                 report.problems.append(f"game {row.id}: replayed winners differ from the stored result")

@@ -16,10 +16,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import games
-from games.base import Action, ConfigError, Event, config_to_dict
+from bot.core.replays import record_of
+from games.base import Event, config_to_dict
 from games.record import Record, RecordError, replay_record
-from storage.store import ActionRecord, DatabaseMissing, EventRecord, GameLog, SeatRecord, Store, plan_engine
+from storage.store import ActionRecord, DatabaseMissing, EventRecord, SeatRecord, Store, plan_engine
 from storage.tables import ActionSource, GameStatus
 
 IMPORT_PLATFORM = "import"
@@ -59,20 +59,6 @@ class LoggedGame:
     finished_at: datetime | None
     record: Record | None
     problem: str | None = None
-
-
-def record_of(log: GameLog) -> Record:
-    """A logged game as a record: engine, config, seats, seed and actions. Raises RecordError."""
-    row = log.row
-    try:
-        engine = games.get(row.game)
-        cfg = engine.config_from_dict(row.config or {"variant": row.variant})
-    except (KeyError, ConfigError, TypeError, ValueError) as exc:
-        raise RecordError(0, f"game #{row.id}: cannot rebuild its config ({exc})") from None
-    if row.seed is None:
-        raise RecordError(0, f"game #{row.id} was never started")
-    actions = tuple((a.seat, Action(a.kind, tuple(a.value))) for a in log.actions)
-    return Record(engine, cfg, len(log.seats), int(row.seed), actions, row.result, tuple(a.seq for a in log.actions))
 
 
 async def logged_games(

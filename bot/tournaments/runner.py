@@ -51,7 +51,7 @@ from bot.tournaments.errors import TournamentError
 from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
 from bot.tournaments.spec import status_of
 from storage import tournaments as repo
-from storage.store import Store
+from storage.ports import TableStore
 from storage.tables import GameStatus, MatchStatus, TournamentMatchRow, TournamentRow, TournamentStatus
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ class TournamentRunner:
         lease_ttl: timedelta = RUN_LEASE_TTL,
     ) -> None:
         self.service = service
-        self.store: Store = service.store
+        self.store: TableStore = service.store
         self.concurrency = concurrency
         self.attempts = attempts
         self.stall_s = stall_s

@@ -57,7 +57,7 @@ from bot.tournaments.errors import TournamentError
 from bot.tournaments.spec import status_of
 from storage import tournaments as repo
 from storage.engine import plan_engine
-from storage.store import Store
+from storage.ports import UnitsOfWork
 from storage.tables import TournamentRow, TournamentStatus
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class TournamentScheduler:
 
     def __init__(
         self,
-        store: Store,
+        store: UnitsOfWork,
         database_url: str,
         run_slot: SlotRunner,
         *,

@@ -1,0 +1,137 @@
+"""The repository protocols the rest of the code depends on instead of the concrete ``Store``.
+
+Each protocol is one aggregate's questions and writes, as small as its users need:
+the table service's parts take the narrowest one (deadlines take `DeadlinePort`), and
+`TableStore`, their union, is what the table service is handed and hands on. The
+``Store`` satisfies every one of them (checked by mypy at the bottom of this file),
+and only ``bot/app.py`` and the command-line tools name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from storage.engine import EnginePlan
+from storage.records import ActionActor, ActionRecord, AgentCallRecord, EventRecord, GameLog, SeatRecord
+from storage.tables import AgentCallRow, DeadlineRow, GameRow, GameStatus
+
+
+class UnitsOfWork(Protocol):
+    """One write transaction or one read session at a time (``storage.database.Database``)."""
+
+    def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+    def read(self) -> AbstractAsyncContextManager[AsyncSession]: ...
+
+
+class GameReader(Protocol):
+    """Questions about games and their logs."""
+
+    async def game(self, game_id: int) -> GameRow | None: ...
+
+    async def load_game(self, game_id: int) -> GameLog: ...
+
+    async def games(
+        self,
+        status: str | Iterable[str] | None = None,
+        game: str | None = None,
+        since: datetime | None = None,
+        *,
+        finished_since: datetime | None = None,
+        limit: int | None = None,
+        tenant: str | None = None,
+    ) -> list[GameRow]: ...
+
+    async def actors(self, game_ids: Iterable[int]) -> dict[tuple[int, int], ActionActor]: ...
+
+
+class GamePort(GameReader, Protocol):
+    """A game's lifecycle: lobby, start, turns, end, announcement."""
+
+    async def create_game(
+        self, *, game: str, variant: str, config: Mapping[str, Any], platform: str, place: str, place_name: str,
+        host: str, lobby: Mapping[str, Any], inbound_key: str | None = None, tenant: str = "",
+    ) -> int | None: ...
+
+    async def update_lobby(
+        self, game_id: int, lobby: Mapping[str, Any], *, config: Mapping[str, Any] | None = None,
+        variant: str | None = None, inbound_key: str | None = None, host: str | None = None, running: bool = False,
+    ) -> bool: ...
+
+    async def start_game(
+        self, game_id: int, *, seed: int, config: Mapping[str, Any], seats: Sequence[SeatRecord],
+        events: Sequence[EventRecord], rules_version: str, inbound_key: str | None = None,
+    ) -> None: ...
+
+    async def append_turn(
+        self, game_id: int, *, action: ActionRecord, events: Sequence[EventRecord], inbound_key: str | None,
+        agent_calls: Sequence[AgentCallRecord] = (),
+    ) -> bool: ...
+
+    async def finish_game(
+        self, game_id: int, *, status: GameStatus, result: Mapping[str, Any] | None,
+        events: Sequence[EventRecord] = (),
+    ) -> None: ...
+
+    async def mark_broken(self, game_id: int, reason: str) -> None: ...
+
+    async def mark_announced(self, game_id: int) -> bool: ...
+
+    async def unfinished_games(self) -> list[GameLog]: ...
+
+    async def unannounced_finished(self) -> list[GameRow]: ...
+
+    async def open_lobbies(self, platform: str | None = None, *, tenant: str | None = None) -> list[GameRow]: ...
+
+    async def lobby_at(self, platform: str, place: str) -> GameRow | None: ...
+
+    async def count_open_lobbies(self, tenant: str, host: str) -> int: ...
+
+
+class DeadlinePort(Protocol):
+    """Deadlines of human turns."""
+
+    async def set_deadline(self, game_id: int, seat: int, due_at: datetime) -> int: ...
+
+    async def clear_deadlines(self, game_id: int, seat: int | None = None) -> int: ...
+
+    async def pending_deadlines(self) -> list[DeadlineRow]: ...
+
+    async def finish_deadline(self, deadline_id: int) -> bool: ...
+
+
+class InboundPort(Protocol):
+    """Platform events already handled."""
+
+    async def claim_inbound(self, key: str, game_id: int | None = None) -> bool: ...
+
+    async def inbound_seen(self, key: str) -> bool: ...
+
+
+class ExportSource(UnitsOfWork, GameReader, Protocol):
+    """What an export reads: the log, its agent calls and evaluations, and where the log lives
+    (a SQLite file keeps its pseudonym key beside it)."""
+
+    @property
+    def plan(self) -> EnginePlan: ...
+
+    async def agent_calls(self, game_id: int) -> list[AgentCallRow]: ...
+
+
+class TableStore(GamePort, DeadlinePort, InboundPort, ExportSource, Protocol):
+    """Everything the table service and the rooms around it use of the log."""
+
+    async def check_writable(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    from storage.store import Store
+
+    def _store_is_a_table_store(store: Store) -> TableStore:
+        return store  # mypy fails here the day the store and the protocols disagree
