@@ -369,7 +369,7 @@ def doctor(
         try:
             lines = [f"#{r.id} {r.game} ({r.variant}) tenant={r.tenant or '-'} place={r.platform}:{r.place} "
                      f"broken: {r.status_reason or 'no reason saved'}"
-                     for r in await store.games(status=GameStatus.BROKEN.value)]
+                     for r in await store.games(status=GameStatus.BROKEN)]
             for glog in await store.unfinished_games():
                 try:
                     rebuild(glog)

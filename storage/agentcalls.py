@@ -24,7 +24,7 @@ def agent_call_values(c: AgentCallRecord, *, game_id: int | None, action_seq: in
         "action_seq": action_seq,
         "agent_spec": c.agent_spec,
         "model_id": c.model_id,
-        "operation": str(c.operation),
+        "operation": c.operation,
         "prompt": c.prompt,
         "raw_output": c.raw_output,
         "label_probs": dict(c.label_probs) if c.label_probs is not None else None,

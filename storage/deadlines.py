@@ -20,10 +20,10 @@ _deadlines = table_of(DeadlineRow)
 
 async def cancel_pending(conn: AsyncConnection, game_id: int, seat: int | None = None) -> int:
     """Cancel a game's (or one seat's) pending deadlines inside the caller's write transaction."""
-    cond = [_deadlines.c.game_id == game_id, _deadlines.c.state == DeadlineState.PENDING.value]
+    cond = [_deadlines.c.game_id == game_id, _deadlines.c.state == DeadlineState.PENDING]
     if seat is not None:
         cond.append(_deadlines.c.seat == seat)
-    res = await conn.execute(sa.update(_deadlines).where(*cond).values(state=DeadlineState.CANCELLED.value))
+    res = await conn.execute(sa.update(_deadlines).where(*cond).values(state=DeadlineState.CANCELLED))
     return int(res.rowcount)
 
 
@@ -39,7 +39,7 @@ class DeadlineRepository:
             await cancel_pending(conn, game_id, seat)
             res = await conn.execute(
                 sa.insert(_deadlines).values(
-                    game_id=game_id, seat=seat, due_at=due_at, state=DeadlineState.PENDING.value, created_at=utcnow()
+                    game_id=game_id, seat=seat, due_at=due_at, state=DeadlineState.PENDING, created_at=utcnow()
                 )
             )
             return inserted_id(res)
@@ -54,7 +54,7 @@ class DeadlineRepository:
         async with self._db.read() as s:
             q = (
                 select(DeadlineRow)
-                .where(DeadlineRow.state == DeadlineState.PENDING.value)
+                .where(DeadlineRow.state == DeadlineState.PENDING)
                 .order_by(col(DeadlineRow.due_at), col(DeadlineRow.id))
             )
             return list((await s.exec(q)).all())
@@ -64,7 +64,7 @@ class DeadlineRepository:
         async with self._db.write() as conn:
             res = await conn.execute(
                 sa.update(_deadlines)
-                .where(_deadlines.c.id == deadline_id, _deadlines.c.state == DeadlineState.PENDING.value)
-                .values(state=DeadlineState.DONE.value)
+                .where(_deadlines.c.id == deadline_id, _deadlines.c.state == DeadlineState.PENDING)
+                .values(state=DeadlineState.DONE)
             )
             return res.rowcount == 1

@@ -131,7 +131,7 @@ async def games_to_score(store: GameReader, *, games: Sequence[str], game_id: in
         if row is None or row.game not in games or row.status != GameStatus.FINISHED.value:
             return []
         return [await store.load_game(game_id)]
-    rows = await store.games(status=GameStatus.FINISHED.value, since=since)
+    rows = await store.games(status=GameStatus.FINISHED, since=since)
     return [await store.load_game(r.id) for r in rows if r.id is not None and r.game in games]
 
 

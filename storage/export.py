@@ -254,7 +254,7 @@ async def export_games(
         secret = export_secret(store.plan)
     if pseudonymise and not secret:
         raise ValueError("pseudonymising needs a non-empty secret (HMAC key)")
-    rows = await store.games(status=[s.value for s in ENDED], game=game, finished_since=since, tenant=tenant)
+    rows = await store.games(status=ENDED, game=game, finished_since=since, tenant=tenant)
     writer = None
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")

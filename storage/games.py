@@ -56,8 +56,9 @@ _events = table_of(EventRow)
 _actions = table_of(ActionRow)
 
 
-def _status_list(status: str | Iterable[str]) -> list[str]:
-    return [str(status)] if isinstance(status, str) else [str(s) for s in status]
+def _status_list(status: GameStatus | Iterable[GameStatus]) -> list[GameStatus]:
+    """One status or several, as members (a member's string is accepted; any other string is a ValueError)."""
+    return [GameStatus(status)] if isinstance(status, str) else [GameStatus(s) for s in status]
 
 
 class GameRepository:
@@ -92,7 +93,7 @@ class GameRepository:
             "place": place,
             "place_name": place_name,
             "host": host,
-            "status": GameStatus.LOBBY.value,
+            "status": GameStatus.LOBBY,
             "lobby": dict(lobby),
             "created_at": utcnow(),
             "rules_version": "",
@@ -137,7 +138,7 @@ class GameRepository:
                 return False
             res = await conn.execute(
                 sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status == status.value)
+                .where(_games.c.id == game_id, _games.c.status == status)
                 .values(values)
             )
             if res.rowcount != 1:
@@ -150,8 +151,8 @@ class GameRepository:
             await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id,
-                       _games.c.status.in_([GameStatus.LOBBY.value, GameStatus.RUNNING.value]))
-                .values(status=GameStatus.BROKEN.value, status_reason=reason, finished_at=utcnow())
+                       _games.c.status.in_([GameStatus.LOBBY, GameStatus.RUNNING]))
+                .values(status=GameStatus.BROKEN, status_reason=reason, finished_at=utcnow())
             )
             await cancel_pending(conn, game_id)
 
@@ -159,7 +160,7 @@ class GameRepository:
         """How many lobbies this member hosts in this tenant (the per-user cap)."""
         async with self._db.read() as s:
             q = select(sa.func.count()).select_from(GameRow).where(
-                GameRow.tenant == tenant, GameRow.host == host, GameRow.status == GameStatus.LOBBY.value)
+                GameRow.tenant == tenant, GameRow.host == host, GameRow.status == GameStatus.LOBBY)
             return int((await s.exec(q)).one())
 
     async def start_game(
@@ -181,9 +182,9 @@ class GameRepository:
                 raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
             res = await conn.execute(
                 sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY.value)
+                .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY)
                 .values(
-                    status=GameStatus.RUNNING.value,
+                    status=GameStatus.RUNNING,
                     seed=seed,
                     config=dict(config),
                     rules_version=rules_version,
@@ -199,7 +200,7 @@ class GameRepository:
                         {
                             "game_id": game_id,
                             "seat": s.seat,
-                            "kind": str(s.kind),
+                            "kind": s.kind,
                             "user_key": s.user_key,
                             "display_name": s.display_name,
                             "agent_spec": s.agent_spec,
@@ -234,7 +235,7 @@ class GameRepository:
         self,
         game_id: int,
         *,
-        status: GameStatus | str,
+        status: GameStatus,
         result: Mapping[str, Any] | None,
         events: Sequence[EventRecord] = (),
     ) -> None:
@@ -246,15 +247,15 @@ class GameRepository:
         status = GameStatus(status)
         if status not in ENDED:
             raise ValueError(f"a game ends as finished or aborted, not {status}")
-        allowed = [GameStatus.RUNNING.value]
+        allowed = [GameStatus.RUNNING]
         if status is GameStatus.ABORTED:
-            allowed.append(GameStatus.LOBBY.value)
+            allowed.append(GameStatus.LOBBY)
         now = utcnow()
         async with self._db.write() as conn:
             res = await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id, _games.c.status.in_(allowed))
-                .values(status=status.value, result=dict(result) if result is not None else None, finished_at=now)
+                .values(status=status, result=dict(result) if result is not None else None, finished_at=now)
             )
             if res.rowcount != 1:
                 await _raise_status(conn, game_id, f"mark as {status.value}")
@@ -273,7 +274,7 @@ class GameRepository:
                 .where(
                     _games.c.id == game_id,
                     _games.c.announced_at.is_(None),
-                    _games.c.status.in_([s.value for s in ENDED]),
+                    _games.c.status.in_(list(ENDED)),
                 )
                 .values(announced_at=utcnow())
             )
@@ -284,7 +285,7 @@ class GameRepository:
         async with self._db.read() as s:
             q = (
                 select(GameRow)
-                .where(col(GameRow.status).in_([x.value for x in ENDED]), col(GameRow.announced_at).is_(None))
+                .where(col(GameRow.status).in_(list(ENDED)), col(GameRow.announced_at).is_(None))
                 .order_by(col(GameRow.id))
             )
             return list((await s.exec(q)).all())
@@ -306,13 +307,13 @@ class GameRepository:
     async def unfinished_games(self) -> list[GameLog]:
         """Running games, to be replayed on start-up."""
         async with self._db.read() as s:
-            q = select(GameRow).where(GameRow.status == GameStatus.RUNNING.value).order_by(col(GameRow.id))
+            q = select(GameRow).where(GameRow.status == GameStatus.RUNNING).order_by(col(GameRow.id))
             rows = list((await s.exec(q)).all())
             return await self._logs(s, rows)
 
     async def open_lobbies(self, platform: str | None = None, *, tenant: str | None = None) -> list[GameRow]:
         async with self._db.read() as s:
-            q = select(GameRow).where(GameRow.status == GameStatus.LOBBY.value)
+            q = select(GameRow).where(GameRow.status == GameStatus.LOBBY)
             if platform is not None:
                 q = q.where(GameRow.platform == platform)
             if tenant is not None:
@@ -327,7 +328,7 @@ class GameRepository:
                 .where(
                     GameRow.platform == platform,
                     GameRow.place == place,
-                    col(GameRow.status).in_([GameStatus.LOBBY.value, GameStatus.RUNNING.value]),
+                    col(GameRow.status).in_([GameStatus.LOBBY, GameStatus.RUNNING]),
                 )
                 .order_by(col(GameRow.id).desc())
                 .limit(1)
@@ -336,7 +337,7 @@ class GameRepository:
 
     async def games(
         self,
-        status: str | Iterable[str] | None = None,
+        status: GameStatus | Iterable[GameStatus] | None = None,
         game: str | None = None,
         since: datetime | None = None,
         *,

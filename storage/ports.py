@@ -39,7 +39,7 @@ class GameReader(Protocol):
 
     async def games(
         self,
-        status: str | Iterable[str] | None = None,
+        status: GameStatus | Iterable[GameStatus] | None = None,
         game: str | None = None,
         since: datetime | None = None,
         *,

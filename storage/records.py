@@ -42,13 +42,13 @@ class SeatRecord:
     """A seat of the frozen roster: a human with a user key, or an AI with an agent spec."""
 
     seat: int
-    kind: SeatKind | str
+    kind: SeatKind
     display_name: str
     user_key: str | None = None
     agent_spec: str | None = None
 
     def __post_init__(self) -> None:
-        SeatKind(self.kind)
+        object.__setattr__(self, "kind", SeatKind(self.kind))  # a member's string becomes the member
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +58,16 @@ class ActionRecord:
     seat: int
     kind: str
     value: Sequence[str]
-    source: ActionSource | str
+    source: ActionSource
     actor: str
 
     def __post_init__(self) -> None:
-        ActionSource(self.source)
+        object.__setattr__(self, "source", ActionSource(self.source))  # a member's string becomes the member
         if isinstance(self.value, str) or not all(isinstance(v, str) for v in self.value):
             raise ValueError("an action's value is a list of strings")
 
     @classmethod
-    def of(cls, seat: int, action: Any, *, source: ActionSource | str, actor: str) -> ActionRecord:
+    def of(cls, seat: int, action: Any, *, source: ActionSource, actor: str) -> ActionRecord:
         """From a ``games.base.Action`` (anything with ``kind`` and ``value``)."""
         return cls(seat, action.kind, tuple(action.value), source, actor)
 
@@ -102,7 +102,7 @@ class AgentCallRecord:
 
     seat: int
     agent_spec: str
-    operation: AgentOperation | str = AgentOperation.NONE
+    operation: AgentOperation = AgentOperation.NONE
     model_id: str = ""
     prompt: Any = field(default_factory=list)
     raw_output: str = ""
@@ -115,7 +115,7 @@ class AgentCallRecord:
     action_seq: int | None = None
 
     def __post_init__(self) -> None:
-        AgentOperation(self.operation)
+        object.__setattr__(self, "operation", AgentOperation(self.operation))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ The few mutable columns are the game's lifecycle (``status``, ``lobby`` while
 in the lobby, ``result``, ``announced_at``) and a deadline's ``state``.
 
 Columns hold plain strings for statuses and kinds (so that SQL reading the
-database needs no Python), while code speaks the ``StrEnum``s below; a
-``StrEnum`` member *is* its string, so both compare equal.
+database needs no Python), while rows hand back the ``StrEnum``s below
+(``EnumText``); a ``StrEnum`` member *is* its string, so both compare equal.
 
 Every timestamp is stored and returned as an aware UTC datetime
 (``UTCDateTime``), whatever the backend does with time zones.
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
+from sqlmodel.sql.sqltypes import AutoString
 
 
 class GameStatus(StrEnum):
@@ -91,6 +92,27 @@ def table_of(model: type[SQLModel]) -> sa.Table:
     if not isinstance(table, sa.Table):
         raise TypeError(f"{model.__name__} is not a table model")
     return table
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class EnumText(TypeDecorator[E]):
+    """A ``StrEnum`` column stored as its plain string (SQL reading the database needs no Python):
+    a value going in must be a member (or a member's string), and comes back out as the member."""
+
+    impl = AutoString
+    cache_ok = True
+
+    def __init__(self, enum: type[E]) -> None:
+        super().__init__()
+        self.enum = enum
+
+    def process_bind_param(self, value: E | str | None, dialect: sa.Dialect) -> str | None:
+        return None if value is None else self.enum(value).value
+
+    def process_result_value(self, value: str | None, dialect: sa.Dialect) -> E | None:
+        return None if value is None else self.enum(value)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -163,7 +185,7 @@ class GameRow(SQLModel, table=True):
     place: str
     place_name: str = ""
     host: str
-    status: str = Field(default=GameStatus.LOBBY.value, index=True)
+    status: GameStatus = Field(default=GameStatus.LOBBY, sa_type=EnumText(GameStatus), index=True)
     lobby: dict[str, Any] = _json()
     created_at: datetime = _ts(index=True)
     started_at: datetime | None = _ts(nullable=True)
@@ -183,7 +205,7 @@ class SeatRow(SQLModel, table=True):
 
     game_id: int = _game_fk(primary_key=True)
     seat: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
-    kind: str
+    kind: SeatKind = Field(sa_type=EnumText(SeatKind))
     user_key: str | None = Field(default=None, index=True)
     display_name: str = ""
     agent_spec: str | None = None
@@ -200,7 +222,7 @@ class ActionRow(SQLModel, table=True):
     seat: int
     kind: str
     value: list[str] = _json(default_factory=list)
-    source: str
+    source: ActionSource = Field(sa_type=EnumText(ActionSource))
     actor: str
     inbound_id: str | None = None
     created_at: datetime = _ts()
@@ -233,7 +255,7 @@ class AgentCallRow(SQLModel, table=True):
     action_seq: int | None = None
     agent_spec: str
     model_id: str = ""
-    operation: str = AgentOperation.NONE.value
+    operation: AgentOperation = Field(default=AgentOperation.NONE, sa_type=EnumText(AgentOperation))
     prompt: Any = _json()
     raw_output: str = Field(default="", sa_type=sa.Text)
     label_probs: Any = _json(nullable=True)
@@ -264,7 +286,7 @@ class DeadlineRow(SQLModel, table=True):
     game_id: int = _game_fk()
     seat: int
     due_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
-    state: str = DeadlineState.PENDING.value
+    state: DeadlineState = Field(default=DeadlineState.PENDING, sa_type=EnumText(DeadlineState))
     created_at: datetime = _ts()
 
 

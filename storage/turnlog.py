@@ -146,13 +146,13 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     last_event: dict[int, int | None] = {}
     for gid, st, la, le in conn.execute(probe).all():
         status[gid], last_action[gid], last_event[gid] = st, la, le
-    running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING.value]
+    running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING]
     # The keys of turns that may be logged are claimed through the one claim path, in one
     # statement; a turn that cannot be logged claims nothing, but its key may still be a
     # redelivery of a turn logged before (the last turn of a game that is now over).
     claimed = claim_keys(conn, [(t.inbound_key, t.game_id) for t in running if t.inbound_key is not None], now)
     refused = [t.inbound_key for t in batch
-               if t.inbound_key is not None and status.get(t.game_id) != GameStatus.RUNNING.value]
+               if t.inbound_key is not None and status.get(t.game_id) != GameStatus.RUNNING]
     seen = seen_keys(conn, refused) | {k for k in refused if k in claimed}
     taken: set[str] = set()
     outcome: list[tuple[_Turn, bool | Exception]] = []
@@ -161,7 +161,7 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     call_rows: list[dict[str, Any]] = []
     for t in batch:
         st = status.get(t.game_id)
-        if st != GameStatus.RUNNING.value:
+        if st != GameStatus.RUNNING:
             if t.inbound_key is not None and t.inbound_key in seen:
                 outcome.append((t, False))
             elif st is None:
@@ -178,7 +178,7 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
         last_action[t.game_id] = seq
         a = t.action
         action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
-                            "value": list(a.value), "source": str(a.source), "actor": a.actor,
+                            "value": list(a.value), "source": a.source, "actor": a.actor,
                             "inbound_id": t.inbound_key, "created_at": now})
         first = (last_event.get(t.game_id) or 0) + 1
         event_rows.extend({"game_id": t.game_id, "seq": first + i, "action_seq": seq, "kind": e.kind,

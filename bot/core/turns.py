@@ -27,7 +27,7 @@ from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
 from storage.ports import GamePort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord
-from storage.tables import ActionSource, GameStatus
+from storage.tables import ActionSource, AgentOperation, GameStatus
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,7 @@ def _key(cmd: Command) -> str | None:
 
 def _call_record(game_id: int, seat: Seat, c: CallLog) -> AgentCallRecord:
     return AgentCallRecord(
-        game_id=game_id, seat=seat, agent_spec=c.agent_spec, model_id=c.model_id, operation=c.operation,
+        game_id=game_id, seat=seat, agent_spec=c.agent_spec, model_id=c.model_id, operation=AgentOperation(c.operation),
         prompt=c.prompt, raw_output=c.raw_output, label_probs=c.label_probs, latency_ms=c.latency_ms,
         retries=c.retries, fallback=c.fallback, error=c.error,
     )

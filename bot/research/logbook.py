@@ -70,7 +70,7 @@ async def logged_games(
 ) -> list[LoggedGame]:
     """Finished games (optionally of one game, from some platforms, finished on or after
     ``since``), oldest first. A game that cannot be rebuilt comes back with its problem."""
-    rows = await store.games(status=GameStatus.FINISHED.value, game=game, finished_since=since)
+    rows = await store.games(status=GameStatus.FINISHED, game=game, finished_since=since)
     out = []
     for row in rows:
         if sources and row.platform not in sources:

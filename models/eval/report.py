@@ -21,7 +21,7 @@ from models.eval.live import row_scores
 from models.eval.metrics import Scores, mean_scores
 from storage.evaluations import evaluations
 from storage.store import Store
-from storage.tables import GameRow
+from storage.tables import GameRow, GameStatus
 
 AGREE_POINTS = 20.0  # evaluators within this many points (0-100) of their median count as agreeing
 
@@ -116,7 +116,7 @@ async def player_averages(store: Store, user_key: str, *, tenant: str | None = N
                           evaluators: Sequence[str] | None = None) -> PlayerAverages:
     """A person's own SNEAK averages, and each AI agent's, over the stored evaluations of the finished games
     of ``tenant`` (None: every tenant) that person played; informed clues only (bluffs are another quantity)."""
-    games: list[GameRow] = await store.games(status="finished")
+    games: list[GameRow] = await store.games(status=GameStatus.FINISHED)
     ids = [g.id for g in games if g.id is not None and _in_tenant(g, tenant)]
     rows = await evaluations(store, game_ids=ids, evaluators=evaluators)
     mine: list[Scores] = []
