@@ -1,19 +1,24 @@
 """Agent calls: every model call an AI seat made (prompt, raw output, label probabilities, latency).
 
-They are written by the turn log with the action they chose (``append_turn``), each
-row built by ``agent_call_values``; this repository reads them back (the export).
+Calls that chose an action are written by the turn log with that action
+(``append_turn``); the rest (probes, failed attempts, decision rows added afterwards)
+through ``log_agent_calls``. Both build their rows with ``agent_call_values``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from sqlmodel import col, select
 
 from storage.database import Database
 from storage.records import AgentCallRecord
-from storage.tables import AgentCallRow
+from storage.tables import AgentCallRow, table_of, utcnow
+
+_agent_calls = table_of(AgentCallRow)
 
 
 def agent_call_values(c: AgentCallRecord, *, game_id: int | None, action_seq: int | None, now: datetime) -> dict[str, Any]:
@@ -37,10 +42,24 @@ def agent_call_values(c: AgentCallRecord, *, game_id: int | None, action_seq: in
 
 
 class AgentCallRepository:
-    """A game's agent calls, read back."""
+    """Agent calls written apart from a turn, and a game's calls read back (the export)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
+
+    async def log_agent_calls(self, calls: Sequence[AgentCallRecord]) -> None:
+        """Agent calls not tied to an appended action; each needs game_id."""
+        if not calls:
+            return
+        for c in calls:
+            if c.game_id is None:
+                raise ValueError("log_agent_calls needs game_id on every AgentCallRecord")
+        now = utcnow()
+        async with self._db.write() as conn:
+            await conn.execute(
+                sa.insert(_agent_calls),
+                [agent_call_values(c, game_id=c.game_id, action_seq=c.action_seq, now=now) for c in calls],
+            )
 
     async def agent_calls(self, game_id: int) -> list[AgentCallRow]:
         async with self._db.read() as s:

@@ -147,4 +147,5 @@ class Store(Database):
     claim_inbound = _Via("inbound", InboundClaims.claim_inbound)
     inbound_seen = _Via("inbound", InboundClaims.inbound_seen)
     # agent calls
+    log_agent_calls = _Via("calls", AgentCallRepository.log_agent_calls)
     agent_calls = _Via("calls", AgentCallRepository.agent_calls)

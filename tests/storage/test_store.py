@@ -292,12 +292,17 @@ async def test_agent_calls_are_tied_to_their_action(store: Store) -> None:
     await store.append_turn(
         gid, action=ActionRecord(2, "hint", ["fruit"], ActionSource.AI, "llm:smollm2"), events=[], inbound_key=None, agent_calls=calls
     )
+    await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2", "score", game_id=gid, label_probs={"A": 1.0})])
+    with pytest.raises(ValueError):
+        await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2")])
     rows = await store.agent_calls(gid)
     assert [(r.action_seq, r.operation, r.raw_output, r.retries, r.error) for r in rows] == [
         (2, "generate", "bad", 1, "parse"),
         (2, "generate", "fruit", 0, None),
+        (None, "score", "", 0, None),
     ]
     assert rows[1].latency_ms == 12.5 and rows[0].prompt == [{"role": "user", "content": "hint?"}]
+    assert rows[2].label_probs == {"A": 1.0}
 
 
 def test_records_refuse_bad_values() -> None:
