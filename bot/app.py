@@ -9,6 +9,7 @@ import logging
 import signal
 from collections.abc import Awaitable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from bot.core.service import TableService
@@ -33,7 +34,8 @@ from bot.startup import (
 from bot.tournaments.service import TournamentService
 from models.agents import AgentRegistry
 from models.agents.registry import UnknownAgent
-from storage.store import DatabaseReadOnly, Store
+from storage.ownership import process_name
+from storage.store import DatabaseReadOnly, SingleProcessOnly, Store
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,12 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         await pool.aclose()
         raise
     store = await Store.open(settings.database_url)
+    try:  # several processes share a PostgreSQL by leases; a second bot on a SQLite file stops here
+        await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s))
+    except SingleProcessOnly as exc:
+        await store.aclose()
+        await pool.aclose()
+        raise SystemExit(f"hushtable: {exc}") from None
     try:  # an evaluator that has not passed validation stops the start with one line (bot/sneak.py)
         sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
     except ValueError as exc:

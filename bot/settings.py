@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # None: a random key is made on the first export and kept beside a SQLite database
     # (<db>.export-secret, mode 0600); a PostgreSQL install must set it (storage/export_secret.py).
     export_secret: str | None = Field(default=None, description="key for pseudonymising user ids in exports")
+    # Several bot processes on one PostgreSQL: a process holds each running game for this long
+    # without renewing (it renews every quarter of it), so a dead process's games are taken over
+    # within about this time (storage/ownership.py). SQLite serves one bot process.
+    table_lease_s: float = Field(default=15.0, ge=1, le=600, allow_inf_nan=False)
 
     # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
     ops_port: int | None = Field(default=None, ge=0, le=65535)

@@ -36,6 +36,8 @@ from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate
 # and no log line may carry a secret, so they never log below WARNING.
 _CHATTY_DRIVER_LOGGERS = ("aiosqlite", "asyncpg")
 
+MIGRATION_LOCK_KEY = 0x4875_7368_7461_626C  # "Hushtabl": the PostgreSQL advisory lock migrations take
+
 
 def quiet_driver_logs() -> None:
     for name in _CHATTY_DRIVER_LOGGERS:
@@ -124,6 +126,10 @@ class Database:
             command.upgrade(cfg, revision)
 
         async with self.write() as conn:
+            if conn.dialect.name == "postgresql":
+                # Several processes starting at once on one database migrate one after the other
+                # (the lock ends with this transaction); the later ones find the schema current.
+                await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             await conn.run_sync(_upgrade)
 
     async def revision(self) -> str | None:

@@ -26,6 +26,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from storage.database import Database
 from storage.deadlines import cancel_pending
 from storage.inbound import claim, point_at
+from storage.ownership import TableLeases
 from storage.records import (
     ActionActor,
     ActionRecord,
@@ -44,6 +45,7 @@ from storage.tables import (
     GameRow,
     GameStatus,
     SeatRow,
+    TableLeaseRow,
     inserted_id,
     table_of,
     utcnow,
@@ -54,6 +56,7 @@ _games = table_of(GameRow)
 _seats = table_of(SeatRow)
 _events = table_of(EventRow)
 _actions = table_of(ActionRow)
+_leases = table_of(TableLeaseRow)
 
 
 def _status_list(status: GameStatus | Iterable[GameStatus]) -> list[GameStatus]:
@@ -67,6 +70,8 @@ class GameRepository:
     def __init__(self, db: Database, turns: TurnLog) -> None:
         self._db = db
         self._turns = turns
+        # This process's hold on the games it drives, when several processes share the database.
+        self.leases: TableLeases | None = None
 
     async def create_game(
         self,
@@ -210,6 +215,11 @@ class GameRepository:
                     ],
                 )
             await _insert_events(conn, game_id, events, first_seq=1, action_seq=None, now=now)
+            if self.leases is not None:  # whoever starts a game drives it
+                await conn.execute(sa.insert(_leases).values(game_id=game_id, owner=self.leases.owner, token=1,
+                                                             expires_at=now + self.leases.ttl))
+        if self.leases is not None:
+            self.leases.held[game_id] = 1
 
     async def append_turn(
         self,

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.engine import EnginePlan
+from storage.ownership import TableLeases
 from storage.records import ActionActor, ActionRecord, AgentCallRecord, EventRecord, GameLog, SeatRecord
 from storage.tables import AgentCallRow, DeadlineRow, GameRow, GameStatus
 
@@ -126,6 +127,10 @@ class ExportSource(UnitsOfWork, GameReader, Protocol):
 
 class TableStore(GamePort, DeadlinePort, InboundPort, ExportSource, Protocol):
     """Everything the table service and the rooms around it use of the log."""
+
+    @property
+    def leases(self) -> TableLeases | None:
+        """This process's hold on the games it drives, when several processes share the database."""
 
     async def check_writable(self) -> None: ...
 

@@ -21,8 +21,11 @@ repositories of functions over a store (``storage.evaluations``, ``storage.tourn
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Callable
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -44,6 +47,7 @@ from storage.engine import (
 )
 from storage.games import GameRepository
 from storage.inbound import InboundClaims
+from storage.ownership import NotOwner, TableLeases
 from storage.records import (
     ActionRecord,
     AgentCallRecord,
@@ -73,8 +77,10 @@ __all__ = [
     "GameLog",
     "GameNotFound",
     "GameStateError",
+    "NotOwner",
     "SchemaOutOfDate",
     "SeatRecord",
+    "SingleProcessOnly",
     "Store",
     "alembic_config",
     "head_revision",
@@ -83,6 +89,23 @@ __all__ = [
     "plan_engine",
     "quiet_driver_logs",
 ]
+
+
+class SingleProcessOnly(RuntimeError):
+    """A second bot process opened a SQLite file another bot process is driving."""
+
+
+def lock_sqlite_file(path: Path) -> IO[bytes]:
+    """Hold a lock beside a SQLite log for this process's life; SingleProcessOnly when another holds it."""
+    handle = path.with_name(path.name + ".bot-lock").open("a+b")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise SingleProcessOnly(
+            f"another Hushtable bot is already running on {path}: SQLite serves one bot process; "
+            "stop the other one, or use PostgreSQL (HUSHTABLE_DATABASE_URL) to run several") from None
+    return handle
 
 
 class _Via(Generic[P, T]):
@@ -116,10 +139,30 @@ class Store(Database):
         self.deadlines = DeadlineRepository(self)
         self.inbound = InboundClaims(self)
         self.calls = AgentCallRepository(self)
+        self.leases: TableLeases | None = None  # set by own_tables() on a server database
+        self._bot_lock: IO[bytes] | None = None  # SQLite: this process's lock on the file
+
+    async def own_tables(self, owner: str, ttl: timedelta) -> TableLeases | None:
+        """Become one of the bot processes that drive this database's running games.
+
+        On a server database the games are shared out by leases with fencing tokens
+        (``storage.ownership``): from now on this process logs turns only for the games it
+        holds (``store.leases``). SQLite is single-process: the file is locked for this
+        process, and a second bot opening it is refused with a sentence (None is returned)."""
+        if self.plan.is_sqlite:
+            if not self.plan.in_memory and self.plan.url.database:
+                self._bot_lock = lock_sqlite_file(Path(self.plan.url.database).expanduser())
+            return None
+        self.leases = TableLeases(self, owner, ttl)
+        self._turnlog.leases = self.log.leases = self.leases
+        return self.leases
 
     async def aclose(self) -> None:
         await self._turnlog.aclose()
         await super().aclose()
+        if self._bot_lock is not None:
+            self._bot_lock.close()
+            self._bot_lock = None
 
     # games, lobbies and the log
     create_game = _Via("log", GameRepository.create_game)

@@ -431,6 +431,20 @@ class SchedulerLeaseRow(SQLModel, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
+class TableLeaseRow(SQLModel, table=True):
+    """Which bot process drives a running game, until when, and the fencing token of its hold.
+
+    The token grows by one each time the game changes hands; a turn is logged only under the
+    current token, so a process that lost the game (paused past its lease) cannot log a turn."""
+
+    __tablename__ = "table_leases"
+
+    game_id: int = _game_fk(primary_key=True)
+    owner: str = Field(index=True)
+    token: int = Field(sa_type=sa.BigInteger)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+
+
 metadata = SQLModel.metadata
 """The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
 
@@ -447,4 +461,5 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     TournamentMatchRow,
     TournamentRatingRow,
     SchedulerLeaseRow,
+    TableLeaseRow,
 )

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import agent_call_values
 from storage.inbound import claim_keys, seen_keys
+from storage.ownership import Fence, NotOwner, TableLeases, check_fences
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
 from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, table_of, utcnow
 
@@ -44,6 +45,7 @@ class _Turn:
     inbound_key: str | None
     calls: tuple[AgentCallRecord, ...]
     future: asyncio.Future[bool]
+    fence: Fence | None = None
 
 
 class TurnLog:
@@ -61,6 +63,9 @@ class TurnLog:
         self._lock = lock
         self._turns: list[_Turn] = []
         self._flusher: asyncio.Task[None] | None = None
+        # Set when several processes share the database: every turn is then logged under this
+        # process's hold on its game (``storage.ownership``), or refused.
+        self.leases: TableLeases | None = None
 
     async def append(
         self,
@@ -71,12 +76,19 @@ class TurnLog:
         agent_calls: Sequence[AgentCallRecord],
     ) -> bool:
         """Queue one turn and wait until its group is durable; False when the inbound key was seen before."""
+        fence = None
+        if self.leases is not None:
+            fence = self.leases.fence(game_id)
+            if fence is None:
+                raise NotOwner(f"game {game_id} is not held by this process: no turn can be logged")
         loop = asyncio.get_running_loop()
-        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future())
+        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future(), fence)
         self._turns.append(turn)
         if self._flusher is None or self._flusher.done():
             self._flusher = loop.create_task(self._flush())
-        # Shielded: a caller that goes away does not take a half-queued turn with it.
+        # Shielded: a caller that goes away does not take a half-queued turn with it (and the
+        # outcome nobody waits for any more is still collected, not reported as lost).
+        turn.future.add_done_callback(_collect)
         return await asyncio.shield(turn.future)
 
     async def aclose(self) -> None:
@@ -126,6 +138,11 @@ class TurnLog:
                 t.future.set_result(res)
 
 
+def _collect(future: asyncio.Future[bool]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn, bool | Exception]]:
     """One transaction for a group of turns (synchronous: runs in a thread or under run_sync)."""
     now = utcnow()
@@ -146,13 +163,15 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     last_event: dict[int, int | None] = {}
     for gid, st, la, le in conn.execute(probe).all():
         status[gid], last_action[gid], last_event[gid] = st, la, le
-    running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING]
+    # A turn made under a hold that moved on (another process took the game over) is refused.
+    fenced = check_fences(conn, {t.game_id: t.fence for t in batch if t.fence is not None})
+    running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING and t.game_id not in fenced]
     # The keys of turns that may be logged are claimed through the one claim path, in one
     # statement; a turn that cannot be logged claims nothing, but its key may still be a
     # redelivery of a turn logged before (the last turn of a game that is now over).
     claimed = claim_keys(conn, [(t.inbound_key, t.game_id) for t in running if t.inbound_key is not None], now)
     refused = [t.inbound_key for t in batch
-               if t.inbound_key is not None and status.get(t.game_id) != GameStatus.RUNNING]
+               if t.inbound_key is not None and (status.get(t.game_id) != GameStatus.RUNNING or t.game_id in fenced)]
     seen = seen_keys(conn, refused) | {k for k in refused if k in claimed}
     taken: set[str] = set()
     outcome: list[tuple[_Turn, bool | Exception]] = []
@@ -161,9 +180,11 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     call_rows: list[dict[str, Any]] = []
     for t in batch:
         st = status.get(t.game_id)
-        if st != GameStatus.RUNNING:
+        if st != GameStatus.RUNNING or t.game_id in fenced:
             if t.inbound_key is not None and t.inbound_key in seen:
                 outcome.append((t, False))
+            elif t.game_id in fenced:
+                outcome.append((t, NotOwner(f"game {t.game_id} was taken over by another process: turn not logged")))
             elif st is None:
                 outcome.append((t, GameNotFound(t.game_id)))
             else:

@@ -20,6 +20,7 @@ from bot.core.delivery import Delivery
 from bot.core.messages import Outgoing
 from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
+from storage.ownership import TableLeases
 from storage.ports import DeadlinePort, GamePort
 from storage.tables import GameRow, GameStatus
 
@@ -27,7 +28,11 @@ log = logging.getLogger(__name__)
 
 
 class ResumeStore(GamePort, DeadlinePort, Protocol):
-    """What resuming uses of the log: running and unannounced games, and pending deadlines."""
+    """What resuming uses of the log: running and unannounced games, pending deadlines, and
+    which games this process holds when several share the database."""
+
+    @property
+    def leases(self) -> TableLeases | None: ...
 
 
 class Resume:
@@ -41,11 +46,19 @@ class Resume:
         self.opened = opened
 
     async def run(self, lock_for: Callable[[int], asyncio.Lock]) -> None:
+        """Resume every running game this process may drive: all of them on a database of one
+        process; on a shared one, those it holds or can take now (nobody holds them, or their
+        holder stopped renewing). Idempotent: a table already in memory is left alone."""
         resumed: list[Table] = []
+        leases = self.store.leases
+        if leases is not None:
+            await leases.acquire()
         for glog in await self.store.unfinished_games():
             row = glog.row
             if row.id is None or row.id in self.tables or row.platform not in self.delivery.platforms:
                 continue
+            if leases is not None and row.id not in leases.held:
+                continue  # another process drives it
             try:
                 table = rebuild(glog)
             except ReplayFailed as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -128,12 +129,43 @@ class TableService:
             log.error("background task failed: %s", type(task.exception()).__name__)
 
     async def _supervise(self) -> None:
-        while True:
-            await asyncio.sleep(SUPERVISE_EVERY_S)
+        leases = self.store.leases
+        # With several processes on one database the supervisor also keeps this process's hold on
+        # its games: renewed well before it runs out, and a dead process's games taken over.
+        every = SUPERVISE_EVERY_S if leases is None else min(SUPERVISE_EVERY_S, leases.ttl.total_seconds() / 4)
+        rounds_per_check = max(1, round(SUPERVISE_EVERY_S / every))
+        for round_no in itertools.count(1):
+            await asyncio.sleep(every)
+            if leases is not None:
+                try:
+                    await self.hold_tables()
+                except Exception as exc:  # a database hiccup: try again next round
+                    log.error("table leases failed: %s", type(exc).__name__)
+            if round_no % rounds_per_check:
+                continue
             try:
                 await self.turns.supervise_once()
             except Exception as exc:  # the supervisor itself must outlive any one table
                 log.error("supervisor failed: %s", type(exc).__name__)
+
+    async def hold_tables(self) -> None:
+        """Renew this process's leases; let go of the tables another process took over (it drives
+        them now), and resume the running games this process can take (their holder died)."""
+        leases = self.store.leases
+        if leases is None:
+            return
+        for game_id in await leases.renew():
+            table = self.tables.pop(game_id, None)
+            if table is None:
+                continue
+            log.warning("game %s was taken over by another process; this one stops driving it", game_id)
+            if table.driver is not None and table.driver is not asyncio.current_task():
+                table.driver.cancel()
+            self.deadlines.cancel(game_id)
+            self.runner.forget(game_id)
+            self._locks.pop(game_id, None)
+            self.observer.tables(len(self.tables))
+        await self.resume.run(self.lock_for)
 
     def _table_opened(self, table: Table) -> None:
         self.tables[table.game_id] = table

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from bot.core.memory import MemoryPlatform
@@ -26,20 +27,27 @@ TABLES = [("decrypto", "benchmark", 3), ("decrypto", "teams", 4), ("spy", "class
           ("spy", "spygame", 4), ("chameleon", "sneak", 3)]
 
 
-async def main(url: str) -> None:
+async def main(url: str, lease_s: float | None = None, owner: str = "", part: int = 0, parts: int = 1) -> None:
+    """Play the scripted tables (with ``parts`` > 1 only every ``parts``-th from ``part``: several
+    processes share the script) and wait until every table of the script has ended."""
     store = await Store.open(url)
+    if lease_s is not None:  # one of several processes on this database (storage/ownership.py)
+        await store.own_tables(owner or "worker", timedelta(seconds=lease_s))
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")
     service = TableService(store, settings=settings, agents=AgentRegistry())
     service.attach(MemoryPlatform())
     await service.start()
     host = UserRef("memory", "1", "Host")
     for i, (game, variant, seats) in enumerate(TABLES):
+        if i % parts != part:
+            continue
         place = Place("memory", f"chan-{i}")
         await service.handle(Command(CommandKind.CREATE, host, place, {"game": game, "variant": variant, "spectate": True},
                                      f"create-{i}"))
         await service.handle(Command(CommandKind.ADD_AI, host, place, {"agent": "random", "count": seats}, f"ai-{i}"))
         await service.handle(Command(CommandKind.START, host, place, {"seed": 1000 + i}, f"start-{i}"))
-    while any(not t.over for t in service.tables.values()) or await store.unfinished_games():
+    while (any(not t.over for t in service.tables.values()) or await store.unfinished_games()
+           or len(await store.games()) < len(TABLES)):
         await asyncio.sleep(0.02)
     print("ALL DONE", flush=True)
     await service.stop()
@@ -75,4 +83,6 @@ def run(url: str, count_actions: Callable[[], int], kill_after_actions: int | No
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    # crash_worker URL [LEASE_SECONDS OWNER [PART PARTS]]
+    asyncio.run(main(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else None,
+                     sys.argv[3] if len(sys.argv) > 3 else "", *(int(x) for x in sys.argv[4:6])))
