@@ -17,9 +17,10 @@ import pytest
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import CommandKind
 from bot.core.service import TableService
+from bot.tournaments.schedule import LEASE_NAME
 from models.agents import AgentRegistry
 from storage.store import ActionRecord, EventRecord, NotOwner, SeatRecord, SingleProcessOnly, Store
-from storage.tables import utcnow
+from storage.tables import SchedulerLeaseRow, utcnow
 from tests.bot.core.conftest import ALICE, HERE, Harness, settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,3 +180,47 @@ async def test_a_table_moves_to_the_process_that_takes_it_over(pg_url: str) -> N
     finally:
         await a.close()
         await b.close()
+
+
+def test_one_scheduler_per_database_and_a_standby_takes_over(pg_url: str) -> None:
+    """The tournament scheduler's lease across processes: the first process runs it, a second stands
+    by, and once the first is SIGKILLed the standby runs it within about one lease time."""
+    ttl_s = 1.5
+
+    def scheduler(owner: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "tests.storage.scheduler_worker", pg_url, owner, str(ttl_s)],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    async def migrate() -> None:
+        async with await Store.open(pg_url):
+            pass
+
+    asyncio.run(migrate())  # the schema first, so the two start-ups only race for the lease
+    first = scheduler("first")
+    standby = None
+    try:
+        assert first.stdout is not None and first.stdout.readline().strip() == "ACTIVE"
+        standby = scheduler("standby")
+        assert standby.stdout is not None and standby.stdout.readline().strip() == "STANDBY"
+        first.kill()
+        first.wait()
+
+        async def holder_after_kill() -> tuple[str, float]:
+            killed = time.monotonic()
+            async with await Store.open(pg_url) as s:
+                while True:
+                    assert time.monotonic() - killed < 20 * ttl_s, "the standby never took the scheduler over"
+                    async with s.read() as session:
+                        row = await session.get(SchedulerLeaseRow, LEASE_NAME)
+                    if row is not None and row.owner == "standby":
+                        return row.owner, time.monotonic() - killed
+                    await asyncio.sleep(0.05)
+
+        owner, waited = asyncio.run(holder_after_kill())
+        assert owner == "standby"
+        print(f"scheduler taken over {waited:.2f} s after SIGKILL (lease {ttl_s} s)")
+    finally:
+        for p in (first, standby):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
