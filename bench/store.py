@@ -18,9 +18,9 @@ from pathlib import Path
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord, Store
-from storage.tables import ActionRow, EventRow, InboundRow, utcnow
+from storage.tables import ActionRow, ActionSource, AgentOperation, EventRow, InboundRow, SeatKind, utcnow
 
-SEATS = [SeatRecord(0, "human", "A", user_key="discord:1"), SeatRecord(1, "ai", "B", agent_spec="llm:x")]
+SEATS = [SeatRecord(0, SeatKind.HUMAN, "A", user_key="discord:1"), SeatRecord(1, SeatKind.AI, "B", agent_spec="llm:x")]
 
 
 async def _game(store: Store) -> int:
@@ -33,9 +33,9 @@ async def _game(store: Store) -> int:
 
 
 def _turn(i: int) -> tuple[ActionRecord, list[EventRecord], list[AgentCallRecord]]:
-    action = ActionRecord(i % 2, "hint", ["alpha", "beta", "gamma"], "human" if i % 2 == 0 else "ai", "discord:1")
+    action = ActionRecord(i % 2, "hint", ["alpha", "beta", "gamma"], ActionSource.HUMAN if i % 2 == 0 else ActionSource.AI, "discord:1")
     events = [EventRecord("hint", {"words": ["alpha", "beta", "gamma"], "i": i}), EventRecord("private", {"i": i}, [1])]
-    calls = [] if i % 2 == 0 else [AgentCallRecord(1, "llm:x", "generate", "x", [{"role": "user", "content": "p" * 400}], "alpha")]
+    calls = [] if i % 2 == 0 else [AgentCallRecord(1, "llm:x", AgentOperation.GENERATE, "x", [{"role": "user", "content": "p" * 400}], "alpha")]
     return action, events, calls
 
 
@@ -90,7 +90,7 @@ async def bench_orm_naive(path: Path, turns: int) -> float:
                 now = utcnow()
                 s.add(InboundRow(key=f"k{i}", game_id=gid, created_at=now))
                 s.add(ActionRow(game_id=gid, seq=i + 1, seat=action.seat, kind=action.kind, value=list(action.value),
-                                source=str(action.source), actor=action.actor, created_at=now))
+                                source=action.source, actor=action.actor, created_at=now))
                 for j, e in enumerate(events):
                     s.add(EventRow(game_id=gid, seq=2 + 2 * i + j, action_seq=i + 1, kind=e.kind, data=dict(e.data),
                                    audience=e.audience_json, created_at=now))

@@ -150,8 +150,9 @@ class Store(Database):
         holds (``store.leases``). SQLite is single-process: the file is locked for this
         process, and a second bot opening it is refused with a sentence (None is returned)."""
         if self.plan.is_sqlite:
-            if not self.plan.in_memory and self.plan.url.database:
-                self._bot_lock = lock_sqlite_file(Path(self.plan.url.database).expanduser())
+            path = self.plan.sqlite_file  # None in memory: nothing another process could open
+            if path is not None:
+                self._bot_lock = lock_sqlite_file(path)
             return None
         self.leases = TableLeases(self, owner, ttl)
         self._turnlog.leases = self.log.leases = self.leases
