@@ -23,7 +23,7 @@ from models.eval.summary import Row, Scored, summarise
 from storage.evaluations import EvaluationRecord, evaluations, games_to_score, save_evaluations, scored_keys
 from storage.export import pseudonym
 from storage.store import Store
-from storage.tables import EvaluationRow
+from storage.tables import ActionSource, EvaluationRow
 
 
 def record_of(ev: Evaluation) -> EvaluationRecord:
@@ -96,13 +96,11 @@ class Speaker:
 async def speakers(store: Store, game_ids: Sequence[int], secret: str) -> dict[tuple[int, int], Speaker]:
     """Who made each move: people by pseudonym (never their platform id), agents by spec."""
     out: dict[tuple[int, int], Speaker] = {}
-    for gid in sorted(set(game_ids)):
-        log = await store.load_game(gid)
-        for a in log.actions:
-            if a.source == "human":
-                out[(gid, a.seq)] = Speaker(f"human {pseudonym(secret, a.actor)}", SpeakerKind.HUMAN.value)
-            else:
-                out[(gid, a.seq)] = Speaker(a.actor, SpeakerKind.AI.value)
+    for move, who in (await store.actors(game_ids)).items():  # one query for every game
+        if who.source is ActionSource.HUMAN:
+            out[move] = Speaker(f"human {pseudonym(secret, who.actor)}", SpeakerKind.HUMAN.value)
+        else:
+            out[move] = Speaker(who.actor, SpeakerKind.AI.value)
     return out
 
 
