@@ -484,6 +484,7 @@ def _command(experiment: Experiment) -> Any:
         from models.client import ClientPool
         from storage.evaluations import save_evaluations
         from storage.store import DatabaseMissing, Store
+        from storage.tables import GameStatus
 
         bad = [a for a in agent if not a.startswith("llm:")]
         if bad:
@@ -498,7 +499,7 @@ def _command(experiment: Experiment) -> Any:
             store = await Store.open(database or settings.database_url, must_exist=True)
             pool = ClientPool(settings.client_options())
             try:
-                rows = await store.games(status="finished", game=experiment.value)
+                rows = await store.games(status=GameStatus.FINISHED, game=experiment.value)
                 picked = [(r.id, (r.result or {}).get("details") or {}) for r in rows
                           if r.id is not None and (wanted is None or r.id in wanted)]
                 picked = [(gid, d) for gid, d in picked if d]
