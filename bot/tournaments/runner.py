@@ -233,7 +233,7 @@ class TournamentRunner:
         rosters = {tuple(m.seats) for m in interrupted}
         quiet = Place(HEADLESS, f"tournament-{t.id}")
         cleaned = 0
-        for row in await self.store.games(status=GameStatus.LOBBY.value, tenant=t.tenant, since=since):
+        for row in await self.store.games(status=GameStatus.LOBBY, tenant=t.tenant, since=since):
             lobby = Lobby.of(row)
             at_quiet = row.platform == quiet.platform and row.place == quiet.key
             at_home = bool(t.platform and t.place) and row.platform == t.platform and (
