@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bot.tournaments.schedule import TournamentScheduler
 from storage.store import Store
+from storage.tables import TournamentRow
 
 
-async def no_slot(template_id: int) -> int | None:
-    return None
+async def no_slot(template: TournamentRow, slot: datetime) -> int | None:
+    return None  # no tournament is scheduled here: only the lease is watched
 
 
 async def main(url: str, owner: str, ttl_s: float) -> None:

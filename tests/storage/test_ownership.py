@@ -20,11 +20,11 @@ from bot.core.service import TableService
 from bot.tournaments.schedule import LEASE_NAME
 from models.agents import AgentRegistry
 from storage.store import ActionRecord, EventRecord, NotOwner, SeatRecord, SingleProcessOnly, Store
-from storage.tables import SchedulerLeaseRow, utcnow
+from storage.tables import ActionSource, SchedulerLeaseRow, SeatKind, utcnow
 from tests.bot.core.conftest import ALICE, HERE, Harness, settings
 
 ROOT = Path(__file__).resolve().parents[2]
-SEATS = [SeatRecord(0, "human", "Alice", user_key="memory:1"), SeatRecord(1, "ai", "AI-1", agent_spec="random")]
+SEATS = [SeatRecord(0, SeatKind.HUMAN, "Alice", user_key="memory:1"), SeatRecord(1, SeatKind.AI, "AI-1", agent_spec="random")]
 
 
 async def running_game(store: Store, place: str) -> int:
@@ -36,7 +36,7 @@ async def running_game(store: Store, place: str) -> int:
 
 
 def turn(text: str) -> ActionRecord:
-    return ActionRecord(0, "hint", [text], "human", "memory:1")
+    return ActionRecord(0, "hint", [text], ActionSource.HUMAN, "memory:1")
 
 
 async def test_one_holder_per_game_and_a_stale_holder_logs_nothing(pg_url: str) -> None:
