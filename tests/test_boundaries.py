@@ -151,3 +151,27 @@ def test_adapters_have_no_import_cycles() -> None:
     graph = import_graph()
     found = [c for c in cycles(graph) if any(m.startswith(("bot.discord", "bot.slack", "bot.console")) for m in c)]
     assert not found, f"import cycles (function-local imports included): {found}"
+
+
+def _without_parent_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Drop the edges from a module to its own enclosing packages: ``from games import text`` inside
+    ``games.vote`` names the package ``games``, which Python has imported before any of its modules
+    (a package's ``__init__`` importing its modules is not a cycle between modules)."""
+    return {m: {n for n in names if not m.startswith(n + ".")} for m, names in graph.items()}
+
+
+def test_no_import_cycles_anywhere() -> None:
+    found = cycles(_without_parent_packages(import_graph()))
+    assert not found, f"import cycles (function-local imports included): {found}"
+
+
+def test_models_never_import_bot() -> None:
+    graph = import_graph()
+    upward = sorted((m, n) for m, names in graph.items() for n in names if m.startswith("models") and n.startswith("bot"))
+    assert not upward, f"models/ must not depend on bot/: {upward}"
+
+
+def test_parent_package_edges_are_not_cycles_but_module_cycles_are() -> None:
+    graph = {"games": {"games.vote"}, "games.vote": {"games", "games.text"}, "games.text": set(),
+             "bot.a": {"bot.b"}, "bot.b": {"bot.a"}}
+    assert cycles(_without_parent_packages(graph)) == [["bot.a", "bot.b"]]
