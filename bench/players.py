@@ -214,6 +214,7 @@ def _sources(ms: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"by_model": sum(m["decided_by"] == "model" for m in known) / n,
             "by_specialist": sum(m["decided_by"] == "specialist" for m in known) / n,
             "by_fallback": sum(m["decided_by"] in ("fallback", "rules") for m in known) / n,
+            "by_random": sum(m["decided_by"] == "random" for m in known) / n,
             "timeouts": sum(bool(m["timeout"]) for m in known),
             "model_share": statistics.mean(m["model_share"] or 0.0 for m in known),
             "model_calls": statistics.mean(m.get("model_calls", 0) for m in known)}
@@ -258,11 +259,11 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
         if d is None or d.get(k) is None:
             return "-"
         v = d[k]
-        return (f"{v:.0%}" if k in ("first_try", "fallback", "by_model", "by_specialist", "by_fallback")
+        return (f"{v:.0%}" if k in ("first_try", "fallback", "by_model", "by_specialist", "by_fallback", "by_random")
                 else f"{v:.2f}" if isinstance(v, float) else str(v))
 
     cols = ["moves", "first_try", "fallback", "retries", "p50_s", "p95_s", "log_p50_s"]
-    source_cols = ["by_model", "by_specialist", "by_fallback", "timeouts", "model_share", "model_calls"]
+    source_cols = ["by_model", "by_specialist", "by_fallback", "by_random", "timeouts", "model_share", "model_calls"]
     print(f"\n== moves ({label}{'; before -> after' if other else ''})")
     print(f"{'agent|game|role':44s} " + " ".join(f"{c:>16s}" for c in cols))
     for key, d in summary.items():
@@ -320,9 +321,11 @@ async def human_replay(registry: Any, agents: Sequence[str], n: int) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    define = ",".join(x.strip().strip("{}") for x in (args.define, ABLATION if args.ablation else "",
-                                                       LOOSE if args.human_replay else "") if x.strip())
-    registry, pool = build_factory("{" + define + "}" if define else "")
+    merged: dict[str, Any] = {}
+    for extra in (args.define, ABLATION if args.ablation else "", LOOSE if args.human_replay else ""):
+        merged.update(json.loads(extra) if extra.strip() else {})
+    define = json.dumps(merged) if merged else ""
+    registry, pool = build_factory(define)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     if args.ablation and WITH_MODEL not in agents:
         agents.append(WITH_MODEL)
@@ -361,7 +364,7 @@ async def main(args: argparse.Namespace) -> None:
         print(f"before: {before['label']}")
     print_tables(label, summary, other)
     if args.human_replay:
-        registry, pool = build_factory("{" + define + "}")
+        registry, pool = build_factory(define)
         try:
             await human_replay(registry, [a for a in agents if a != "random"], args.human_replay)
         finally:
