@@ -23,7 +23,9 @@ is loaded once and shared. Printed per agent and role:
   choices, proposals, shortlist; one scoring pass, fixed tokens) on the same deals;
 - ``--human-replay N``: N recorded Decrypto games of our own (an embedding encoder with k=16 and
   one with k=120; decoder embed:minilm; a random interceptor; every turn played), replayed by the
-  paper's Table 1 protocol with each agent in Eve's and in Bob's seat.
+  paper's Table 1 protocol with each agent in Eve's and in Bob's seat;
+- ``--pairs N``: Decrypto encoder-decoder pairs (default, embedding) against the same
+  interceptors on the same N deals: interceptions, miscommunications, turns, wins.
 
 ``--out FILE`` keeps the raw moves as JSON; ``--compare FILE`` prints a stored run
 (e.g. one made on an older checkout) beside this one, rescoring its clues with
@@ -320,6 +322,29 @@ async def human_replay(registry: Any, agents: Sequence[str], n: int) -> None:
                 print(render(role, mine, original), end="")
 
 
+async def pairs(registry: Any, n: int) -> None:
+    """Decrypto benchmark: each encoder-decoder pair against each interceptor, on the same n deals."""
+    g = games.get("decrypto")
+    print(f"\n== Decrypto encoder-decoder pairs against the same interceptor, {n} deals (8 turns, 2 tokens)")
+    for eve in ("embed:minilm", "llm:default"):
+        for pair in ("embed:minilm", "llm:default"):
+            t0 = time.perf_counter()
+            misc = inter = turns = won = 0
+            for i in range(n):
+                s, _ = g.new(g.make_config("benchmark"), 3, 500 + i)
+                runner = AgentRunner(registry, timeout_s=180.0, retries=3, fallback_spec="random")
+                agents = [pair, pair, eve]
+                while g.result(s) is None:
+                    seat = min(g.to_act(s))
+                    out = await runner.decide(g, s, seat, game_id=80000 + i, spec=agents[seat], seed=(500 + i) * 10 + seat)
+                    s, _ = g.apply(s, seat, out.action)
+                d = g.result(s).details  # type: ignore[union-attr]  # the loop ends with a result
+                misc, inter = misc + d["miscommunications"], inter + d["interceptions"]
+                turns, won = turns + d["turns"], won + int(d["team_won"])
+            print(f"interceptor {eve:14s} pair {pair:14s} miscommunications {misc:3d}  interceptions {inter:3d}  "
+                  f"mean turns {turns / n:.2f}  team won {won}/{n}  ({time.perf_counter() - t0:.0f} s)", flush=True)
+
+
 async def main(args: argparse.Namespace) -> None:
     merged: dict[str, Any] = {}
     for extra in (args.define, ABLATION if args.ablation else "", LOOSE if args.human_replay else ""):
@@ -363,10 +388,13 @@ async def main(args: argparse.Namespace) -> None:
         other = summarize(before["moves"], before["results"])
         print(f"before: {before['label']}")
     print_tables(label, summary, other)
-    if args.human_replay:
+    if args.human_replay or args.pairs:
         registry, pool = build_factory(define)
         try:
-            await human_replay(registry, [a for a in agents if a != "random"], args.human_replay)
+            if args.pairs:
+                await pairs(registry, args.pairs)
+            if args.human_replay:
+                await human_replay(registry, [a for a in agents if a != "random"], args.human_replay)
         finally:
             await pool.aclose()
 
@@ -380,6 +408,8 @@ if __name__ == "__main__":
     parser.add_argument("--out", default="", help="write the raw moves and results here (JSON)")
     parser.add_argument("--compare", default="", help="a stored run to print beside this one (before -> after)")
     parser.add_argument("--ablation", action="store_true", help=f"add {WITH_MODEL}: the default with the model in every use")
+    parser.add_argument("--pairs", type=int, default=0, metavar="N",
+                        help="Decrypto: the default and the embedding encoder-decoder pairs against the same interceptors, N deals")
     parser.add_argument("--human-replay", type=int, default=0, metavar="N",
                         help="record N Decrypto games per encoder kind and replay them by the paper's Table 1 protocol")
     asyncio.run(main(parser.parse_args()))
