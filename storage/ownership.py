@@ -137,6 +137,10 @@ class TableLeases:
             del self.held[g]
         return lost
 
+    def forget(self, game_id: int) -> None:
+        """Stop renewing a game that ended (its lease simply runs out; an ended game is never taken)."""
+        self.held.pop(game_id, None)
+
     async def release(self, game_ids: Iterable[int] | None = None) -> None:
         """Give games up at once (a clean stop, an ended game): another process may take them now."""
         ids = sorted(self.held if game_ids is None else set(game_ids) & set(self.held))

@@ -165,7 +165,10 @@ class TableService:
             self.runner.forget(game_id)
             self._locks.pop(game_id, None)
             self.observer.tables(len(self.tables))
-        await self.resume.run(self.lock_for)
+        # Reading every running game's log is for a round that took something over (or holds a
+        # game not in memory yet), not for each one.
+        if await leases.acquire() or set(leases.held) - set(self.tables):
+            await self.resume.run(self.lock_for)
 
     def _table_opened(self, table: Table) -> None:
         self.tables[table.game_id] = table
@@ -175,6 +178,8 @@ class TableService:
         """A table is over (finished, aborted or broken): memory lets it go, waiters and listeners hear."""
         table.over = True
         self.tables.pop(table.game_id, None)
+        if self.store.leases is not None:
+            self.store.leases.forget(table.game_id)
         self._locks.pop(table.game_id, None)
         self.runner.forget(table.game_id)
         self.observer.tables(len(self.tables))
