@@ -33,7 +33,7 @@ async def main(url: str, lease_s: float | None = None, owner: str = "", part: in
     store = await Store.open(url)
     if lease_s is not None:  # one of several processes on this database (storage/ownership.py)
         await store.own_tables(owner or "worker", timedelta(seconds=lease_s))
-    settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")
+    settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]  # pydantic-settings takes _env_file
     service = TableService(store, settings=settings, agents=AgentRegistry())
     service.attach(MemoryPlatform())
     await service.start()
