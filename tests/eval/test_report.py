@@ -127,8 +127,8 @@ async def test_the_chameleons_bluff_is_never_ranked_best(tmp_path: Path) -> None
         async with h.store.write() as conn:
             import sqlalchemy as sa
 
-            from storage.tables import EvaluationRow
-            table = EvaluationRow.__table__  # type: ignore[attr-defined]
+            from storage.tables import EvaluationRow, table_of
+            table = table_of(EvaluationRow)
             await conn.execute(sa.update(table).where(table.c.id == bluff.id)
                                .values(utility=1.0, leakage=0.0, soft=1.0, binary=1.0))
         rep = await clue_report(h.store, gid, ["embed:minilm"])
@@ -186,7 +186,7 @@ async def test_the_bot_refuses_to_start_with_an_unvalidated_evaluator(tmp_path: 
 
 
 async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
-    from storage.tables import GameRow
+    from storage.tables import GameRow, table_of
 
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
@@ -195,7 +195,7 @@ async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
         async with h.store.write() as conn:
             import sqlalchemy as sa
 
-            table = GameRow.__table__  # type: ignore[attr-defined]
+            table = table_of(GameRow)
             await conn.execute(sa.update(table).where(table.c.id == gid).values(tenant=""))
         for tenant in ("memory", "discord:1", None):
             got = await player_averages(h.store, "memory:user0", tenant=tenant)
