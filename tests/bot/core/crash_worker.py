@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
@@ -27,18 +28,24 @@ TABLES = [("decrypto", "benchmark", 3), ("decrypto", "teams", 4), ("spy", "class
           ("spy", "spygame", 4), ("chameleon", "sneak", 3)]
 
 
-async def main(url: str, lease_s: float | None = None, owner: str = "", part: int = 0, parts: int = 1) -> None:
-    """Play the scripted tables (with ``parts`` > 1 only every ``parts``-th from ``part``: several
-    processes share the script) and wait until every table of the script has ended."""
+async def main(url: str, lease_s: float | None = None, owner: str = "", part: int = 0, parts: int = 1,
+               copies: int = 1) -> None:
+    """Play the scripted tables, ``copies`` times over (with ``parts`` > 1 only every ``parts``-th
+    from ``part``: several processes share the script) and wait until every table of the script has
+    ended. With TRACE_TURNS in the environment, print one line per turn it logs:
+    ``TURN <game id> <owner> <token> <time>`` (the fence it held while logging it)."""
+    tables = TABLES * copies
     store = await Store.open(url)
     if lease_s is not None:  # one of several processes on this database (storage/ownership.py)
-        await store.own_tables(owner or "worker", timedelta(seconds=lease_s))
+        leases = await store.own_tables(owner or "worker", timedelta(seconds=lease_s))
+        if leases is not None and os.environ.get(TRACE_TURNS):
+            trace_turns(store)
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]  # pydantic-settings takes _env_file
     service = TableService(store, settings=settings, agents=AgentRegistry())
     service.attach(MemoryPlatform())
     await service.start()
     host = UserRef("memory", "1", "Host")
-    for i, (game, variant, seats) in enumerate(TABLES):
+    for i, (game, variant, seats) in enumerate(tables):
         if i % parts != part:
             continue
         place = Place("memory", f"chan-{i}")
@@ -47,20 +54,40 @@ async def main(url: str, lease_s: float | None = None, owner: str = "", part: in
         await service.handle(Command(CommandKind.ADD_AI, host, place, {"agent": "random", "count": seats}, f"ai-{i}"))
         await service.handle(Command(CommandKind.START, host, place, {"seed": 1000 + i}, f"start-{i}"))
     while (any(not t.over for t in service.tables.values()) or await store.unfinished_games()
-           or len(await store.games()) < len(TABLES)):
+           or len(await store.games()) < len(tables)):
         await asyncio.sleep(0.02)
     print("ALL DONE", flush=True)
     await service.stop()
     await store.aclose()
 
 
+TRACE_TURNS = "TRACE_TURNS"
+
+
+def trace_turns(store: Store) -> None:
+    """Print each turn this process logs with the fence it held for the game while logging it."""
+    inner, leases = store.append_turn, store.leases
+    assert leases is not None
+
+    async def traced(game_id: int, **kw: Any) -> bool:
+        fence = leases.fence(game_id)
+        fresh = await inner(game_id, **kw)
+        if fresh and fence is not None:
+            print(f"TURN {game_id} {fence.owner} {fence.token} {time.time():.6f}", flush=True)
+        return fresh
+
+    store.append_turn = traced
+
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def run(url: str, count_actions: Callable[[], int], kill_after_actions: int | None = None, timeout: float = 180) -> bool:
+def run(url: str, count_actions: Callable[[], int], kill_after_actions: int | None = None, timeout: float = 180,
+        copies: int = 1) -> bool:
     """Run this module's scripted games on ``url`` in a child process; with ``kill_after_actions``,
     SIGKILL it once ``count_actions()`` reaches that many. True when the child finished by itself."""
-    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url], cwd=ROOT,
+    extra = [] if copies == 1 else ["none", "", "0", "1", str(copies)]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url, *extra], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     try:
@@ -83,6 +110,6 @@ def run(url: str, count_actions: Callable[[], int], kill_after_actions: int | No
 
 
 if __name__ == "__main__":
-    # crash_worker URL [LEASE_SECONDS OWNER [PART PARTS]]
-    asyncio.run(main(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else None,
-                     sys.argv[3] if len(sys.argv) > 3 else "", *(int(x) for x in sys.argv[4:6])))
+    # crash_worker URL [LEASE_SECONDS|none OWNER [PART PARTS [COPIES]]]
+    asyncio.run(main(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "none" else None,
+                     sys.argv[3] if len(sys.argv) > 3 else "", *(int(x) for x in sys.argv[4:7])))
