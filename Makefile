@@ -41,6 +41,7 @@ test: lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy bot games models storage bench
+	$(BIN)/mypy tests
 
 # Builds both images with podman on a local Debian base and runs the bot image as its own user
 # (docs/deploy.md: "Building the images without a registry"). Takes minutes; not part of `make test`.

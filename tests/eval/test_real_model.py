@@ -9,9 +9,10 @@ import pytest
 from games import decks
 from models.client import ClientPool
 from models.embeddings import VocabIndex
+from models.eval.baselines import Baseline
 from models.eval.decoys import EmbeddingDecoys
 from models.eval.evaluators import resolve
-from models.eval.generators import Baseline, Baselines
+from models.eval.generators import Baselines
 from models.eval.instances import bench_instances
 from models.eval.score import evaluate
 from models.worker.embedding_backend import embedder_for

@@ -91,7 +91,8 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
         assert (await h.service.handle(Command(CommandKind.ADD_AI, host, HERE, {"agent": "random", "count": 4}, "r2"))).ok
         assert (await h.service.handle(Command(CommandKind.START, host, HERE, {"seed": 3}, "r3"))).ok
         gid = next(iter(h.service.tables))
-        assert (await h.store.game(gid)).lobby["sneak_report"] is True  # kept by the table, not the rules
+        row = await h.store.game(gid)
+        assert row is not None and row.lobby["sneak_report"] is True  # kept by the table, not the rules
         assert await h.service.wait_finished(gid) is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]

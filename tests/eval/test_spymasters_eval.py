@@ -21,7 +21,7 @@ CLUE = BoardClue(clue="fruit", number=3, team="red", board=BOARD, team_words=BOA
 
 def test_utility_and_leakage_from_a_distribution_over_the_board() -> None:
     on_team = board_scores([1 / 3, 1 / 3, 1 / 3, 0, 0, 0], CLUE)
-    assert (on_team.utility, on_team.leakage, on_team.soft) == (pytest.approx(1.0), 0.0, pytest.approx(1.0))
+    assert (on_team.utility, on_team.leakage, on_team.soft) == (pytest.approx(1.0), 0.0, pytest.approx(1.0))  # type: ignore[comparison-overlap]  # approx's stub type
     uniform = board_scores([1 / 6] * 6, CLUE)
     assert uniform.utility == pytest.approx(0.0, abs=1e-9) and uniform.leakage == pytest.approx(0.0, abs=1e-9)
     deadly = board_scores([0, 0, 0, 0, 0, 1], CLUE)

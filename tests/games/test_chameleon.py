@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 
 from games import decks
-from games.base import Action, ConfigError, IllegalAction, Text, normalize, replay
-from games.chameleon import GAME, ChameleonState, Outcome, Phase
+from games.base import Action, Choice, ConfigError, IllegalAction, Result, Text, normalize, replay
+from games.chameleon import GAME, ChameleonConfig, ChameleonState, Outcome, Phase
 from games.play import play_random, seat_names
 
 NUMBERS = (
@@ -21,14 +22,26 @@ CLUES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 TEST_DECK = tuple((f"Set {k}", NUMBERS) for k in range(30))
 
 
-def cfg(variant: str = "classic", **options: object):
+def cfg(variant: str = "classic", **options: Any) -> ChameleonConfig:
     options.setdefault("deck", TEST_DECK)
     return GAME.make_config(variant, **options)
 
 
-def start(n: int = 4, seed: int = 0, **options: object) -> ChameleonState:
+def start(n: int = 4, seed: int = 0, **options: Any) -> ChameleonState:
     state, _ = GAME.new(cfg(**options), n, seed)
     return state
+
+
+def result(s: ChameleonState) -> Result:
+    r = GAME.result(s)
+    assert r is not None, "the game is over"
+    return r
+
+
+def choice(s: ChameleonState, seat: int) -> Choice:
+    spec = GAME.legal(s, seat)
+    assert isinstance(spec, Choice), spec
+    return spec
 
 
 def give_clues(s: ChameleonState, clues: tuple[str, ...] = CLUES) -> ChameleonState:
@@ -158,6 +171,7 @@ def test_deal_is_public_card_and_private_roles() -> None:
     assert len(roles) == 5
     for e in roles:
         # Each role event goes to exactly one seat, so no audience hints at the chameleon.
+        assert e.audience.seats is not None
         (seat,) = e.audience.seats
         if seat == s.chameleon:
             assert e.data == {"round": 1, "role": "chameleon", "secret": None}
@@ -184,6 +198,7 @@ def test_observations_hide_the_secret_from_the_chameleon_and_the_chameleon_from_
     s2 = s
     for seat in s.order:
         spec = GAME.legal(s2, seat)
+        assert spec is not None
         assert spec == Text("clue", spec.prompt, ("Clue",), max_words=1, max_chars=30)
         s2, _ = GAME.apply(s2, seat, Action.say("clue", CLUES[seat]))
 
@@ -291,7 +306,7 @@ def test_illegal_actions_leave_state_unchanged() -> None:
 
 def test_votes_are_secret_until_the_last_one() -> None:
     s = give_clues(start(4, 6))
-    spec = GAME.legal(s, 0)
+    spec = choice(s, 0)
     assert "0" not in spec.ids() and sorted(spec.ids()) == ["1", "2", "3"]
     with pytest.raises(IllegalAction):
         GAME.apply(s, 0, Action.choose("vote", "0"))
@@ -308,7 +323,7 @@ def test_votes_are_secret_until_the_last_one() -> None:
 
 def test_vote_options_are_shuffled_per_voter_but_stable() -> None:
     s = give_clues(start(8, 6))
-    orders = {tuple(GAME.legal(s, seat).ids()) for seat in range(8)}
+    orders = {tuple(choice(s, seat).ids()) for seat in range(8)}
     assert len({tuple(sorted(o)) for o in orders}) == 8  # each voter misses only itself
     assert any(list(o) != sorted(o, key=int) for o in orders)
     assert GAME.legal(s, 3) == GAME.legal(s, 3)
@@ -323,7 +338,7 @@ def test_end_accused_innocent_chameleon_escapes() -> None:
     innocent = others(s)[0]
     s = vote(s, everyone_votes_for(s, innocent))
     assert s.phase is Phase.OVER
-    r = GAME.result(s)
+    r = result(s)
     assert r.winners == frozenset({s.chameleon})
     assert r.scores[s.chameleon] == 2 and sum(r.scores.values()) == 2
     (rnd,) = r.details["rounds"]
@@ -334,12 +349,12 @@ def test_end_caught_then_guesses_right() -> None:
     s = _single(seed=1)
     s = vote(s, everyone_votes_for(s, s.chameleon))
     assert s.phase is Phase.GUESS and GAME.to_act(s) == frozenset({s.chameleon})
-    spec = GAME.legal(s, s.chameleon)
+    spec = choice(s, s.chameleon)
     assert spec.kind == "guess" and spec.ids() == NUMBERS
     assert GAME.timeout_action(s, s.chameleon) is None
     s, events = GAME.apply(s, s.chameleon, Action.choose("guess", s.secret))
     assert events[0].data["correct"] is True
-    r = GAME.result(s)
+    r = result(s)
     assert r.winners == frozenset({s.chameleon})
     assert r.scores[s.chameleon] == 1 and sum(r.scores.values()) == 1
     assert r.details["rounds"][0]["outcome"] == "guessed" and r.details["rounds"][0]["guessed"] is True
@@ -350,7 +365,7 @@ def test_end_caught_and_wrong() -> None:
     s = vote(s, everyone_votes_for(s, s.chameleon))
     wrong = next(w for w in s.card if w != s.secret)
     s, _ = GAME.apply(s, s.chameleon, Action.choose("guess", wrong))
-    r = GAME.result(s)
+    r = result(s)
     assert r.winners == frozenset(others(s))
     assert r.scores[s.chameleon] == 0 and all(r.scores[o] == 2 for o in others(s))
     assert r.details["rounds"][0]["outcome"] == "caught" and r.details["rounds"][0]["guess"] == wrong
@@ -373,7 +388,7 @@ def test_tie_runoff_then_chameleon_caught() -> None:
     result_event = [e for e in s.log if e.kind == "vote_result"][-1]
     assert result_event.data["runoff"] and sorted(result_event.data["tied"]) == sorted([a, b])
     # In the run-off a tied seat may only vote for the other tied seat.
-    assert GAME.legal(s, a).ids() == (str(b),)
+    assert choice(s, a).ids() == (str(b),)
     with pytest.raises(IllegalAction):
         GAME.apply(s, 0 if 0 not in (a, b) else 3, Action.choose("vote", str(next(x for x in range(4) if x not in (a, b)))))
     s = vote(s, {v: (a if v != a else b) for v in range(4)})
@@ -386,7 +401,7 @@ def test_tie_runoff_tied_again_chameleon_escapes() -> None:
     s = vote(s, _tie_votes(s, a, b))
     s = vote(s, _tie_votes(s, a, b))
     assert s.phase is Phase.OVER
-    r = GAME.result(s)
+    r = result(s)
     assert r.winners == frozenset({s.chameleon})
     rnd = r.details["rounds"][0]
     assert rnd["accused"] is None and [v["ballot"] for v in rnd["votes"]] == ["first", "runoff"]
@@ -398,7 +413,7 @@ def test_tie_rule_chameleon_escapes_skips_the_runoff() -> None:
     a, b = s.chameleon, others(s)[0]
     s = vote(s, _tie_votes(s, a, b))
     assert s.phase is Phase.OVER
-    assert GAME.result(s).winners == frozenset({s.chameleon})
+    assert result(s).winners == frozenset({s.chameleon})
     assert len(s.history[0].ballots) == 1
 
 
@@ -414,7 +429,7 @@ def test_everyone_abstains_nobody_accused() -> None:
 def test_abstentions_count_for_nobody() -> None:
     s = _single(n=5, seed=6)
     target = s.chameleon
-    ballots = {v: None for v in range(5)}
+    ballots: dict[int, int | None] = {v: None for v in range(5)}
     ballots[others(s)[0]] = target
     s = vote(s, ballots)
     assert s.phase is Phase.GUESS and s.accused == target
@@ -426,13 +441,15 @@ def test_abstentions_count_for_nobody() -> None:
 def test_discussion_waits_for_everyone_ready() -> None:
     s = give_clues(start(4, 7, discussion=True))
     assert s.phase is Phase.DISCUSSION and GAME.to_act(s) == frozenset(range(4))
-    assert GAME.legal(s, 2).ids() == ("ready",)
+    assert choice(s, 2).ids() == ("ready",)
     assert GAME.timeout_action(s, 2) == Action.choose("ready", "ready")
     s, _ = GAME.apply(s, 2, Action.choose("ready", "ready"))
     with pytest.raises(IllegalAction, match="already"):
         GAME.apply(s, 2, Action.choose("ready", "ready"))
     for seat in (0, 1, 3):
-        s, _ = GAME.apply(s, seat, GAME.timeout_action(s, seat))
+        timeout = GAME.timeout_action(s, seat)
+        assert timeout is not None
+        s, _ = GAME.apply(s, seat, timeout)
     assert s.phase is Phase.VOTE
     assert GAME.timeout_action(give_clues(start(4, 7)), 0) is not None
     assert GAME.timeout_action(start(4, 7), start(4, 7).order[0]) is None  # a clue has no neutral value
@@ -458,7 +475,7 @@ def test_match_ends_with_a_single_leader_at_target() -> None:
         s = _play_round(s, Outcome.CAUGHT)  # every round: all non-chameleons +2
         rounds += 1
         assert rounds < 20
-    r = GAME.result(s)
+    r = result(s)
     top = max(s.scores)
     assert top >= 4 and list(s.scores).count(top) == 1
     assert r.winners == frozenset({s.scores.index(top)})
@@ -493,7 +510,7 @@ def test_match_stops_at_max_rounds_with_shared_winners() -> None:
     s = _play_round(s, Outcome.ESCAPED)
     s = _play_round(s, Outcome.ESCAPED)
     assert s.phase is Phase.OVER and s.round == 2
-    r = GAME.result(s)
+    r = result(s)
     top = max(s.scores)
     assert r.winners == frozenset(i for i, v in enumerate(s.scores) if v == top)
     assert "2 round" in r.summary
@@ -501,7 +518,7 @@ def test_match_stops_at_max_rounds_with_shared_winners() -> None:
 
 def test_single_mode_reports_scores_too() -> None:
     s = _play_round(start(5, 12), Outcome.CAUGHT)
-    assert GAME.result(s).scores == {i: (0.0 if i == s.history[0].chameleon else 2.0) for i in range(5)}
+    assert result(s).scores == {i: (0.0 if i == s.history[0].chameleon else 2.0) for i in range(5)}
 
 
 # --------------------------------------------------------------------------- results, text, random play
@@ -509,14 +526,14 @@ def test_single_mode_reports_scores_too() -> None:
 
 def test_result_details_carry_every_clue_for_evaluation() -> None:
     s = _play_round(start(4, 13), Outcome.CAUGHT)
-    d = GAME.result(s).details
+    d = result(s).details
     inst = d["clue_instances"]
     assert len(inst) == 4
     for item, (seat, clue) in zip(inst, s.history[0].clues, strict=False):
         assert item["seat"] == seat and item["clue"] == clue
         assert item["secret"] == s.history[0].secret and item["card"] == list(NUMBERS)
         assert item["is_chameleon"] == (seat == s.history[0].chameleon)
-    json.dumps(GAME.result(s).to_json())
+    json.dumps(result(s).to_json())
     assert {"category", "card", "secret", "chameleon", "clues", "votes", "caught", "guessed", "points"} <= set(d["rounds"][0])
 
 
@@ -560,6 +577,7 @@ def _rewrite_roles(s: ChameleonState, chameleon: int, secret: str) -> ChameleonS
     log = []
     for e in s.log:
         if e.kind == "role":
+            assert e.audience.seats is not None
             (seat,) = e.audience.seats
             data = {"round": 1, "role": "chameleon", "secret": None} if seat == chameleon else {
                 "round": 1, "role": "player", "secret": secret}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 from aiohttp import web
@@ -29,7 +30,7 @@ MSGS = (
 )
 
 
-async def _raw_server(handler: web.RequestHandler) -> TestServer:  # type: ignore[valid-type]
+async def _raw_server(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> TestServer:
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handler)
     server = TestServer(app, host="127.0.0.1", port=0)

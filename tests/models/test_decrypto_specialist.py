@@ -49,10 +49,10 @@ def guess(v: Any) -> tuple[Observation, Choice]:
 def test_the_interceptor_reads_every_slot_and_never_names_a_used_code() -> None:
     history = {"1": ["light"], "2": ["wave"], "3": ["wheel"], "4": ["night"]}
     scores = evidence(INDEX, *guess(view("interceptor", ["heat", "tide", "road"], history, ["4-1-2", "3-2-1"])))
-    assert scores is not None and max(scores, key=lambda c: scores[c]) == "1-2-3"
+    assert scores is not None and max(scores, key=scores.__getitem__) == "1-2-3"
     # The same hints when 1-2-3 was already played: it is never the answer again.
     scores = evidence(INDEX, *guess(view("interceptor", ["heat", "tide", "road"], history, ["1-2-3"])))
-    assert scores is not None and max(scores, key=lambda c: scores[c]) != "1-2-3"
+    assert scores is not None and max(scores, key=scores.__getitem__) != "1-2-3"
     assert scores["1-2-3"] < min(x for c, x in scores.items() if c != "1-2-3")
 
 
@@ -60,7 +60,7 @@ def test_the_interceptor_places_a_hint_by_the_closest_past_hint_not_only_the_cen
     # Slot 4 was hinted from two sides; "dawn" sits near one of them (light/night) but far from their centroid.
     history = {"1": ["beach"], "2": ["wave"], "3": ["wheel"], "4": ["night", "dawn"]}
     scores = evidence(INDEX, *guess(view("interceptor", ["tide", "road", "feather"], history, [])))
-    assert scores is not None and max(scores, key=lambda c: scores[c]) == "2-3-4"
+    assert scores is not None and max(scores, key=scores.__getitem__) == "2-3-4"
 
 
 def test_with_nothing_to_read_every_possible_code_is_as_likely() -> None:

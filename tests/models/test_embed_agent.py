@@ -56,7 +56,9 @@ def play(game_id: str, variant: str, seats: int, seed: int, index: VocabIndex, k
         if g.result(s) is not None:
             break
         seat = min(g.to_act(s))
-        decision = asyncio.run(agents[seat].act(g.observe(s, seat), g.legal(s, seat)))
+        spec = g.legal(s, seat)
+        assert spec is not None
+        decision = asyncio.run(agents[seat].act(g.observe(s, seat), spec))
         s, _ = g.apply(s, seat, decision.action)  # raises IllegalAction on an illegal answer
         actions.append((seat, decision.action))
     result = g.result(s)
@@ -143,7 +145,7 @@ def test_interceptor_assignment_matches_brute_force_on_random_cases() -> None:
 
 def test_interceptor_is_uniform_with_no_history() -> None:
     idx = VocabIndex(DictEmbedder({"a": np.ones(3), "b": np.ones(3), "c": np.ones(3)}), words=["a"])
-    empty = {str(d): [] for d in range(1, 5)}
+    empty: dict[str, list[str]] = {str(d): [] for d in range(1, 5)}
     seen = {decrypto_intercept(idx, empty, ["a", "b", "c"], CODES, rng(s))[0] for s in range(200)}
     assert len(seen) > 15  # draws spread over the 24 codes
 
@@ -186,12 +188,16 @@ def test_chameleon_clue_is_off_card_and_villager_votes_the_odd_clue(index: Vocab
     while s.phase.value == "clues":
         seat = min(g.to_act(s))
         obs = g.observe(s, seat)
-        d = asyncio.run(agents[seat].act(obs, g.legal(s, seat)))
+        spec = g.legal(s, seat)
+        assert spec is not None
+        d = asyncio.run(agents[seat].act(obs, spec))
         assert normalize(d.action.value[0]) not in {normalize(w) for w in obs.view["card"]}
         s, _ = g.apply(s, seat, d.action)
     voter = next(x for x in sorted(g.to_act(s)) if not g.observe(s, x).view["is_chameleon"])
     obs = g.observe(s, voter)
-    d = asyncio.run(agents[voter].act(obs, g.legal(s, voter)))
+    spec = g.legal(s, voter)
+    assert spec is not None
+    d = asyncio.run(agents[voter].act(obs, spec))
     scores = d.calls[0].label_probs
     assert d.action.value[0] == min(scores, key=scores.get)
     assert d.calls[0].operation == "embed"

@@ -60,7 +60,7 @@ def test_a_failed_load_is_retried_once_and_reported(caplog: pytest.LogCaptureFix
     assert [r.getMessage() for r in caplog.records] == ["model default failed to load (NotImplementedError); trying once more"]
 
 
-def test_a_load_failing_twice_is_raised_never_dropped(caplog: pytest.LogCaptureFixture):
+def test_a_load_failing_twice_is_raised_never_dropped(caplog: pytest.LogCaptureFixture) -> None:
     def broken() -> str:
         raise RuntimeError("no")
 
@@ -69,7 +69,7 @@ def test_a_load_failing_twice_is_raised_never_dropped(caplog: pytest.LogCaptureF
     assert len(caplog.records) == 2 and caplog.records[-1].levelno == logging.ERROR
 
 
-def test_missing_files_are_not_retried():
+def test_missing_files_are_not_retried() -> None:
     tries: list[int] = []
 
     def missing() -> str:

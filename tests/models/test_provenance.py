@@ -13,7 +13,8 @@ from models.agents.base import Source
 from models.agents.propose import model_share
 from models.agents.provenance import decision_row, render, tally
 from storage.store import AgentCallRecord, Store
-from tests.research.test_stats_cli import SURVIVED, decrypto_benchmark, write
+from tests.research.builders import decrypto_benchmark
+from tests.research.test_stats_cli import SURVIVED, write
 
 
 def test_model_share_is_the_models_part_of_the_winning_margin() -> None:

@@ -5,7 +5,7 @@ give each role its own information (real all-MiniLM-L6-v2, bundled and offline).
 from __future__ import annotations
 
 import asyncio
-import typing
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +24,8 @@ RED = ("apple", "banana", "cherry", "grape", "lemon", "eagle", "forest", "guitar
 BLUE = ("jacket", "kettle", "pencil", "mirror", "needle", "ocean", "piano", "rocket")
 BYSTANDERS = ("saddle", "tiger", "umbrella", "violin", "wagon", "yacht", "zebra")
 ASSASSIN = "snow"
-DEAL = {"words": [*RED, *BLUE, *BYSTANDERS, ASSASSIN],
+WORDS = (*RED, *BLUE, *BYSTANDERS, ASSASSIN)
+DEAL = {"words": list(WORDS),
         "key": ["red"] * 9 + ["blue"] * 8 + ["bystander"] * 7 + ["assassin"], "starting": "red", "spymasters": [0, 1]}
 
 
@@ -39,7 +40,7 @@ def act(agent: EmbeddingAgent, s: SpymastersState, seat: int) -> Action:
     return asyncio.run(agent.act(GAME.observe(s, seat), spec)).action
 
 
-def play(seats: int, seed: int, index: VocabIndex, **options: object) -> tuple[SpymastersState, list[Action]]:
+def play(seats: int, seed: int, index: VocabIndex, **options: Any) -> tuple[SpymastersState, list[Action]]:
     s, _ = GAME.new(GAME.make_config(**options), seats, seed)
     agents = [EmbeddingAgent(index, seed=seed * 10 + i) for i in range(seats)]
     actions = []
@@ -73,8 +74,8 @@ def test_the_spymaster_aims_at_its_words_and_away_from_the_assassin(index: Vocab
     assert clue.kind == "clue"
     v = view_of(GAME.observe(s, 0))
     scores, numbers = clue_scores(index, index.vec(clue.value[0])[None, :], v)
-    sims = {w: float(index.vec(w) @ index.vec(clue.value[0])) for w in DEAL["words"]}  # type: ignore[union-attr]
-    nearest = sorted(sims, key=sims.get, reverse=True)[: int(numbers[0])]  # type: ignore[arg-type]
+    sims = {w: float(index.vec(w) @ index.vec(clue.value[0])) for w in WORDS}
+    nearest = sorted(sims, key=sims.__getitem__, reverse=True)[: int(numbers[0])]
     assert all(w in RED for w in nearest), (clue, nearest)
     assert sims[ASSASSIN] < max(sims[w] for w in RED)
     s, _ = GAME.apply(s, 0, clue)
@@ -101,7 +102,7 @@ def test_prompts_give_the_key_to_spymasters_only() -> None:
     messages, prompt = build_messages(book, GAME.observe(s, 0), spec, {})
     text = "\n".join(m.content for m in messages)
     assert f"The assassin: {ASSASSIN}" in text and "Your team's hidden words: apple" in text
-    assert set(prompt.forbidden) == set(typing.cast(list[str], DEAL["words"]))
+    assert set(prompt.forbidden) == set(WORDS)
     s, _ = GAME.apply(s, 0, Action.say("clue", "fruit"))
     number = GAME.legal(s, 0)
     assert isinstance(number, Choice)
@@ -125,7 +126,7 @@ def test_strategy_knowledge_ranks_clues_and_guesses(index: VocabIndex) -> None:
     spec = GAME.legal(s, 0)
     assert isinstance(spec, Text)
     (words,) = agent.candidates(index, obs, spec, 5)
-    assert len(words) == 5 and not set(words) & set(typing.cast(list[str], DEAL["words"]))
+    assert len(words) == 5 and not set(words) & set(WORDS)
     good = agent.text_score(index, None, obs, Action.say("clue", "fruit"))  # type: ignore[arg-type]
     bad = agent.text_score(index, None, obs, Action.say("clue", "winter"))  # type: ignore[arg-type]
     assert good > bad

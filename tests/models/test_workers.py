@@ -88,8 +88,8 @@ async def test_killing_a_worker_mid_game_costs_at_most_a_retry(workers: list[tup
         retried = pool.retried
         for turn in range(3, 6):
             for n in range(8):
-                req = ScoreRequest(messages=game(n, turn), labels=("A", "B", "C"))
-                probs = (await pool.score_labels(req)).probs
+                scored = ScoreRequest(messages=game(n, turn), labels=("A", "B", "C"))
+                probs = (await pool.score_labels(scored)).probs
                 assert len(probs) == 3 and abs(sum(probs) - 1) < 1e-6
         assert pool.retried - retried <= 1, "after its first failure the dead worker is skipped, not retried per request"
         assert victim not in pool.healthy()
@@ -104,9 +104,9 @@ async def test_killing_a_worker_mid_game_costs_at_most_a_retry(workers: list[tup
             if victim in pool.healthy():
                 break
             await asyncio.sleep(0.1)
-        before = pool.routed[victim]
+        routed = pool.routed[victim]
         await pool.generate(GenerateRequest(messages=game(0, 9), max_tokens=2, seed=0))
-        assert pool.routed[victim] == before + 1
+        assert pool.routed[victim] == routed + 1
     finally:
         await pool.aclose()
 

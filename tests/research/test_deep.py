@@ -58,7 +58,7 @@ async def test_the_table_is_the_mean_per_mode_on_targets_and_distractors() -> No
     judge = FakeJudge()
     cells, records = await run_deep(ScriptedAgent(), judge, targets)
     # Aggressive: targets 5, 4 -> 4.5; distractors 3, 1, 4 -> 8/3.
-    assert cells[Mode.AGGRESSIVE].means() == (4.5, pytest.approx(8 / 3))
+    assert cells[Mode.AGGRESSIVE].means() == (4.5, pytest.approx(8 / 3))  # type: ignore[comparison-overlap]  # approx's stub type
     # Conservative: targets 2, 3 -> 2.5; distractors 2, (no rating), 1 -> 1.5, one unparsed.
     assert cells[Mode.CONSERVATIVE].means() == (2.5, 1.5) and cells[Mode.CONSERVATIVE].unparsed == 1
     assert len(judge.seen) == 2 * (3 + 2)  # every description against the target and each distractor

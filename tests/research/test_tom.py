@@ -147,7 +147,9 @@ async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path:
     try:
         gid, result = await log_random_game(store, "decrypto", "benchmark", 3, seed=4)
         assert result is not None
-        details: dict[str, Any] = (await store.game(gid)).result["details"]  # type: ignore[union-attr]
+        row = await store.game(gid)
+        assert row is not None and row.result is not None
+        details: dict[str, Any] = row.result["details"]
 
         class Blank(ScriptedModel):
             def _answer(self, system: str, user: str) -> str:

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from bot.core.memory import MemoryPlatform
 from bot.core.service import TableService
@@ -19,7 +20,7 @@ from bot.tournaments.runner import HEADLESS
 from bot.tournaments.spec import TournamentSpec
 from games.base import ActionSpec, Observation
 from models.agents import AgentEntry, AgentKind, AgentRegistry, RandomAgent
-from models.agents.base import Decision
+from models.agents.base import Check, Decision
 
 ENTRANTS = "random,random:b,random:slow"
 B, SLOW = "random:b", "random:slow"
@@ -28,9 +29,10 @@ B, SLOW = "random:b", "random:slow"
 class SlowAgent(RandomAgent):
     delay_s = 0.03
 
-    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
+    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0,
+                  check: Check | None = None) -> Decision:
         await asyncio.sleep(self.delay_s)
-        return await super().act(obs, spec, feedback=feedback)
+        return await super().act(obs, spec, feedback=feedback, attempt=attempt, check=check)
 
 
 def _build(entry: AgentEntry, seed: int) -> RandomAgent:
@@ -46,11 +48,11 @@ def registry() -> AgentRegistry:
     return reg
 
 
-def settings(**kw: object) -> Settings:
-    base: dict[str, object] = dict(default_agent="random", fallback_agent="random", ai_timeout_s=5,
+def settings(**kw: Any) -> Settings:
+    base: dict[str, Any] = dict(default_agent="random", fallback_agent="random", ai_timeout_s=5,
                                    agent_choices=ENTRANTS)
     base.update(kw)
-    return Settings(_env_file=None, **base)  # type: ignore[arg-type]
+    return Settings(_env_file=None, **base)  # type: ignore[call-arg]  # _env_file: a pydantic-settings init-only option
 
 
 @dataclass
@@ -79,7 +81,7 @@ async def open_service(url: str) -> AsyncIterator[Bench]:
 
 
 
-def spec(**kw: object) -> TournamentSpec:
+def spec(**kw: Any) -> TournamentSpec:
     """A ``TournamentSpec`` from keywords, entrants given as a list."""
-    kw["entrants"] = tuple(kw.get("entrants", ()))  # type: ignore[call-overload]
-    return TournamentSpec(**kw)  # type: ignore[arg-type]
+    kw["entrants"] = tuple(kw.get("entrants", ()))
+    return TournamentSpec(**kw)

@@ -52,7 +52,7 @@ async def test_admins_create_run_and_get_the_board_others_are_refused(tmp_path: 
 
         (place, text, png, filename) = posted.boards[0]
         assert place == HERE and "Tournament #1 cup" in text and png.startswith(b"\x89PNG") and filename.endswith(".png")
-        assert [s.kind for s in b.chat.sent if s.message.title.startswith("Tournament #1")][:2] == ["post", "edit"]
+        assert [s.kind for s in b.chat.sent if (s.message.title or "").startswith("Tournament #1")][:2] == ["post", "edit"]
         status = await desk.status(ADMIN, 1)
         assert "2/2 games played" in status.text and "finished" in status.text
         lb = await desk.leaderboard(ADMIN, 1)

@@ -40,11 +40,11 @@ async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -
         assert sorted(r.entrant for r in ratings) == ["random", "random:b"] and all(r.games == 4 for r in ratings)
         assert all(r.lo <= r.mu <= r.hi for r in ratings)
         # One status message, posted once and then edited in place.
-        posts = [s for s in b.chat.sent if s.kind == "post" and s.message.title.startswith("Tournament")]
+        posts = [s for s in b.chat.sent if s.kind == "post" and (s.message.title or "").startswith("Tournament")]
         edits = [s for s in b.chat.sent if s.kind == "edit"]
         assert len(posts) == 1 and len(edits) == 5 and {e.ref.message_id for e in edits} == {posts[0].ref.message_id}
         assert "4/4 games played" in edits[-1].message.text and "finished" in edits[-1].message.text
-        assert not [s for s in b.chat.sent if s.message.title.startswith("Game #")], "games not spectated unless asked"
+        assert not [s for s in b.chat.sent if (s.message.title or "").startswith("Game #")], "games not spectated unless asked"
 
 
 async def test_a_broken_match_is_retried_then_recorded_and_the_rest_go_on(tmp_path: Path) -> None:

@@ -25,11 +25,13 @@ async def test_tournament_matches_ratings_and_lease(db_url: str) -> None:
 
         ms = await repo.matches(store, tid)
         assert [m.idx for m in ms] == [0, 1, 2, 3] and [m.deal_group for m in ms] == [0, 0, 1, 1]
-        assert await repo.start_match(store, ms[0].id)
-        assert not await repo.start_match(store, ms[0].id)  # already taken: a second runner gets nothing
-        await repo.retry_match(store, ms[0].id, "stalled")
-        assert await repo.start_match(store, ms[0].id)
-        await repo.fail_match(store, ms[1].id, "broken twice")
+        first, second = ms[0].id, ms[1].id
+        assert first is not None and second is not None
+        assert await repo.start_match(store, first)
+        assert not await repo.start_match(store, first)  # already taken: a second runner gets nothing
+        await repo.retry_match(store, first, "stalled")
+        assert await repo.start_match(store, first)
+        await repo.fail_match(store, second, "broken twice")
         ms = await repo.matches(store, tid)
         assert (ms[0].status, ms[0].attempts) == (MatchStatus.RUNNING, 2)
         assert ms[1].status == MatchStatus.FAILED and ms[1].error == "broken twice"

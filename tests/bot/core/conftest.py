@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, Reply, UserRef
 from bot.core.service import TableService
+from bot.core.tables import SeatInfo
 from bot.settings import Settings
 from games.play import random_action
 from models.agents import AgentRegistry
@@ -20,10 +22,16 @@ from storage.store import Store
 from tests.vocabulary import NONSENSE  # one made-up vocabulary for the suite
 
 
-def settings(**kw) -> Settings:
-    base = dict(default_agent="random", fallback_agent="random", ai_timeout_s=5, turn_deadline_s=0)
+def settings(**kw: Any) -> Settings:
+    base: dict[str, Any] = dict(default_agent="random", fallback_agent="random", ai_timeout_s=5, turn_deadline_s=0)
     base.update(kw)
-    return Settings(_env_file=None, **base)
+    return Settings(_env_file=None, **base)  # type: ignore[call-arg]  # _env_file: a pydantic-settings init-only option
+
+
+def human(seat: SeatInfo) -> UserRef:
+    """The person at a human seat (an AI seat has no user)."""
+    assert seat.user is not None, f"seat {seat.seat} is an AI seat"
+    return seat.user
 
 
 @dataclass
@@ -51,10 +59,10 @@ class Harness:
         await self.service.stop()
         await self.store.aclose()
 
-    async def play_humans(self, seed: int = 0, max_steps: int = 2000, vocabulary=NONSENSE) -> list[Reply]:
+    async def play_humans(self, seed: int = 0, max_steps: int = 2000, vocabulary: Sequence[str] = NONSENSE) -> list[Reply]:
         """Answer every human prompt with a random legal-looking move until no game runs."""
         r = random.Random(seed)
-        replies = []
+        replies: list[Reply] = []
         for _ in range(max_steps):
             await self.service.wait_idle()
             running = [t for t in self.service.tables.values() if not t.over]
@@ -67,8 +75,9 @@ class Harness:
                     if info.is_ai:
                         continue
                     spec = t.engine.legal(t.state, s)
+                    assert spec is not None, "a seat to act has a prompt"
                     a = random_action(spec, r, vocabulary)
-                    reply = await self.send(CommandKind.ACT, info.user, t.place, game_id=t.game_id, seat=s,
+                    reply = await self.send(CommandKind.ACT, human(info), t.place, game_id=t.game_id, seat=s,
                                             kind=a.kind, value=list(a.value), tenant=t.tenant)
                     replies.append(reply)
                     moved = True

@@ -28,8 +28,8 @@ class DiesAtFirstDm(MemoryPlatform):
 
 async def main(url: str) -> None:
     store = await Store.open(url)
-    service = TableService(store, settings=Settings(_env_file=None, default_agent="random", fallback_agent="random"),
-                           agents=AgentRegistry())
+    settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]  # _env_file: pydantic-settings init-only
+    service = TableService(store, settings=settings, agents=AgentRegistry())
     service.attach(DiesAtFirstDm())
     await service.start()
     await service.handle(Command(CommandKind.CREATE, ALICE, PLACE, {"game": "spy"}, "c1"))

@@ -53,6 +53,7 @@ async def test_open_ai_table_plays_to_the_end_and_keeps_seat_order(harness: Harn
     result = await asyncio.wait_for(h.service.wait_finished(gid), 60)
     assert result is not None and "winners" in result
     row = await h.store.game(gid)
+    assert row is not None
     assert row.status == "finished" and row.result == result and row.tenant == "console" and row.seed == 7
     glog = await h.store.load_game(gid)
     assert [s.agent_spec for s in glog.seats] == AGENTS and all(s.kind == "ai" for s in glog.seats)
@@ -99,6 +100,7 @@ async def test_wait_finished_is_none_for_an_aborted_table(harness: Harness) -> N
     h = harness
     assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy")).ok
     row = await h.store.lobby_at("memory", HERE.key)
+    assert row is not None and row.id is not None
     waiter = asyncio.create_task(h.service.wait_finished(row.id))
     await asyncio.sleep(0)
     assert (await h.send(CommandKind.ABORT, ALICE, HERE)).ok

@@ -10,13 +10,15 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.core.messages import CommandKind, Place
 from games.play import random_action
 from storage.store import DatabaseReadOnly, Store
-from tests.bot.core.conftest import ALICE, BOB, HERE, NONSENSE, Harness, make_harness
+from tests.bot.core.conftest import ALICE, BOB, HERE, Harness, human, make_harness
+from tests.vocabulary import NONSENSE
 
 ROOT = Path(__file__).resolve().parents[3]
 ABSURD = [1e12, float("nan"), float("inf"), -1, "soon", "1e400", True, 10**30]
@@ -37,6 +39,7 @@ async def test_absurd_deadlines_and_options_are_refused_at_create_and_deadline(h
         r = await h.send(CommandKind.SET_DEADLINE, ALICE, HERE, seconds=bad)
         assert not r.ok and "deadline" in r.text.lower(), bad
     row = await h.store.lobby_at("memory", HERE.key)
+    assert row is not None
     assert row.lobby["deadline_s"] == 90
 
 
@@ -44,7 +47,7 @@ async def test_malformed_ids_get_a_reply_not_an_exception(harness: Harness) -> N
     """Item 25 (failed before: handle() raised ValueError/OverflowError)."""
     h = harness
     assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy")).ok
-    cases = [
+    cases: list[tuple[CommandKind, dict[str, Any]]] = [
         (CommandKind.JOIN, {"game_id": "abc"}), (CommandKind.STATUS, {"game_id": 2**63}),
         (CommandKind.ABORT, {"game_id": -5}), (CommandKind.SHOW, {"game_id": None}),
         (CommandKind.SHOW, {"game_id": "1.5"}), (CommandKind.ACT, {"game_id": "x", "seat": 0, "kind": "v", "value": ["a"]}),
@@ -74,7 +77,8 @@ async def test_deadline_of_a_running_game_survives_a_restart(tmp_path) -> None:
     h2 = await h.restart()
     try:
         assert h2.service.tables[gid].deadline_s == 3600
-        assert (await h2.store.game(gid)).lobby["deadline_s"] == 3600
+        row = await h2.store.game(gid)
+        assert row is not None and row.lobby["deadline_s"] == 3600
     finally:
         await h2.close()
 
@@ -90,15 +94,19 @@ async def _running_spy(h: Harness, place: Place) -> int:
     assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=2)).ok
     assert (await h.send(CommandKind.START, ALICE, place)).ok
     row = await h.store.lobby_at("memory", place.key)
+    assert row is not None and row.id is not None
+    gid = row.id
     await h.service.wait_idle()
-    table = h.service.tables[row.id]
-    while not (await h.store.load_game(row.id)).actions:  # at least one logged move
+    table = h.service.tables[gid]
+    while not (await h.store.load_game(gid)).actions:  # at least one logged move
         seat = next(s for s in sorted(table.engine.to_act(table.state)) if not table.seats[s].is_ai)
-        a = random_action(table.engine.legal(table.state, seat), random.Random(seat), NONSENSE)
-        assert (await h.send(CommandKind.ACT, table.seats[seat].user, place, game_id=row.id, seat=seat,
+        spec = table.engine.legal(table.state, seat)
+        assert spec is not None
+        a = random_action(spec, random.Random(seat), NONSENSE)
+        assert (await h.send(CommandKind.ACT, human(table.seats[seat]), place, game_id=gid, seat=seat,
                              kind=a.kind, value=list(a.value))).ok
         await h.service.wait_idle()
-    return row.id
+    return gid
 
 
 async def test_a_game_that_no_longer_replays_is_marked_broken_and_frees_its_channel(tmp_path) -> None:
@@ -117,7 +125,8 @@ async def test_a_game_that_no_longer_replays_is_marked_broken_and_frees_its_chan
     h2 = await make_harness(f"sqlite+aiosqlite:///{db}", platform=h.platform)  # start() must not raise
     try:
         row = await h2.store.game(bad_id)
-        assert row.status == "broken" and "logged action 1" in row.status_reason
+        assert row is not None
+        assert row.status == "broken" and row.status_reason is not None and "logged action 1" in row.status_reason
         assert good_id in h2.service.tables and absurd_id in h2.service.tables and bad_id not in h2.service.tables
         told = [s.message.text for s in h2.platform.public() if f"Game #{bad_id} cannot go on" in s.message.text]
         assert told, "the channel is told"
@@ -172,6 +181,7 @@ async def test_duplicates_say_so_and_a_resumed_game_shows_secrets_and_history(tm
     gid = next(iter(h.service.tables))
     table = h.service.tables[gid]
     alice = table.seat_of(ALICE)
+    assert alice is not None
     words = [x.value for x in table.engine.secrets(table.state) if alice.seat in x.known_by and not x.among]
     sent_before = len(h.platform.dms_to(ALICE.key))
     h2 = await h.restart()

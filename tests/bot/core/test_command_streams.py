@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from bot.core.messages import CommandKind, Place, UserRef
 from games.base import Choice, contains_word
-from tests.bot.core.conftest import NONSENSE, make_harness
+from tests.bot.core.conftest import make_harness
+from tests.vocabulary import NONSENSE
 
 USERS = [UserRef("memory", str(i), f"U{i}") for i in range(3)]
 PLACES = [Place("memory", "a"), Place("memory", "b")]

@@ -32,7 +32,9 @@ async def test_secrets_are_sent_again_after_a_crash_between_the_deal_and_the_dms
         table = h.service.tables[gid]
         state = table.engine.new(table.cfg, len(table.seats), table.seed)[0]
         for user in (DEALT_ALICE, DEALT_BOB):
-            seat = table.seat_of(user).seat
+            info = table.seat_of(user)
+            assert info is not None
+            seat = info.seat
             mine = [s.value for s in table.engine.secrets(state) if seat in s.known_by and not s.among]
             digest = [m.text for m in h.platform.dms_to(user.key) if m.text.startswith("Your secrets")]
             assert digest and all(w in digest[0] for w in mine), user
@@ -75,6 +77,7 @@ async def test_fan_out_goes_past_any_failing_recipient_and_the_game_ends(tmp_pat
         assert h.platform.dms_to(BOB.key), "Bob got his word although Alice and Carol could not be reached"
         await h.play_humans()
         row = await h.store.game(gid)
+        assert row is not None
         assert row.status == "finished"
     finally:
         await h.close()
@@ -97,6 +100,7 @@ async def test_the_ai_driver_survives_storage_errors(tmp_path, monkeypatch) -> N
     monkeypatch.setattr("bot.core.turns.AI_BACKOFF_S", 0.01)
     url = f"sqlite+aiosqlite:///{tmp_path}/s.db"
     store = await FailingWrites.open(url)
+    assert isinstance(store, FailingWrites)
     from bot.core.service import TableService
     from models.agents import AgentRegistry
     from tests.bot.core.conftest import settings
@@ -120,6 +124,7 @@ async def test_the_supervisor_repairs_a_table_nobody_would_move(harness: Harness
     gid = await h.service.open_ai_table(tenant="", place=Place("memory", "sv"), game="spy", variant=None,
                                         options={}, agents=["random"] * 4, seed=5)
     table = h.service.tables[gid]
+    assert table.driver is not None
     table.driver.cancel()  # the AI task dies (as it did on a failed write before)
     await h.service.wait_idle()
     moves = len((await h.store.load_game(gid)).actions)
@@ -137,11 +142,14 @@ async def test_start_and_abort_at_once_leave_memory_and_database_agreeing(harnes
         assert (await h.send(CommandKind.CREATE, ALICE, place, game="chameleon")).ok
         assert (await h.send(CommandKind.JOIN, BOB, place)).ok
         assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=1)).ok
-        gid = (await h.store.lobby_at("memory", place.key)).id
+        lobby = await h.store.lobby_at("memory", place.key)
+        assert lobby is not None and lobby.id is not None
+        gid = lobby.id
         first, second = (CommandKind.START, CommandKind.ABORT) if i % 2 else (CommandKind.ABORT, CommandKind.START)
         await asyncio.gather(h.send(first, ALICE, place), h.send(second, ALICE, place))
         await h.service.wait_idle()
         row = await h.store.game(gid)
+        assert row is not None
         table = h.service.tables.get(gid)
         if row.status == "aborted":
             assert table is None or table.over

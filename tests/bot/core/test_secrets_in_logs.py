@@ -18,7 +18,7 @@ import games
 from bot.core.messages import Place
 from games.base import ActionSpec, Observation, contains_word
 from models.agents import AgentEntry, AgentKind, AgentRegistry
-from models.agents.base import Decision
+from models.agents.base import Check, Decision
 from tests.bot.core.conftest import make_harness
 
 CASES = [(g, v) for g, engine in sorted(games.registry().items()) for v in engine.variants]
@@ -39,7 +39,8 @@ class Leaky:
 
     spec = "llm:leaky"
 
-    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None) -> Decision:
+    async def act(self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0,
+                  check: Check | None = None) -> Decision:
         raise RuntimeError(f"refused: {json.dumps(obs.to_json())} / {feedback}")
 
 

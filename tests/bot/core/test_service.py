@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from bot.core import codec
 from bot.core.messages import CommandKind, Place, UserRef
-from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness
+from games.base import Text
+from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, human
 
 GAMES = [
     ("decrypto", "benchmark", 1),
@@ -27,8 +29,10 @@ async def open_table(h: Harness, game: str, variant: str, ais: int, place: Place
     assert (await h.send(CommandKind.JOIN, BOB, place)).ok
     assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=ais)).ok
     row = await h.store.lobby_at(place.platform, place.key)
+    assert row is not None
     r = await h.send(CommandKind.START, ALICE, place)
     assert r.ok, r.text
+    assert row.id is not None
     return row.id
 
 
@@ -57,6 +61,7 @@ async def test_full_game_humans_and_ai(harness: Harness, game: str, variant: str
     secrets = deal_secrets(h, gid)
     await h.play_humans(seed=gid)
     row = await h.store.game(gid)
+    assert row is not None
     assert row.status == "finished" and row.result is not None and row.announced_at is not None
     place_key = f"{HERE.channel}/t{json.loads(json.dumps(row.lobby))['card']['message_id']}"
     channel = [s for s in h.platform.public() if s.to.startswith(HERE.channel)]
@@ -81,19 +86,20 @@ async def test_full_game_humans_and_ai(harness: Harness, game: str, variant: str
     assert glog.actions and all(a.source in ("human", "ai", "fallback", "timeout") for a in glog.actions)
     assert {a.source for a in glog.actions} >= {"human", "ai"}
     async with h.store.engine.connect() as conn:
-        calls = (await conn.execute(sa.text("select count(*) from agent_calls where game_id=:g"), {"g": gid})).scalar()
+        calls = (await conn.execute(sa.text("select count(*) from agent_calls where game_id=:g"), {"g": gid})).scalar_one()
     assert calls > 0, "AI calls are logged"
 
 
 async def test_duplicate_delivery_changes_nothing(harness: Harness) -> None:
     h = harness
     replies = []
-    for kind, user, args in [
+    steps: list[tuple[CommandKind, UserRef, dict[str, Any]]] = [
         (CommandKind.CREATE, ALICE, {"game": "chameleon"}),
         (CommandKind.JOIN, BOB, {}),
         (CommandKind.ADD_AI, ALICE, {"agent": "random", "count": 1}),
         (CommandKind.START, ALICE, {}),
-    ]:
+    ]
+    for kind, user, args in steps:
         first = await h.send(kind, user, HERE, inbound=f"dup-{kind.value}", **args)
         await h.service.wait_idle()  # AI seats may play right after a start
         sent = len(h.platform.sent)
@@ -109,13 +115,14 @@ async def test_duplicate_delivery_changes_nothing(harness: Harness) -> None:
         if t.seats[s].is_ai:
             continue
         spec = t.engine.legal(t.state, s)
-        value = ["zq1x"] if spec.__class__.__name__ == "Text" else [spec.options[0].id]
-        first = await h.send(CommandKind.ACT, t.seats[s].user, t.place, inbound=f"act-{s}", game_id=gid, seat=s,
+        assert spec is not None
+        value = ["zq1x"] if isinstance(spec, Text) else [spec.options[0].id]
+        first = await h.send(CommandKind.ACT, human(t.seats[s]), t.place, inbound=f"act-{s}", game_id=gid, seat=s,
                              kind=spec.kind, value=value)
         assert first.ok, first.text
         await h.service.wait_idle()
         before = (len(h.platform.sent), len((await h.store.load_game(gid)).actions), t.state)
-        again = await h.send(CommandKind.ACT, t.seats[s].user, t.place, inbound=f"act-{s}", game_id=gid, seat=s,
+        again = await h.send(CommandKind.ACT, human(t.seats[s]), t.place, inbound=f"act-{s}", game_id=gid, seat=s,
                              kind=spec.kind, value=value)
         await h.service.wait_idle()
         assert again.duplicate
@@ -149,16 +156,16 @@ async def test_bad_input_gets_a_clear_reply_and_changes_nothing(harness: Harness
                      value=["x"])
     assert not r.ok and "not playing" in r.text
     for s in idle_humans:  # not your turn
-        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value=["x"])
+        r = await h.send(CommandKind.ACT, human(s), t.place, game_id=gid, seat=s.seat, kind="clue", value=["x"])
         assert not r.ok
     for s in human_turn:
-        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value=["x" * 500])
+        r = await h.send(CommandKind.ACT, human(s), t.place, game_id=gid, seat=s.seat, kind="clue", value=["x" * 500])
         assert not r.ok and "characters" in r.text
         if s.seat != t.state.chameleon:  # a clue containing the secret
-            r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue",
+            r = await h.send(CommandKind.ACT, human(s), t.place, game_id=gid, seat=s.seat, kind="clue",
                              value=[t.state.secret])
             assert not r.ok
-        r = await h.send(CommandKind.ACT, s.user, t.place, game_id=gid, seat=s.seat, kind="clue", value="notalist")
+        r = await h.send(CommandKind.ACT, human(s), t.place, game_id=gid, seat=s.seat, kind="clue", value="notalist")
         assert not r.ok
     r = await h.send(CommandKind.ACT, ALICE, t.place, game_id=999, seat=0, kind="clue", value=["x"])
     assert not r.ok
@@ -178,7 +185,7 @@ async def test_same_display_name_stays_apart(harness: Harness) -> None:
     assert (await h.send(CommandKind.START, ALICE, HERE)).ok
     t = next(iter(h.service.tables.values()))
     humans = [s for s in t.seats if not s.is_ai]
-    assert len({s.user.key for s in humans}) == 2 and len({s.name for s in humans}) == 2
+    assert len({human(s).key for s in humans}) == 2 and len({s.name for s in humans}) == 2
     # Each got their own word, by id, not by name.
     assert h.platform.dms_to(ALICE.key) and h.platform.dms_to(CAROL.key)
 
@@ -221,6 +228,7 @@ async def test_lobby_lifecycle(harness: Harness) -> None:
     assert "decrypto" in r.text
     assert (await h.send(CommandKind.LEAVE, ALICE, HERE)).ok  # the host leaves: Bob hosts
     row = await h.store.lobby_at("memory", HERE.key)
+    assert row is not None
     assert row.host == ALICE.key or row.lobby["host"]["user_id"] == BOB.user_id
     assert (await h.send(CommandKind.RULES, BOB, HERE)).text.count(" ") > 30
     r = await h.send(CommandKind.ABORT, BOB, HERE, game_id=row.id)
@@ -237,7 +245,9 @@ async def test_export_through_the_service(harness: Harness) -> None:
     await h.play_humans()
     refused = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE))
     assert not isinstance(refused, tuple) and not refused.ok and "admin" in refused.text
-    name, data = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE, is_admin=True), fmt="jsonl")
+    exported = await h.service.export(Command(CommandKind.EXPORT, BOB, HERE, is_admin=True), fmt="jsonl")
+    assert isinstance(exported, tuple), exported
+    name, data = exported
     # Raw ids never leave: not as a user key, not as a bare id value (a bare substring "200" also
     # matched microseconds of timestamps, about one run in ten).
     assert name.endswith(".jsonl") and data.count(b"\n") == 1

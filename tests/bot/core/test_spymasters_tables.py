@@ -17,7 +17,7 @@ from models.agents.wiring import register_agents
 from models.types import Inference
 from models.worker.embedding_backend import embedder_for
 from storage.store import Store
-from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, make_harness, settings
+from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, human, make_harness, settings
 
 DAVE = UserRef("memory", "400", "Dave")
 KEY_LINE = "The key, for the spymasters only."
@@ -29,19 +29,23 @@ async def test_four_humans_play_a_whole_game_and_only_spymasters_see_the_key(har
     for user in (BOB, CAROL, DAVE):
         assert (await h.send(CommandKind.JOIN, user, HERE)).ok
     row = await h.store.lobby_at(HERE.platform, HERE.key)
+    assert row is not None and row.id is not None
+    gid = row.id
     r = await h.send(CommandKind.START, ALICE, HERE)
     assert r.ok, r.text
-    table = h.service.tables[row.id]
-    masters = {table.seats[s].user.key for s in table.state.spymasters}
+    table = h.service.tables[gid]
+    masters = {human(table.seats[s]).key for s in table.state.spymasters}
     await h.play_humans(seed=3)
-    row = await h.store.game(row.id)
+    row = await h.store.game(gid)
+    assert row is not None
     assert row.status == "finished" and row.result is not None
     for user in (ALICE, BOB, CAROL, DAVE):
         got_key = any(KEY_LINE in m.text for m in h.platform.dms_to(user.key))
         assert got_key == (user.key in masters), user
     assert not any(KEY_LINE in s.message.text for s in h.platform.public())
     # The log replays to the stored result.
-    glog = await h.store.load_game(row.id)
+    glog = await h.store.load_game(gid)
+    assert glog.row.seed is not None
     engine = get("spymasters")
     actions = [(a.seat, Action(a.kind, tuple(a.value))) for a in glog.actions]
     state, _ = replay(engine, engine.config_from_dict(glog.row.config), len(glog.seats), glog.row.seed, actions)

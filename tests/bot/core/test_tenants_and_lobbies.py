@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from typing import Any
 
-from bot.core.messages import Command, CommandKind, Place, UserRef
+from bot.core.messages import Command, CommandKind, Place, Reply, UserRef
 from bot.core.tables import Lobby
 from models.agents import AgentRegistry
+from storage.tables import GameRow
 from tests.bot.core.conftest import ALICE, BOB, HERE, Harness, make_harness
 
 GUILD_A, GUILD_B = "discord:1", "discord:2"
@@ -18,9 +20,24 @@ HOSTILE_SPECS = ["llm:openai:http://attacker/v1#m", "llm:http://attacker.example
 
 
 async def send(h: Harness, kind: CommandKind, user: UserRef, place: Place = HERE, *, tenant: str = GUILD_A,
-               admin: bool = False, **args) -> object:
+               admin: bool = False, **args: Any) -> Reply:
     return await h.service.handle(Command(kind, user, place, args, inbound_id=f"i{next(h.ids)}", tenant=tenant,
                                           is_admin=admin))
+
+
+async def stored(h: Harness, game_id: int | None) -> GameRow:
+    """The game's row, which must exist."""
+    assert game_id is not None
+    row = await h.store.game(game_id)
+    assert row is not None, game_id
+    return row
+
+
+async def export(h: Harness, cmd: Command) -> tuple[str, bytes]:
+    """An export the command's user may make: its file name and bytes."""
+    exported = await h.service.export(cmd)
+    assert isinstance(exported, tuple), exported
+    return exported
 
 
 class Recording(AgentRegistry):
@@ -44,11 +61,12 @@ async def test_agent_names_outside_the_choices_are_refused_and_never_built(tmp_p
     try:
         assert (await send(h, CommandKind.CREATE, ALICE, game="spy")).ok
         row = await h.store.lobby_at("memory", HERE.key)
+        assert row is not None
         for spec in HOSTILE_SPECS:
             r = await send(h, CommandKind.ADD_AI, ALICE, agent=spec, count=3)
             assert not r.ok and "Choose one of" in r.text, spec
             assert "attacker" not in r.text
-        assert Lobby.of(await h.store.game(row.id)).seats == Lobby.of(row).seats
+        assert Lobby.of(await stored(h, row.id)).seats == Lobby.of(row).seats
         assert registry.built == []
         assert (await send(h, CommandKind.ADD_AI, ALICE, agent="random", count=3)).ok
         assert (await send(h, CommandKind.START, ALICE)).ok
@@ -82,8 +100,10 @@ async def test_ids_lists_and_exports_never_cross_tenants(tmp_path) -> None:
         assert (await send(h, CommandKind.CREATE, ALICE, game="chameleon")).ok
         assert (await send(h, CommandKind.JOIN, BOB)).ok
         assert (await send(h, CommandKind.ADD_AI, ALICE, agent="random", count=2)).ok
-        gid = (await h.store.lobby_at("memory", HERE.key)).id
-        assert (await h.store.game(gid)).tenant == GUILD_A
+        lobby = await h.store.lobby_at("memory", HERE.key)
+        assert lobby is not None and lobby.id is not None
+        gid = lobby.id
+        assert (await stored(h, gid)).tenant == GUILD_A
         elsewhere = Place("memory", "b-chan")
         for kind in (CommandKind.JOIN, CommandKind.STATUS, CommandKind.ABORT, CommandKind.START,
                      CommandKind.ADD_AI, CommandKind.SET_DEADLINE):
@@ -100,7 +120,7 @@ async def test_ids_lists_and_exports_never_cross_tenants(tmp_path) -> None:
         for kind in (CommandKind.SHOW, CommandKind.ACT):
             r = await send(h, kind, ALICE, elsewhere, tenant=GUILD_B, game_id=gid, seat=0, kind_="x", value=["x"])
             assert not r.ok, kind
-        assert (await h.store.game(gid)).status == "running"
+        assert (await stored(h, gid)).status == "running"
         await h.play_humans()  # in the game's own tenant, the game plays to its end
     finally:
         await h.close()
@@ -116,10 +136,10 @@ async def test_export_is_per_tenant_and_operators_are_admins_everywhere(tmp_path
                                           variant=None, options={}, agents=["random"] * 3, seed=2)
         await asyncio.gather(h.service.wait_finished(a), h.service.wait_finished(b))
         cmd = Command(CommandKind.EXPORT, BOB, Place("memory", "a"), tenant=GUILD_A, is_admin=True)
-        name, data = await h.service.export(cmd)
+        name, data = await export(h, cmd)
         assert data.count(b"\n") == 1 and f'"id": {a},'.encode() in data
         operator = replace(cmd, user=UserRef("memory", "999", "Op"), is_admin=False, tenant=GUILD_B)
-        name, data = await h.service.export(operator)
+        name, data = await export(h, operator)
         assert data.count(b"\n") == 1 and f'"id": {b},'.encode() in data
         # An admin of guild A is nobody in guild B.
         r = await send(h, CommandKind.EXPORT, BOB, tenant=GUILD_B)
@@ -134,12 +154,13 @@ async def test_only_the_host_changes_ai_seats(harness: Harness) -> None:
     assert (await send(h, CommandKind.CREATE, ALICE, game="spy")).ok
     assert (await send(h, CommandKind.ADD_AI, ALICE, agent="random", count=1)).ok
     row = await h.store.lobby_at("memory", HERE.key)
+    assert row is not None
     for kind in (CommandKind.ADD_AI, CommandKind.REMOVE_AI):
         r = await send(h, kind, EVE, agent="random", count=5)
         assert not r.ok and "host" in r.text, kind
         r = await send(h, kind, BOB, agent="random", count=5)
         assert not r.ok
-    assert Lobby.of(await h.store.game(row.id)).seats == Lobby.of(row).seats
+    assert Lobby.of(await stored(h, row.id)).seats == Lobby.of(row).seats
 
 
 async def test_open_lobbies_are_capped_per_member(tmp_path) -> None:
@@ -167,6 +188,7 @@ async def test_the_host_leaves_and_the_next_human_hosts(harness: Harness) -> Non
     assert (await send(h, CommandKind.JOIN, carol)).ok
     assert (await send(h, CommandKind.LEAVE, ALICE)).ok
     row = await h.store.lobby_at("memory", HERE.key)
+    assert row is not None
     assert row.host == BOB.key and Lobby.of(row).host.key == BOB.key
     assert (await send(h, CommandKind.JOIN, ALICE)).ok  # back as a player, not as host
     r = await send(h, CommandKind.START, ALICE)

@@ -11,10 +11,11 @@ from bot.core.messages import CommandKind, Place, UserRef
 from bot.core.tables import Lobby, LobbySeat, SeatInfo, Table, seat_roster
 from games import get
 from games.base import Choice, Option, Text
-from games.labels import seat_ref
+from games.labels import human_list, seat_ref
 from games.play import random_action
 from storage.tables import SeatKind
-from tests.bot.core.conftest import ALICE, BOB, HERE, NONSENSE, Harness
+from tests.bot.core.conftest import ALICE, BOB, HERE, Harness
+from tests.vocabulary import NONSENSE
 
 
 def _table(names: list[str]) -> Table:
@@ -48,7 +49,7 @@ def test_ai_names_are_reserved_and_numbered_without_gaps() -> None:
 
 def test_lists_read_as_lists_and_winners_are_named_once() -> None:
     """Item 22 (failed before: "Game over. Winners: A, B" printed twice in Chameleon)."""
-    assert render.human_list(["Alice", "AI-2", "AI-3"]) == "Alice, AI-2 and AI-3"
+    assert human_list(["Alice", "AI-2", "AI-3"]) == "Alice, AI-2 and AI-3"
     assert render.result_text({"winners": [0, 1, 2]}, ["Alice", "AI-2", "AI-3"], summary=False) == \
         "Winners: Alice, AI-2 and AI-3."
     told = "Game over. Winners: Alice, AI-2."
@@ -78,8 +79,10 @@ async def _play_until_text_turn(h: Harness) -> tuple[Table, int, Text]:
                 continue
             if isinstance(spec, Text):
                 return t, s, spec
+            user = t.seats[s].user
+            assert spec is not None and user is not None
             a = random_action(spec, r, NONSENSE)
-            await h.send(CommandKind.ACT, t.seats[s].user, t.place, game_id=t.game_id, seat=s, kind=a.kind,
+            await h.send(CommandKind.ACT, user, t.place, game_id=t.game_id, seat=s, kind=a.kind,
                          value=list(a.value))
             break
     raise AssertionError("no text turn came")
@@ -94,15 +97,17 @@ async def test_answers_up_to_the_specs_own_limit_are_accepted(harness: Harness) 
     assert (await h.send(CommandKind.START, ALICE, HERE)).ok
     table, seat, spec = await _play_until_text_turn(h)
     assert spec.max_chars > 200
-    prompt = [m for m in h.platform.dms_to(table.seats[seat].user.key) if m.form is not None][-1]
-    assert prompt.form.max_chars == spec.max_chars
+    user = table.seats[seat].user
+    assert user is not None
+    prompt = [m for m in h.platform.dms_to(user.key) if m.form is not None][-1]
+    assert prompt.form is not None and prompt.form.max_chars == spec.max_chars
     words = [f"w{'x' * 18}{i:02d}" for i in range(spec.max_words)]
     text = " ".join(words)[: spec.max_chars]
     assert len(text) > 200
-    r = await h.send(CommandKind.ACT, table.seats[seat].user, table.place, game_id=table.game_id, seat=seat,
+    r = await h.send(CommandKind.ACT, user, table.place, game_id=table.game_id, seat=seat,
                      kind=spec.kind, value=[text])
     assert r.ok, r.text
-    r = await h.send(CommandKind.ACT, table.seats[seat].user, table.place, game_id=table.game_id, seat=seat,
+    r = await h.send(CommandKind.ACT, user, table.place, game_id=table.game_id, seat=seat,
                      kind=spec.kind, value=["y" * (spec.max_chars + 1)])
     assert not r.ok
 

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import sqlalchemy as sa
@@ -45,6 +46,11 @@ async def wait_healthy(url: str, timeout: float = 60) -> None:
             await asyncio.sleep(0.2)
 
 
+def _unused_embedder(name: str) -> Any:
+    """Stands in for embedder_for: the plain LLM agent never embeds, so nothing reads what this gives."""
+    return None
+
+
 async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -58,7 +64,7 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
         # must hand the turns to the fallback chain. (The strategic default would play on from its
         # embedding candidates, tested in tests/models/test_strategic.py.)
         registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url, {"mode": "plain"})])
-        register_agents(registry, inference_for=pool.get, embedder_for=lambda name: None)  # embed unused here
+        register_agents(registry, inference_for=pool.get, embedder_for=_unused_embedder)
         spec = "llm:worker"  # the operator configures this worker as an agent choice; players pick it by name
         service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10,
                                                         agent_choices=f"random,{spec}"), agents=registry)
@@ -74,7 +80,7 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
         for _ in range(400):
             async with store.engine.connect() as conn:
                 served = (await conn.execute(sa.text(
-                    "select count(*) from agent_calls where operation != 'none' and error is null"))).scalar()
+                    "select count(*) from agent_calls where operation != 'none' and error is null"))).scalar_one()
             if served >= 3:
                 break
             await asyncio.sleep(0.05)
@@ -86,9 +92,10 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
         sources = [a.source for a in glog.actions]
         assert "ai" in sources and "fallback" in sources
         async with store.engine.connect() as conn:
-            errors = (await conn.execute(sa.text("select count(*) from agent_calls where error is not null"))).scalar()
+            errors = (await conn.execute(sa.text("select count(*) from agent_calls where error is not null"))).scalar_one()
         assert errors > 0, "the log says why the model did not play"
-        assert (await store.game(table.game_id)).status == "finished"
+        row = await store.game(table.game_id)
+        assert row is not None and row.status == "finished"
         await service.stop()
     finally:
         if worker.poll() is None:
