@@ -37,7 +37,7 @@ test: lint
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # Lint (ruff: pyflakes, pycodestyle, bugbear, pyupgrade, import order) and types (mypy --strict
-# over everything that ships and the benchmarks), as configured in pyproject.toml.
+# over everything that ships and the benchmarks; the tests non-strictly), as configured in pyproject.toml.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy bot games models storage bench
