@@ -10,13 +10,22 @@ Ids stay under Discord's 100-character limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 LOBBY_VERBS = ("join", "leave", "ai", "start", "abort")
 
 
+class Scope(StrEnum):
+    """What an id is for: its first field."""
+
+    ACTION = "g"  # a choice button, a select menu or a form of a seat's turn
+    LOBBY = "l"  # a lobby button
+    SHOW = "s"  # the "show my secret" button
+
+
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    scope: str  # "g" | "l" | "s"
+    scope: Scope
     game_id: int
     seat: int | None = None
     kind: str | None = None
@@ -31,7 +40,7 @@ class BadId(ValueError):
 def action_id(game_id: int, seat: int, kind: str, option: str | None = None) -> str:
     if ":" in kind or (option is not None and ":" in option):
         raise BadId("action kinds and option ids cannot contain ':'")
-    out = f"g:{game_id}:{seat}:{kind}" + (f":{option}" if option is not None else "")
+    out = f"{Scope.ACTION}:{game_id}:{seat}:{kind}" + (f":{option}" if option is not None else "")
     if len(out) > 100:
         raise BadId("id longer than 100 characters")
     return out
@@ -40,22 +49,22 @@ def action_id(game_id: int, seat: int, kind: str, option: str | None = None) -> 
 def lobby_id(game_id: int, verb: str) -> str:
     if verb not in LOBBY_VERBS:
         raise BadId(f"unknown lobby verb {verb!r}")
-    return f"l:{game_id}:{verb}"
+    return f"{Scope.LOBBY}:{game_id}:{verb}"
 
 
 def show_id(game_id: int) -> str:
-    return f"s:{game_id}"
+    return f"{Scope.SHOW}:{game_id}"
 
 
 def decode(raw: str) -> Decoded:
     parts = raw.split(":")
     try:
-        if parts[0] == "g" and len(parts) in (4, 5):
-            return Decoded("g", int(parts[1]), int(parts[2]), parts[3], parts[4] if len(parts) == 5 else None)
-        if parts[0] == "l" and len(parts) == 3 and parts[2] in LOBBY_VERBS:
-            return Decoded("l", int(parts[1]), verb=parts[2])
-        if parts[0] == "s" and len(parts) == 2:
-            return Decoded("s", int(parts[1]))
+        if parts[0] == Scope.ACTION and len(parts) in (4, 5):
+            return Decoded(Scope.ACTION, int(parts[1]), int(parts[2]), parts[3], parts[4] if len(parts) == 5 else None)
+        if parts[0] == Scope.LOBBY and len(parts) == 3 and parts[2] in LOBBY_VERBS:
+            return Decoded(Scope.LOBBY, int(parts[1]), verb=parts[2])
+        if parts[0] == Scope.SHOW and len(parts) == 2:
+            return Decoded(Scope.SHOW, int(parts[1]))
     except ValueError:
         pass
     raise BadId(f"not a Hushtable id: {raw!r}")

@@ -230,13 +230,13 @@ def command_for(d: codec.Decoded, origin: Origin, *, agent: str,
     id without an option and without values is a form opener: None (the adapter opens it).
     ``agent``: what the lobby "ai" button adds (see `default_agent`).
     """
-    if d.scope == "l":
+    if d.scope is codec.Scope.LOBBY:
         kind = LOBBY_KINDS[str(d.verb)]
         args: dict[str, Any] = {"game_id": d.game_id}
         if kind is CommandKind.ADD_AI:
             args |= {"agent": agent, "count": 1}
         return origin.command(kind, args)
-    if d.scope == "s":
+    if d.scope is codec.Scope.SHOW:
         return origin.command(CommandKind.SHOW, {"game_id": d.game_id})
     if d.option is not None:
         value = [d.option]

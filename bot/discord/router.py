@@ -163,7 +163,7 @@ class Router:
             d = codec.decode(values[0]) if values else None
         except codec.BadId:
             d = None
-        if d is None or d.scope != "g" or d.option is None or not custom_id.startswith(values[0].rsplit(":", 1)[0]):
+        if d is None or d.scope is not codec.Scope.ACTION or d.option is None or not custom_id.startswith(values[0].rsplit(":", 1)[0]):
             await self.say(interaction, "That choice is not one of ours.")
             return
         cmd = intake.command_for(d, self.origin(interaction), agent=self.default_agent())
@@ -176,7 +176,7 @@ class Router:
             d = codec.decode(str(data.get("custom_id", "")))
         except codec.BadId:
             return  # not one of our forms
-        if d.scope != "g" or d.option is not None:
+        if d.scope is not codec.Scope.ACTION or d.option is not None:
             return
         cmd = intake.command_for(d, self.origin(interaction), agent=self.default_agent(), values=modal_values(data))
         assert cmd is not None

@@ -18,7 +18,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import intake
-from bot.core.codec import BadId, Decoded, decode
+from bot.core.codec import BadId, Decoded, Scope, decode
 from bot.core.messages import Command, CommandKind, DeliveryFailed, Outgoing, Place, Reply, UserRef
 from bot.slack.blocks import decode_form, form_modal, mrkdwn, render
 from bot.slack.commands import reply_to
@@ -44,10 +44,10 @@ def place_of(body: dict[str, Any]) -> Place:
 
 def to_command(ctx: SlackContext, d: Decoded, action: dict[str, Any], origin: intake.Origin) -> Command | None:
     """The core command for a click; None for a form opener (handled by the adapter)."""
-    if d.scope == "g" and action.get("type") == "static_select":
+    if d.scope is Scope.ACTION and action.get("type") == "static_select":
         # A select's value is a full choice-button id; decode it for the option.
         chosen = decode(str((action.get("selected_option") or {}).get("value") or ""))
-        if (chosen.scope, chosen.game_id, chosen.seat, chosen.kind) != ("g", d.game_id, d.seat, d.kind) or chosen.option is None:
+        if (chosen.scope, chosen.game_id, chosen.seat, chosen.kind) != (Scope.ACTION, d.game_id, d.seat, d.kind) or chosen.option is None:
             raise BadId("select option does not belong to its menu")
         d = chosen
     return intake.command_for(d, origin, agent=ctx.default_agent())

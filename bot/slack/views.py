@@ -17,7 +17,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import intake
-from bot.core.codec import BadId, decode
+from bot.core.codec import BadId, Scope, decode
 from bot.core.messages import DeliveryFailed, Outgoing, Place, UserRef
 from bot.slack.blocks import form_values, render
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
@@ -53,7 +53,7 @@ async def run_submission(ctx: SlackContext, body: dict[str, Any], view: dict[str
     channel = str(meta.get("c") or "")
     place = Place(PLATFORM, channel, meta.get("t") or None)
     inbound = f"view:{view.get('id', '')}:{view.get('hash', '')}"
-    if d.scope != "g" or d.option is not None:
+    if d.scope is not Scope.ACTION or d.option is not None:
         log.warning("view with a callback id that is not a form: %r", view.get("callback_id"))
         return
     origin = await ctx.origin(client, body, user, place, inbound)
