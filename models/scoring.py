@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from models.types import Inference, Message, ScoreRequest, ScoreResult
+from models.types import Inference, Message, ScoreRequest, ScoreResult, ScoringMode
 
 LETTERS = string.ascii_uppercase
 CONTENT_FREE = "N/A"
@@ -76,7 +76,7 @@ class ChoiceScores:
 
     probs: tuple[float, ...]
     debias: Debias
-    mode: str  # "first_token" | "loglik"
+    mode: ScoringMode
     orderings: tuple[tuple[int, ...], ...]  # per ordering: the option index shown at each position
     raw: tuple[tuple[float, ...], ...]  # per ordering: the model's probability of each position's label
     prior: tuple[float, ...] | None  # per position: the content-free prior (calibration), else None
@@ -107,11 +107,11 @@ def shifts(n: int, max_orderings: int | None = None) -> list[tuple[int, ...]]:
     return [tuple((s + i) % n for i in range(n)) for s in starts]
 
 
-def labels_for(n: int) -> tuple[tuple[str, ...], str]:
+def labels_for(n: int) -> tuple[tuple[str, ...], ScoringMode]:
     """Label per position and the scoring mode: letters up to 26 options, else the options themselves."""
     if n <= len(LETTERS):
-        return tuple(LETTERS[:n]), "first_token"
-    return (), "loglik"
+        return tuple(LETTERS[:n]), ScoringMode.FIRST_TOKEN
+    return (), ScoringMode.LOGLIK
 
 
 def default_render(messages: Sequence[Message]) -> Render:
@@ -167,7 +167,7 @@ async def score_choices(
 
     reqs = [request([options[i] for i in o]) for o in orderings]
     # The content-free prior only makes sense for fixed labels: with loglik the label is the text.
-    calibrate = debias.calibrated and mode == "first_token"
+    calibrate = debias.calibrated and mode is ScoringMode.FIRST_TOKEN
     if calibrate:
         reqs.append(request([content_free] * n))
     started = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -50,6 +51,13 @@ class GenerateResult:
     cached_tokens: int = 0
 
 
+class ScoringMode(StrEnum):
+    """How answer labels are scored: the first token's logits, or each option's summed log-likelihood."""
+
+    FIRST_TOKEN = "first_token"
+    LOGLIK = "loglik"
+
+
 @dataclass(frozen=True, slots=True)
 class ScoreRequest:
     """Probabilities over answer labels for the reply that follows ``messages``.
@@ -60,7 +68,7 @@ class ScoreRequest:
 
     messages: tuple[Message, ...]
     labels: tuple[str, ...]
-    mode: str = "first_token"  # "first_token" | "loglik"
+    mode: ScoringMode = ScoringMode.FIRST_TOKEN
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from models.agents.judge import JudgeCache
 from models.agents.prompts import Prompt, PromptBook, build_messages, player_name
 from models.agents.propose import Strategy, choose, propose_then_choose
 from models.embeddings import VocabIndex
-from models.types import GenerateRequest, Inference, Message, ScoreRequest
+from models.types import GenerateRequest, Inference, Message, ScoreRequest, ScoringMode
 
 InferenceFor = Callable[[str], Awaitable[Inference]]
 LETTERS = string.ascii_uppercase
@@ -150,7 +150,7 @@ class LLMAgent:
     ) -> Decision:
         client = await self.client()
         labels = tuple(labelled)
-        mode = "first_token" if all(len(k) == 1 for k in labels) else "loglik"
+        mode = ScoringMode.FIRST_TOKEN if all(len(k) == 1 for k in labels) else ScoringMode.LOGLIK
         started = time.perf_counter()
         result = await client.score_labels(ScoreRequest(messages, labels, mode))
         latency = (time.perf_counter() - started) * 1000

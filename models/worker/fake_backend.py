@@ -22,6 +22,7 @@ from models.types import (
     Message,
     ScoreRequest,
     ScoreResult,
+    ScoringMode,
 )
 from models.worker.per_request import Slots
 
@@ -161,9 +162,11 @@ def fake_text(messages: Sequence[Message], max_tokens: int = 48, seed: int | Non
     return " ".join(WORDS[d[1 + i] % len(WORDS)] for i in range(n))
 
 
-def fake_probs(messages: Sequence[Message], labels: Sequence[str], mode: str = "first_token") -> tuple[float, ...]:
+def fake_probs(
+    messages: Sequence[Message], labels: Sequence[str], mode: ScoringMode = ScoringMode.FIRST_TOKEN
+) -> tuple[float, ...]:
     """Probabilities over ``labels`` from a hash of prompt and label; they sum to 1."""
-    if mode not in ("first_token", "loglik"):
+    if mode not in tuple(ScoringMode):  # a request built from untyped input may carry anything
         raise ValueError(f"unknown scoring mode {mode!r}; use 'first_token' or 'loglik'")
     if not labels:
         raise ValueError("at least one label is needed")

@@ -44,6 +44,7 @@ from models.types import (
     Message,
     ScoreRequest,
     ScoreResult,
+    ScoringMode,
 )
 
 DEFAULT_MAX_TOP_LOGPROBS = 20  # vLLM's default --max-logprobs, and OpenAI's cap
@@ -212,9 +213,9 @@ class OpenAIInference:
         )
 
     async def score_labels(self, req: ScoreRequest) -> ScoreResult:
-        if req.mode == "first_token":
+        if req.mode == ScoringMode.FIRST_TOKEN:
             return await self._score_first_token(req)
-        if req.mode == "loglik":
+        if req.mode == ScoringMode.LOGLIK:
             return await self._score_loglik(req)
         raise ValueError(f"unknown scoring mode {req.mode!r}; use 'first_token' or 'loglik'")
 

@@ -41,6 +41,7 @@ from models.types import (
     Inference,
     InferenceError,
     ScoreRequest,
+    ScoringMode,
     messages_from_json,
 )
 
@@ -53,7 +54,7 @@ DEFAULT_MAX_BODY_BYTES = 1 << 20  # a long game transcript is tens of KB; 1 MiB 
 MAX_TOKENS_LIMIT = 4096
 MAX_LABELS = 64
 MAX_STOP = 16
-SCORE_MODES = ("first_token", "loglik")
+SCORE_MODES = tuple(m.value for m in ScoringMode)
 LATENCY_BUCKETS_S: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 _INFERENCE_KEY = web.AppKey("inference", Inference)
@@ -136,10 +137,10 @@ def parse_score(body: Any) -> ScoreRequest:
         raise BadRequest(f"at most {MAX_LABELS} labels, got {len(labels)}")
     if len(set(labels)) != len(labels):
         raise BadRequest(f"'labels' must be distinct, got {labels}")
-    mode = body.get("mode", "first_token")
+    mode = body.get("mode", ScoringMode.FIRST_TOKEN.value)
     if mode not in SCORE_MODES:
         raise BadRequest(f"'mode' must be one of {list(SCORE_MODES)}, got {mode!r}")
-    return ScoreRequest(messages, labels=tuple(labels), mode=mode)
+    return ScoreRequest(messages, labels=tuple(labels), mode=ScoringMode(mode))
 
 
 # -- metrics ------------------------------------------------------------------

@@ -48,7 +48,7 @@ from transformers.cache_utils import CacheLayerMixin, DynamicLayer
 from transformers.utils import logging as hf_logging
 
 from models.bundled import load_model
-from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
+from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult, ScoringMode
 from models.worker import default_model
 from models.worker.per_request import Slots
 
@@ -440,14 +440,14 @@ class TransformersBackend:
 
         def check(i: int) -> None:
             r = reqs[i]
-            if r.mode not in ("first_token", "loglik"):
+            if r.mode not in tuple(ScoringMode):  # a request built from untyped input may carry anything
                 raise ValueError(f"unknown scoring mode {r.mode!r}; use 'first_token' or 'loglik'")
             prompts[i] = self._prompt(r.messages)
-            if r.mode == "first_token":
+            if r.mode == ScoringMode.FIRST_TOKEN:
                 self.label_token_ids(r.labels)
 
         valid = slots.each(range(len(reqs)), check)
-        first = [i for i in valid if reqs[i].mode == "first_token"]
+        first = [i for i in valid if reqs[i].mode == ScoringMode.FIRST_TOKEN]
         prefills: list[_Prefill] = []
         with slots.together(first):
             prefills = self._prepare_prefixes([prompts[i] for i in first]) if first else []
@@ -469,7 +469,7 @@ class TransformersBackend:
                         cached_tokens=prefills[g].cached_tokens,
                         extra={"label_mass": float(full[label_ids].sum())},
                     )
-        loglik = [i for i in valid if reqs[i].mode == "loglik" and slots.empty(i)]
+        loglik = [i for i in valid if reqs[i].mode == ScoringMode.LOGLIK and slots.empty(i)]
         slots.each(loglik, lambda i: self._score_loglik(reqs[i], prompts[i]))
         return slots.results(latency_s=time.perf_counter() - t0, missing="not scored")
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from models.types import GenerateRequest, InferenceError, Message, ScoreRequest
+from models.types import GenerateRequest, InferenceError, Message, ScoreRequest, ScoringMode
 from models.worker.openai_backend import (
     OpenAIInference,
     label_logprobs,
@@ -106,7 +106,7 @@ async def test_allowed_token_ids_restrict_the_answer(fake: FakeOpenAI) -> None:
 
 
 async def test_loglik_sums_option_tokens_only(fake: FakeOpenAI, client: OpenAIInference) -> None:
-    res = await client.score_labels(ScoreRequest(MSGS, ("cat", "big elephant"), mode="loglik"))
+    res = await client.score_labels(ScoreRequest(MSGS, ("cat", "big elephant"), mode=ScoringMode.LOGLIK))
     # Toy model: each token costs 0.5 per character; the context is shared, so
     # only " cat" (-1.5) and " big elephant" (-1.5 - 4.0) matter.
     assert res.extra["loglik"] == pytest.approx([-1.5, -5.5])
@@ -120,7 +120,7 @@ async def test_loglik_sums_option_tokens_only(fake: FakeOpenAI, client: OpenAIIn
 async def test_loglik_without_echo_support_raises(fake: FakeOpenAI, client: OpenAIInference) -> None:
     fake.supports_echo = False
     with pytest.raises(InferenceError, match="loglik"):
-        await client.score_labels(ScoreRequest(MSGS, ("cat", "dog"), mode="loglik"))
+        await client.score_labels(ScoreRequest(MSGS, ("cat", "dog"), mode=ScoringMode.LOGLIK))
 
 
 async def test_server_errors_and_unreachable_raise_inference_error(fake: FakeOpenAI, client: OpenAIInference) -> None:

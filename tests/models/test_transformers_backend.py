@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult
+from models.types import GenerateRequest, GenerateResult, Message, ScoreRequest, ScoreResult, ScoringMode
 from models.worker.transformers_backend import TransformersBackend
 
 RULES = (
@@ -126,7 +126,7 @@ def test_loglik_matches_hand_computation(backend: TransformersBackend, tiny_mode
     if warm:
         backend.score_batch([ScoreRequest(turn(0), LABELS)])
     options = ("ocean waves", "tree", "a very long answer about the weather", "dry")
-    req = ScoreRequest(turn(5), options, mode="loglik")
+    req = ScoreRequest(turn(5), options, mode=ScoringMode.LOGLIK)
     res = ok(backend.score_batch([req])[0])
     expected = hand_loglik(tiny_model, tiny_tokenizer, req.messages, options)
     assert res.extra["loglik"] == pytest.approx(expected, abs=1e-3)
@@ -136,7 +136,7 @@ def test_loglik_matches_hand_computation(backend: TransformersBackend, tiny_mode
 
 
 def test_unknown_mode_fails_alone(backend: TransformersBackend):
-    bad, good = backend.score_batch([ScoreRequest(turn(0), LABELS, mode="nope"), ScoreRequest(turn(0), LABELS)])
+    bad, good = backend.score_batch([ScoreRequest(turn(0), LABELS, mode="nope"), ScoreRequest(turn(0), LABELS)])  # type: ignore[arg-type]  # an unknown mode on purpose
     assert isinstance(bad, ValueError)
     assert isinstance(good, ScoreResult)
 
