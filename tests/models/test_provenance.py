@@ -13,6 +13,7 @@ from models.agents.base import Source
 from models.agents.propose import model_share
 from models.agents.provenance import decision_row, render, tally
 from storage.store import AgentCallRecord, Store
+from storage.tables import AgentOperation
 from tests.research.builders import decrypto_benchmark
 from tests.research.test_stats_cli import SURVIVED, write
 
@@ -48,7 +49,7 @@ def test_stats_reports_the_decisions_of_logged_games(tmp_path: Path) -> None:
         try:
             gid = (await store.games())[0].id
             rows = [decision_row("llm:default", role="decoder", source=s) for s in (Source.SPECIALIST, Source.MODEL)]
-            await store.log_agent_calls([AgentCallRecord(1, r.agent_spec, r.operation, prompt=r.prompt, game_id=gid)
+            await store.log_agent_calls([AgentCallRecord(1, r.agent_spec, AgentOperation(r.operation), prompt=r.prompt, game_id=gid)
                                          for r in rows])
         finally:
             await store.aclose()

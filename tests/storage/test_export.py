@@ -19,6 +19,7 @@ from games.play import play_random
 from games.record import parse, replay_record
 from storage.export import CSV_COLUMNS, SCHEMA, export_games, pseudonym
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord, Store
+from storage.tables import ActionSource, GameStatus, SeatKind
 
 SECRET = "s3cret"
 PSEUDO = re.compile(r"^u_[0-9a-f]{16}$")
@@ -50,7 +51,7 @@ async def record_played_game(
     play = play_random(game, cfg, n, seed)
     names = ["Alice", "Bob"]
     seats = [
-        SeatRecord(i, "human", names[i], user_key=humans[i]) if i < len(humans) else SeatRecord(i, "ai", f"Player {i + 1}", agent_spec="random")
+        SeatRecord(i, SeatKind.HUMAN, names[i], user_key=humans[i]) if i < len(humans) else SeatRecord(i, SeatKind.AI, f"Player {i + 1}", agent_spec="random")
         for i in range(n)
     ]
     gid = await create(store,
@@ -66,14 +67,14 @@ async def record_played_game(
         human = seat < len(humans)
         await store.append_turn(
             gid,
-            action=ActionRecord.of(seat, action, source="human" if human else "ai", actor=humans[seat] if human else "random"),
+            action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI, actor=humans[seat] if human else "random"),
             events=[EventRecord.of(e) for e in evs],
             inbound_key=f"discord:ev-{gid}-{i}",
             agent_calls=[] if human else [AgentCallRecord(seat, "random", prompt=[{"role": "user", "content": "your move"}])],
         )
     result = game.result(state)
     assert result is not None
-    await store.finish_game(gid, status="finished", result=result.to_json())
+    await store.finish_game(gid, status=GameStatus.FINISHED, result=result.to_json())
     return gid, result.to_json()
 
 
@@ -150,7 +151,7 @@ async def test_filters_by_game_and_since_and_skips_unended(store: Store) -> None
     aborted = await create(store,
         game="spy", variant="classic", config={}, platform="discord", place="c", place_name="", host="discord:9", lobby={}
     )
-    await store.finish_game(aborted, status="aborted", result=None)
+    await store.finish_game(aborted, status=GameStatus.ABORTED, result=None)
     await create(store,   # still in the lobby: not exported
         game="spy", variant="classic", config={}, platform="discord", place="d", place_name="", host="discord:9", lobby={}
     )
@@ -172,7 +173,7 @@ async def test_csv_has_one_row_per_action_with_game_columns(store: Store) -> Non
     empty = await create(store,
         game="spy", variant="classic", config={}, platform="discord", place="z", place_name="", host="discord:9", lobby={}
     )
-    await store.finish_game(empty, status="aborted", result=None)
+    await store.finish_game(empty, status=GameStatus.ABORTED, result=None)
     rec = json.loads((await export_text(store, fmt="jsonl", game="spy")).splitlines()[0])
     rows = list(csv.DictReader(io.StringIO(await export_text(store, fmt="csv"))))
     assert tuple(rows[0].keys()) == CSV_COLUMNS

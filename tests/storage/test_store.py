@@ -24,7 +24,7 @@ from storage.store import (
     SeatRecord,
     Store,
 )
-from storage.tables import ActionSource, DeadlineState, GameStatus
+from storage.tables import ActionSource, AgentOperation, DeadlineState, GameStatus, SeatKind
 
 # What a value that JSON cannot hold raises, by driver: the driver's TypeError, or SQLAlchemy's wrapper.
 UNSERIALISABLE = (TypeError, ValueError, sa.exc.StatementError)
@@ -48,9 +48,9 @@ async def store(db_url: str) -> AsyncIterator[Store]:
 
 
 SEATS = [
-    SeatRecord(0, "human", "Alice", user_key="discord:111"),
-    SeatRecord(1, "human", "Bob", user_key="discord:222"),
-    SeatRecord(2, "ai", "Player 3", agent_spec="llm:smollm2"),
+    SeatRecord(0, SeatKind.HUMAN, "Alice", user_key="discord:111"),
+    SeatRecord(1, SeatKind.HUMAN, "Bob", user_key="discord:222"),
+    SeatRecord(2, SeatKind.AI, "Player 3", agent_spec="llm:smollm2"),
 ]
 
 
@@ -76,7 +76,7 @@ async def new_running_game(store: Store, *, game: str = "decrypto", place: str =
     return gid
 
 
-def hint(seat: int = 0, text: str = "fruit", source: str = "human", actor: str = "discord:111") -> ActionRecord:
+def hint(seat: int = 0, text: str = "fruit", source: ActionSource = ActionSource.HUMAN, actor: str = "discord:111") -> ActionRecord:
     return ActionRecord(seat, "hint", [text], source, actor)
 
 
@@ -187,7 +187,7 @@ async def test_sequence_continues_after_reopening(db_url: str) -> None:
 
 async def test_duplicate_inbound_key_writes_nothing(store: Store) -> None:
     gid = await new_running_game(store)
-    call = AgentCallRecord(2, "llm:smollm2", "score", "smollm2", [{"role": "user", "content": "?"}], "B", {"A": 0.1, "B": 0.9})
+    call = AgentCallRecord(2, "llm:smollm2", AgentOperation.SCORE, "smollm2", [{"role": "user", "content": "?"}], "B", {"A": 0.1, "B": 0.9})
     assert await store.append_turn(gid, action=hint(), events=[EventRecord("hint", {})], inbound_key="slack:Ev1", agent_calls=[call])
     before = {t: await count(store, t) for t in ("actions", "events", "agent_calls", "inbound")}
     again = await store.append_turn(
@@ -242,7 +242,7 @@ async def test_turn_for_game_not_running_is_refused(store: Store) -> None:
     with pytest.raises(GameNotFound):
         await store.append_turn(12345, action=hint(), events=[], inbound_key=None)
     gid = await new_running_game(store, place="q")
-    await store.finish_game(gid, status="finished", result={"winners": [0]})
+    await store.finish_game(gid, status=GameStatus.FINISHED, result={"winners": [0]})
     with pytest.raises(GameStateError):
         await store.append_turn(gid, action=hint(), events=[], inbound_key="k2")
     assert await count(store, "inbound") == 0 and await count(store, "actions") == 0
@@ -286,13 +286,13 @@ async def test_agent_calls_are_tied_to_their_action(store: Store) -> None:
     gid = await new_running_game(store)
     await store.append_turn(gid, action=hint(), events=[], inbound_key=None)
     calls = [
-        AgentCallRecord(2, "llm:smollm2", "generate", "smollm2", [{"role": "user", "content": "hint?"}], "bad", retries=1, error="parse"),
-        AgentCallRecord(2, "llm:smollm2", "generate", "smollm2", [{"role": "user", "content": "hint?"}], "fruit", latency_ms=12.5),
+        AgentCallRecord(2, "llm:smollm2", AgentOperation.GENERATE, "smollm2", [{"role": "user", "content": "hint?"}], "bad", retries=1, error="parse"),
+        AgentCallRecord(2, "llm:smollm2", AgentOperation.GENERATE, "smollm2", [{"role": "user", "content": "hint?"}], "fruit", latency_ms=12.5),
     ]
     await store.append_turn(
         gid, action=ActionRecord(2, "hint", ["fruit"], ActionSource.AI, "llm:smollm2"), events=[], inbound_key=None, agent_calls=calls
     )
-    await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2", "score", game_id=gid, label_probs={"A": 1.0})])
+    await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2", AgentOperation.SCORE, game_id=gid, label_probs={"A": 1.0})])
     with pytest.raises(ValueError):
         await store.log_agent_calls([AgentCallRecord(2, "llm:smollm2")])
     rows = await store.agent_calls(gid)
@@ -307,22 +307,22 @@ async def test_agent_calls_are_tied_to_their_action(store: Store) -> None:
 
 def test_records_refuse_bad_values() -> None:
     with pytest.raises(ValueError):
-        ActionRecord(0, "hint", ["x"], "psychic", "discord:1")
+        ActionRecord(0, "hint", ["x"], "psychic", "discord:1")  # type: ignore[arg-type]  # a bad source on purpose
     with pytest.raises(ValueError):
-        ActionRecord(0, "hint", "x", "human", "discord:1")  # a bare string is not a list of texts
+        ActionRecord(0, "hint", "x", ActionSource.HUMAN, "discord:1")  # a bare string is not a list of texts
     with pytest.raises(ValueError):
         EventRecord("e", {}, "everyone")
     with pytest.raises(ValueError):
-        SeatRecord(0, "robot", "R2")
+        SeatRecord(0, "robot", "R2")  # type: ignore[arg-type]  # a bad kind on purpose
     with pytest.raises(ValueError):
-        AgentCallRecord(0, "x", operation="think")
+        AgentCallRecord(0, "x", operation="think")  # type: ignore[arg-type]  # a bad operation on purpose
 
 
 async def test_records_from_engine_types(store: Store) -> None:
     from games.base import Action, Audience, Event
 
     gid = await new_running_game(store)
-    action = ActionRecord.of(1, Action.say("hint", "red", "sky"), source="human", actor="discord:222")
+    action = ActionRecord.of(1, Action.say("hint", "red", "sky"), source=ActionSource.HUMAN, actor="discord:222")
     ev = EventRecord.of(Event("hint", {"words": ["red", "sky"]}, Audience.of(1, 0)))
     await store.append_turn(gid, action=action, events=[ev], inbound_key=None)
     log = await store.load_game(gid)
@@ -358,7 +358,7 @@ async def test_finish_then_announce_exactly_once(db_url: str, store: Store) -> N
     gid = await new_running_game(store)
     assert not await store.mark_announced(gid)  # nothing to announce while running
     await store.set_deadline(gid, 0, datetime.now(UTC) + timedelta(minutes=5))
-    await store.finish_game(gid, status="finished", result={"winners": [2]}, events=[EventRecord("end", {"winner": 2})])
+    await store.finish_game(gid, status=GameStatus.FINISHED, result={"winners": [2]}, events=[EventRecord("end", {"winner": 2})])
     row = await store.game(gid)
     assert row is not None and row.result == {"winners": [2]} and row.finished_at is not None
     assert [g.id for g in await store.unannounced_finished()] == [gid]
@@ -366,7 +366,7 @@ async def test_finish_then_announce_exactly_once(db_url: str, store: Store) -> N
     log = await store.load_game(gid)
     assert (log.events[-1].seq, log.events[-1].kind, log.events[-1].action_seq) == (3, "end", None)
     with pytest.raises(GameStateError):
-        await store.finish_game(gid, status="aborted", result=None)
+        await store.finish_game(gid, status=GameStatus.ABORTED, result=None)
     # Several tasks and a second process race to announce: one wins.
     other = await Store.open(db_url)
     try:
@@ -383,9 +383,9 @@ async def test_abort_from_lobby_and_finish_rules(store: Store) -> None:
         game="decrypto", variant="", config={}, platform="discord", place="p", place_name="", host="discord:1", lobby={}
     )
     with pytest.raises(GameStateError):
-        await store.finish_game(lobby, status="finished", result={})  # a lobby never played cannot be won
+        await store.finish_game(lobby, status=GameStatus.FINISHED, result={})  # a lobby never played cannot be won
     with pytest.raises(ValueError):
-        await store.finish_game(lobby, status="running", result=None)
+        await store.finish_game(lobby, status=GameStatus.RUNNING, result=None)
     await store.finish_game(lobby, status=GameStatus.ABORTED, result=None)
     row = await store.game(lobby)
     assert row is not None and row.status == "aborted" and row.result is None
@@ -395,9 +395,9 @@ async def test_abort_from_lobby_and_finish_rules(store: Store) -> None:
 async def test_games_filters(store: Store) -> None:
     a = await new_running_game(store, game="decrypto", place="a")
     b = await new_running_game(store, game="spy", place="b")
-    await store.finish_game(a, status="finished", result={})
-    assert [g.id for g in await store.games(status="finished")] == [a]
-    assert [g.id for g in await store.games(status=["finished", "running"])] == [a, b]
+    await store.finish_game(a, status=GameStatus.FINISHED, result={})
+    assert [g.id for g in await store.games(status=GameStatus.FINISHED)] == [a]
+    assert [g.id for g in await store.games(status=[GameStatus.FINISHED, GameStatus.RUNNING])] == [a, b]
     assert [g.id for g in await store.games(game="spy")] == [b]
     assert await store.games(since=datetime.now(UTC) + timedelta(seconds=1)) == []
     assert len(await store.games(since=datetime.now(UTC) - timedelta(minutes=1))) == 2
@@ -498,7 +498,7 @@ async def test_group_commit_on_both_write_paths(request: pytest.FixtureRequest, 
                                     place_name="", host="h", lobby={})  # never started
 
         def turn(gid: int, key: str | None) -> Coroutine[Any, Any, bool]:
-            return st.append_turn(gid, action=ActionRecord(0, "vote", ["1"], "human", "discord:111"),
+            return st.append_turn(gid, action=ActionRecord(0, "vote", ["1"], ActionSource.HUMAN, "discord:111"),
                                   events=[EventRecord("a", {}), EventRecord("b", {})], inbound_key=key)
 
         # Issued together, so they share groups: the bad one fails alone, the repeat writes nothing.

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 
+import numpy as np
+
 from bot.tournaments import board
 from bot.tournaments.ratings import Standing
 from storage.tables import TournamentRow
@@ -82,7 +84,7 @@ def test_the_chart_marks_zero_bars_and_counts_games() -> None:
     right = fig.axes[1]
     labels = [t.get_text() for t in right.texts]
     assert "0% (1)" in labels and "0% (3)" in labels and "100% (2)" in labels
-    zero_marks = [ln for ln in right.lines if list(ln.get_xdata()) == [0]]
+    zero_marks = [ln for ln in right.lines if np.asarray(ln.get_xdata()).tolist() == [0]]
     assert len(zero_marks) == 2  # a's chameleon bar and b's player bar are 0: each gets a mark
     assert "not enough games for an interval" in fig.axes[0].get_xlabel()
     assert board.chart_png(CHAM, CHAM_ROWS).startswith(b"\x89PNG")

@@ -100,9 +100,9 @@ async def test_matches_never_take_the_channel_and_abort_there_never_reaches_them
             t = await svc.create(TENANT, TournamentSpec(game="chameleon", entrants=(SLOW,), seats=3, spectate=spectate,
                                                         platform="memory", place=ARENA.key))
             await svc.start_run(TENANT, t.id or 0)
-            while not await b.service.store.games(status=GameStatus.RUNNING.value, tenant=TENANT):
+            while not await b.service.store.games(status=GameStatus.RUNNING, tenant=TENANT):
                 await asyncio.sleep(0.02)
-            match_game = (await b.service.store.games(status=GameStatus.RUNNING.value, tenant=TENANT))[0]
+            match_game = (await b.service.store.games(status=GameStatus.RUNNING, tenant=TENANT))[0]
             assert match_game.place != ARENA.key
             if spectate:  # watched in a thread of its own under the channel
                 assert match_game.platform == "memory" and match_game.place.startswith(ARENA.key + "/")
@@ -122,13 +122,15 @@ async def test_matches_never_take_the_channel_and_abort_there_never_reaches_them
             assert (await repo.tournament(b.service.store, t.id or 0)).status == TournamentStatus.FINISHED  # type: ignore[union-attr]
 
 
-async def _orphan_lobby(b, t_id: int) -> int:  # type: ignore[no-untyped-def]
+async def _orphan_lobby(b, t_id: int) -> int:
     """What a run killed between opening a match's table and beginning it leaves: the match running
     with no game, and the table's row in ``lobby`` (written as ``open_ai_table`` writes it)."""
     store = b.service.store
     (m, *_) = await repo.matches(store, t_id)
+    assert m.id is not None
     assert await repo.start_match(store, m.id)
     t = await repo.tournament(store, t_id)
+    assert t is not None
     import games
 
     engine = games.get(t.game)
@@ -162,4 +164,4 @@ async def test_orphan_lobby_rows_of_a_killed_run_are_cleaned(tmp_path: Path) -> 
         summary = await svc.run("console", second.id or 0)  # a run cleans up before it plays
         assert summary.finished == 2
         assert (await b.service.store.game(orphan)).status == GameStatus.ABORTED  # type: ignore[union-attr]
-        assert await b.service.store.games(status=GameStatus.LOBBY.value) == []
+        assert await b.service.store.games(status=GameStatus.LOBBY) == []

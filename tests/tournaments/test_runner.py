@@ -10,7 +10,7 @@ import pytest
 from bot.tournaments import manage
 from bot.tournaments.runner import Progress, TournamentRunner
 from storage import tournaments as repo
-from storage.tables import MatchStatus, TournamentStatus
+from storage.tables import GameStatus, MatchStatus, TournamentStatus
 from tests.tournaments.agents import open_service, spec
 
 
@@ -69,7 +69,7 @@ async def test_a_stalled_game_is_aborted_and_retried(tmp_path: Path) -> None:
         assert summary.failed == 1
         (m,) = await repo.matches(b.service.store, tid)
         assert m.status == MatchStatus.FAILED and m.attempts == 2 and "stalled" in (m.error or "")
-        aborted = await b.service.store.games(status="aborted")
+        aborted = await b.service.store.games(status=GameStatus.ABORTED)
         assert len(aborted) == 2
 
 

@@ -13,7 +13,7 @@ from games import get
 from games.base import Choice, Option, Text
 from games.labels import human_list, seat_ref
 from games.play import random_action
-from storage.tables import SeatKind
+from storage.tables import GameStatus, SeatKind
 from tests.bot.core.conftest import ALICE, BOB, HERE, Harness
 from tests.vocabulary import NONSENSE
 
@@ -121,7 +121,7 @@ async def test_private_confirmations_never_arrive_after_the_result(harness: Harn
         assert (await h.send(CommandKind.JOIN, BOB, place)).ok
         assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=2)).ok
         assert (await h.send(CommandKind.START, ALICE, place)).ok
-        gid = (await h.store.games(status="running"))[-1].id
+        gid = (await h.store.games(status=GameStatus.RUNNING))[-1].id
         await h.play_humans(seed=seed)
         sent = h.platform.sent
         end = next(i for i, s in enumerate(sent) if s.message.title == f"Game #{gid} is over")
