@@ -55,6 +55,7 @@ import games  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
 from games.base import Choice, Game, Text  # noqa: E402
 from models.agents.provenance import decision_of  # noqa: E402
+from storage.tables import ActionSource, AgentOperation  # noqa: E402
 
 # (game, variant, seats, options): small enough for a shared 2-core machine.
 TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
@@ -134,13 +135,13 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
         move: dict[str, Any] = {
             "agent": agent, "game": f"{game_id}:{variant}", "role": role_of(game_id, s, seat, obs.view),
             "kind": "choice" if isinstance(spec, Choice) else "text", "source": out.source,
-            "first_try": out.source == "ai" and errors == 0, "errors": errors,
+            "first_try": out.source is ActionSource.AI and errors == 0, "errors": errors,
             "wall_ms": wall, "log_ms": sum(c.latency_ms for c in out.calls),
-            "position": chosen_position(out.calls) if out.source == "ai" else None,
+            "position": chosen_position(out.calls) if out.source is ActionSource.AI else None,
             "decided_by": decided.get("source") if decided else None,
             "model_share": float(decided.get("model_share") or 0.0) if decided else None,
             "timeout": bool(decided.get("timeout")) if decided else None,
-            "model_calls": sum(1 for c in out.calls if c.operation in ("generate", "score") and c.model_id),
+            "model_calls": sum(1 for c in out.calls if c.operation in (AgentOperation.GENERATE, AgentOperation.SCORE) and c.model_id),
         }
         if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
             move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),

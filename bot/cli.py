@@ -255,6 +255,7 @@ def replay(
     from games.base import ConfigError
     from games.play import seat_names, transcript
     from games.record import RecordError, replay_record
+    from storage.tables import GameStatus
 
     try:
         found = split_games(read_input(file).splitlines())
@@ -285,7 +286,7 @@ def replay(
             typer.echo(transcript(rec.game, events, names, result), nl=False)
         head = f"{prefix}{rec.game.id} ({rec.config.variant}), {len(rec.actions)} actions"
         if result is None:
-            if g.status == "aborted":
+            if g.status == GameStatus.ABORTED:
                 typer.echo(f"{head}: aborted (the table was stopped before the game ended).")
             else:
                 typer.echo(f"{head}: the game is not over yet.")

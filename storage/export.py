@@ -53,7 +53,7 @@ from storage.evaluations import evaluations_json
 from storage.export_secret import export_secret
 from storage.ports import ExportSource
 from storage.records import GameLog
-from storage.tables import ENDED, AgentCallRow
+from storage.tables import ENDED, ActionSource, AgentCallRow
 
 SCHEMA = "hushtable.game/1"
 
@@ -111,7 +111,7 @@ class _Names:
         return pseudonym(self.secret, f"{platform}:{place}", "c_") if self.on else place
 
     def actor(self, actor: str, source: str) -> str:
-        if self.on and (source == "human" or actor in self.people or actor.startswith(self.platform_prefix)):
+        if self.on and (source == ActionSource.HUMAN or actor in self.people or actor.startswith(self.platform_prefix)):
             return pseudonym(self.secret, actor)
         return actor
 

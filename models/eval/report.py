@@ -21,7 +21,7 @@ from models.eval.live import row_scores
 from models.eval.metrics import Scores, mean_scores
 from storage.evaluations import evaluations
 from storage.store import Store
-from storage.tables import GameRow, GameStatus
+from storage.tables import ActionSource, GameRow, GameStatus
 
 AGREE_POINTS = 20.0  # evaluators within this many points (0-100) of their median count as agreeing
 
@@ -136,9 +136,9 @@ async def player_averages(store: Store, user_key: str, *, tenant: str | None = N
             continue
         used.add(r.evaluator)
         source, actor = actors.get((r.game_id, r.action_seq), ("", ""))
-        if source == "human" and actor == user_key:
+        if source == ActionSource.HUMAN and actor == user_key:
             mine.append(s)
-        elif source != "human":
+        elif source != ActionSource.HUMAN:
             agents[actor].append(s)
     return PlayerAverages(mean_scores(mine) if mine else None, len(mine),
                           {a: (mean_scores(xs), len(xs)) for a, xs in sorted(agents.items())}, tuple(sorted(used)))
