@@ -41,7 +41,6 @@ class AgentKind(StrEnum):
     LLM = "llm"
     EMBED = "embed"
     RANDOM = "random"
-    CODED = "coded"  # a player registered by code under its own name (tests, experiments), never from settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +94,6 @@ def entries_from_json(raw: str) -> list[AgentEntry]:
         if not isinstance(name, str) or not name.strip() or any(c in name for c in "?#/ \t"):
             raise ValueError(f"HUSHTABLE_AGENTS: {str(name)[:40]!r} is not a plain agent name (like llm:big)")
         kind = kind_of(name)
-        if kind is AgentKind.CODED:
-            raise ValueError(f"HUSHTABLE_AGENTS[{name!r}]: coded players are registered by code, not configured")
         if not isinstance(body, dict):
             raise ValueError(f"HUSHTABLE_AGENTS[{name!r}] must be an object")
         unknown = sorted(set(body) - {"model", "api_key", "params"})
@@ -129,29 +126,14 @@ class AgentRegistry:
 
     def __init__(self, entries: Sequence[AgentEntry] = ()) -> None:
         self._entries: dict[str, AgentEntry] = {}
-        self._builders: dict[AgentKind, Builder] = {AgentKind.RANDOM: lambda entry, seed: RandomAgent(entry.name, seed),
-                                                    AgentKind.CODED: self._build_coded}
-        self._coded: dict[str, Builder] = {}
+        self._builders: dict[AgentKind, Builder] = {AgentKind.RANDOM: lambda entry, seed: RandomAgent(entry.name, seed)}
         self.define(BUILTIN[0])
         for e in entries:
             self.define(e)
 
-    def register(self, kind: AgentKind | str, builder: Builder | Callable[[str, dict[str, str], int], Player]) -> None:
-        """The builder of a kind; or, for a name that is no kind, a player registered by code under that name
-        (the older form ``register(name, lambda arg, params, seed: player)`` keeps working)."""
-        if kind in AgentKind.__members__.values():
-            self._builders[AgentKind(kind)] = builder  # type: ignore[assignment]  # a kind's builder takes (entry, seed)
-            return
-        coded = builder
-
-        def build(entry: AgentEntry, seed: int) -> Player:
-            return coded("", {}, seed)  # type: ignore[call-arg,arg-type]  # the older three-argument form
-
-        self._coded[str(kind)] = build
-        self.define(AgentEntry(str(kind), AgentKind.CODED))
-
-    def _build_coded(self, entry: AgentEntry, seed: int) -> Player:
-        return self._coded[entry.name](entry, seed)
+    def register(self, kind: AgentKind, builder: Builder) -> None:
+        """The builder of a kind: every entry of that kind is built with it."""
+        self._builders[kind] = builder
 
     def define(self, entry: AgentEntry) -> None:
         """Add or replace a named entry (operator entries may redefine the built-in ones)."""
@@ -159,8 +141,7 @@ class AgentRegistry:
 
     def names(self) -> list[str]:
         """Every name that resolves now (its kind has a builder)."""
-        return [n for n, e in self._entries.items()
-                if e.kind in self._builders and (e.kind is not AgentKind.CODED or n in self._coded)]
+        return [n for n, e in self._entries.items() if e.kind in self._builders]
 
     def choices(self, wanted: Sequence[str]) -> list[str]:
         """The operator's agent choices that resolve, in the operator's order."""
