@@ -24,7 +24,6 @@ from sqlmodel import col, select
 from storage.ports import UnitsOfWork
 from storage.tables import (
     GameRow,
-    GameStatus,
     MatchStatus,
     SchedulerLeaseRow,
     SeatRow,
@@ -222,19 +221,6 @@ async def cancel_open_matches(store: UnitsOfWork, tournament_id: int) -> int:
         return int(res.rowcount)
 
 
-async def game_at_place(store: UnitsOfWork, platform: str, place: str) -> GameRow | None:
-    """The newest game opened at this place: finds a match's game when the runner died between
-    opening it and recording its id."""
-    async with store.read() as s:
-        q = (
-            select(GameRow)
-            .where(GameRow.platform == platform, GameRow.place == place)
-            .order_by(col(GameRow.id).desc())
-            .limit(1)
-        )
-        return (await s.exec(q)).first()
-
-
 async def find_orphan_game(
     store: UnitsOfWork, *, tenant: str, seed: int, agents: Sequence[str], since: datetime
 ) -> int | None:
@@ -253,22 +239,6 @@ async def find_orphan_game(
             if [x.agent_spec for x in seats] == list(agents):
                 return row.id
         return None
-
-
-async def finished_game_ids(store: UnitsOfWork, tournament_id: int) -> list[int]:
-    """Game ids of the tournament's finished matches, in match order."""
-    async with store.read() as s:
-        q = (
-            select(TournamentMatchRow.game_id)
-            .join(GameRow, col(GameRow.id) == col(TournamentMatchRow.game_id))
-            .where(
-                TournamentMatchRow.tournament_id == tournament_id,
-                TournamentMatchRow.status == MatchStatus.FINISHED.value,
-                GameRow.status == GameStatus.FINISHED.value,
-            )
-            .order_by(col(TournamentMatchRow.idx))
-        )
-        return [int(g) for g in (await s.exec(q)).all() if g is not None]
 
 
 # --------------------------------------------------------------------------- ratings

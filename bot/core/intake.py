@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -216,10 +216,6 @@ class Origin:
     def command(self, kind: CommandKind, args: dict[str, Any] | None = None) -> Command:
         return Command(kind, self.user, self.place, dict(args or {}), inbound_id=self.inbound_id,
                        is_admin=self.is_admin, tenant=self.tenant)
-
-    def without_inbound(self) -> Origin:
-        """For reads made on the member's behalf (looking up a form after a restart)."""
-        return replace(self, inbound_id=None)
 
 
 def command_for(d: codec.Decoded, origin: Origin, *, agent: str,

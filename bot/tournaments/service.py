@@ -254,11 +254,6 @@ class TournamentService:
         self._runs.clear()
 
 
-def entrants_of(text: str | None) -> tuple[str, ...]:
-    """A comma-separated entrant list as typed in chat (empty: every configured agent)."""
-    return tuple(e.strip() for e in (text or "").split(",") if e.strip())
-
-
 def describe(t: TournamentRow) -> str:
     return manage.describe(t)
 

