@@ -81,14 +81,14 @@ def test_three_processes_with_two_kills_finish_every_game_exactly_once(pg_url: s
         for name, out in outputs.items():
             for line in out.splitlines():
                 if line.startswith("TURN "):
-                    _, gid, owner, token, at = line.split()
+                    _, game_text, owner, token_text, at = line.split()
                     assert owner == name
-                    turns[int(gid)].append((float(at), int(token), owner))
+                    turns[int(game_text)].append((float(at), int(token_text), owner))
         logged = sum(len(v) for v in turns.values())
         assert total - len(kill_points) <= logged <= total  # a victim may die between commit and print
         taken_over = 0
         for gid, seen in turns.items():
-            holder_of = {}
+            holder_of: dict[int, str] = {}
             for _, token, owner in seen:
                 assert holder_of.setdefault(token, owner) == owner, f"game {gid}: token {token} used by two processes"
             tokens = [token for _, token, _ in sorted(seen)]
