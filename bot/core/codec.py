@@ -12,7 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-LOBBY_VERBS = ("join", "leave", "ai", "start", "abort")
+
+class LobbyVerb(StrEnum):
+    """The lobby card's buttons."""
+
+    JOIN = "join"
+    LEAVE = "leave"
+    AI = "ai"
+    START = "start"
+    ABORT = "abort"
+
+
+LOBBY_VERBS: tuple[str, ...] = tuple(LobbyVerb)
 
 
 class Scope(StrEnum):
@@ -30,7 +41,7 @@ class Decoded:
     seat: int | None = None
     kind: str | None = None
     option: str | None = None
-    verb: str | None = None
+    verb: LobbyVerb | None = None
 
 
 class BadId(ValueError):
@@ -46,7 +57,7 @@ def action_id(game_id: int, seat: int, kind: str, option: str | None = None) -> 
     return out
 
 
-def lobby_id(game_id: int, verb: str) -> str:
+def lobby_id(game_id: int, verb: LobbyVerb) -> str:
     if verb not in LOBBY_VERBS:
         raise BadId(f"unknown lobby verb {verb!r}")
     return f"{Scope.LOBBY}:{game_id}:{verb}"
@@ -62,7 +73,7 @@ def decode(raw: str) -> Decoded:
         if parts[0] == Scope.ACTION and len(parts) in (4, 5):
             return Decoded(Scope.ACTION, int(parts[1]), int(parts[2]), parts[3], parts[4] if len(parts) == 5 else None)
         if parts[0] == Scope.LOBBY and len(parts) == 3 and parts[2] in LOBBY_VERBS:
-            return Decoded(Scope.LOBBY, int(parts[1]), verb=parts[2])
+            return Decoded(Scope.LOBBY, int(parts[1]), verb=LobbyVerb(parts[2]))
         if parts[0] == Scope.SHOW and len(parts) == 2:
             return Decoded(Scope.SHOW, int(parts[1]))
     except ValueError:

@@ -46,12 +46,12 @@ __all__ = [
     "unquote",
 ]
 
-LOBBY_KINDS: dict[str, CommandKind] = {
-    "join": CommandKind.JOIN,
-    "leave": CommandKind.LEAVE,
-    "ai": CommandKind.ADD_AI,
-    "start": CommandKind.START,
-    "abort": CommandKind.ABORT,
+LOBBY_KINDS: dict[codec.LobbyVerb, CommandKind] = {
+    codec.LobbyVerb.JOIN: CommandKind.JOIN,
+    codec.LobbyVerb.LEAVE: CommandKind.LEAVE,
+    codec.LobbyVerb.AI: CommandKind.ADD_AI,
+    codec.LobbyVerb.START: CommandKind.START,
+    codec.LobbyVerb.ABORT: CommandKind.ABORT,
 }
 
 _KEY = re.compile(r"[A-Za-z_][\w-]*")
@@ -227,7 +227,8 @@ def command_for(d: codec.Decoded, origin: Origin, *, agent: str,
     ``agent``: what the lobby "ai" button adds (see `default_agent`).
     """
     if d.scope is codec.Scope.LOBBY:
-        kind = LOBBY_KINDS[str(d.verb)]
+        assert d.verb is not None  # decode() gives every lobby id its verb
+        kind = LOBBY_KINDS[d.verb]
         args: dict[str, Any] = {"game_id": d.game_id}
         if kind is CommandKind.ADD_AI:
             args |= {"agent": agent, "count": 1}

@@ -89,11 +89,11 @@ def lobby_card(game_id: int, game: str, variant: str, lobby: Lobby, seats: tuple
     if closed:
         return Outgoing(f"{text}\n{closed}", title=title, user_text=True)
     buttons = (
-        Button(codec.lobby_id(game_id, "join"), "Join", Style.PRIMARY),
-        Button(codec.lobby_id(game_id, "leave"), "Leave"),
-        Button(codec.lobby_id(game_id, "ai"), "Add AI"),
-        Button(codec.lobby_id(game_id, "start"), "Start", Style.SUCCESS),
-        Button(codec.lobby_id(game_id, "abort"), "Abort", Style.DANGER),
+        Button(codec.lobby_id(game_id, codec.LobbyVerb.JOIN), "Join", Style.PRIMARY),
+        Button(codec.lobby_id(game_id, codec.LobbyVerb.LEAVE), "Leave"),
+        Button(codec.lobby_id(game_id, codec.LobbyVerb.AI), "Add AI"),
+        Button(codec.lobby_id(game_id, codec.LobbyVerb.START), "Start", Style.SUCCESS),
+        Button(codec.lobby_id(game_id, codec.LobbyVerb.ABORT), "Abort", Style.DANGER),
     )
     return Outgoing(text, buttons=buttons, title=title, user_text=True)
 

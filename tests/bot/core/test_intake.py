@@ -58,7 +58,7 @@ def test_commands_from_codec_ids() -> None:
     assert intake.command_for(form, ORIGIN, agent="random") is None  # an opener: the adapter opens it
     sent = intake.command_for(form, ORIGIN, agent="random", values=["word"])
     assert sent is not None and sent.args["value"] == ["word"]
-    ai = intake.command_for(codec.decode(codec.lobby_id(7, "ai")), ORIGIN, agent="embed:minilm")
+    ai = intake.command_for(codec.decode(codec.lobby_id(7, codec.LobbyVerb.AI)), ORIGIN, agent="embed:minilm")
     assert ai is not None and ai.kind is CommandKind.ADD_AI and dict(ai.args) == {"game_id": 7, "agent": "embed:minilm", "count": 1}
     show = intake.command_for(codec.decode(codec.show_id(7)), ORIGIN, agent="random")
     assert show is not None and show.kind is CommandKind.SHOW
