@@ -21,6 +21,7 @@ from typing import Any
 
 import games as game_registry
 from bot.core import commands as c
+from bot.core import intake
 from bot.core.agents import AgentFactory, AgentRunner
 from bot.core.commands import Refused
 from bot.core.deadlines import Deadlines
@@ -169,6 +170,21 @@ class TableService:
         # game not in memory yet), not for each one.
         if await leases.acquire() or set(leases.held) - set(self.tables):
             await self.resume.run(self.lock_for)
+
+    async def _reach(self, cmd: Command, game_id: int) -> None:
+        """A move for a running game this process does not drive (several processes share the
+        database): take the game over when its holder's lease ran out (it died), else say in one
+        sentence that it is moving; the move is not logged, so sending it again is safe."""
+        leases = self.store.leases
+        if leases is None or game_id in self.tables:
+            return
+        row = await self.store.game(game_id)
+        if row is None or row.status != GameStatus.RUNNING or not intake.reaches(cmd, row.tenant):
+            return  # the turn path answers these as it always has
+        if await leases.acquire([game_id]):
+            await self.resume.run(self.lock_for)
+        if game_id not in self.tables:
+            raise Refused("That game is moving to another bot process; send your move again in a few seconds.")
 
     def _table_opened(self, table: Table) -> None:
         self.tables[table.game_id] = table
@@ -343,6 +359,7 @@ class TableService:
             case CommandKind.RULES, c.RulesArgs():
                 return await self._rules(cmd, a)
             case CommandKind.ACT, c.ActArgs():
+                await self._reach(cmd, a.game_id)
                 return await play.act(cmd, a)
             case CommandKind.ACT, c.ReplyTextArgs():
                 return await play.act_by_text(cmd, a)
