@@ -140,6 +140,7 @@ def run(
             summary = await tournaments.run(tenant, t.id or 0, runner)
         t = await tournaments.get(tenant, tournament_id)
         _print_board(t, list(summary.standings))
+        typer.echo(await tournaments.sources(t), nl=False)
         if chart is not None:
             _write(chart, board.chart_png(t, summary.standings))
             typer.echo(f"chart written to {chart}")

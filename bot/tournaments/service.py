@@ -26,6 +26,7 @@ from bot.tournaments.ratings import Standing
 from bot.tournaments.runner import HEADLESS, NullPlatform, RunBusy, RunSummary, TournamentRunner, run_lease
 from bot.tournaments.schedule import LEASE_TTL, TournamentScheduler, slot_seed
 from bot.tournaments.spec import TournamentSpec, spec_of, status_of
+from models.agents import provenance
 from storage import tournaments as repo
 from storage.tables import MatchStatus, TournamentRow, TournamentStatus
 
@@ -191,7 +192,15 @@ class TournamentService:
         if not rows:
             return None
         png = await asyncio.to_thread(board.chart_png, t, rows)
-        return Board(board.text_table(t, rows), png, f"tournament-{t.id}.png")
+        return Board(board.text_table(t, rows) + await self.sources(t), png, f"tournament-{t.id}.png")
+
+    async def sources(self, t: TournamentRow) -> str:
+        """Where the entrants' moves came from (model, specialist, fallback...), per agent and role."""
+        calls = [(c.agent_spec, c.prompt) for m in await repo.matches(self.store, t.id or 0)
+                 if m.status == MatchStatus.FINISHED and m.game_id is not None
+                 for c in await self.store.agent_calls(m.game_id)]
+        tallies = provenance.tally(calls)
+        return "\nWhere the moves came from\n" + provenance.render(tallies) if tallies else ""
 
     # ------------------------------------------------------------------ the scheduler
 

@@ -33,6 +33,9 @@ def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None
     out = cli("run", "1", "--chart", str(tmp_path / "board.png"))
     assert "Tournament #1 smoke" in out and "embed:minilm" in out and "chameleon (1):" in out and "player (2):" in out
     assert (tmp_path / "board.png").read_bytes().startswith(b"\x89PNG")
+    # Where the entrants' moves came from, per agent and role: the random player's are its own draws.
+    sources = out.split("Where the moves came from", 1)[1]
+    assert "specialist" in sources and any(line.startswith("random") and "100%" in line for line in sources.splitlines())
 
     assert "#1 smoke: chameleon (classic)" in cli("list") and "finished" in cli("list")
     assert cli("list", "--tenant", "discord:1").strip() == "no tournaments yet"
