@@ -67,6 +67,13 @@ class ModelUse(StrEnum):
     SHORTLIST = "shortlist"  # label-score the best free-text candidates
 
 
+class JudgeKind(StrEnum):
+    """How the strategic agent ranks its clue candidates."""
+
+    SNEAK = "sneak"  # models/eval's embedding evaluator
+    OWN = "own"  # the agent's own estimate
+
+
 def parse_uses(text: str) -> frozenset[ModelUse]:
     """``none``, ``all``, or uses joined by ``+`` or ``,`` (``choices+shortlist``)."""
     text = text.strip().lower()
@@ -99,7 +106,7 @@ class Strategy:
     deadline_s: float = 30.0  # wall-clock deadline of the whole move (only a deadline: the work is fixed)
     evidence: float = 1.0  # weight of the seat's evidence against the model's probabilities
     embed: str = "minilm"  # the strategy's embedding model; "none": the model alone
-    judge_kind: str = "sneak"  # clues ranked by models/eval's embedding evaluator ("sneak") or our own estimate ("own")
+    judge_kind: JudgeKind = JudgeKind.SNEAK
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
     judges: JudgeCache | None = field(default=None, compare=False, repr=False)
 
@@ -112,6 +119,9 @@ class Strategy:
         # budget_s is the older name of the deadline.
         deadline = params.get("deadline_s", params.get("budget_s", d.deadline_s))
         uses = parse_uses(params["model"]) if "model" in params else d.model
+        judge = params.get("judge", d.judge_kind.value)
+        if judge not in tuple(JudgeKind):
+            raise ValueError(f"judge is 'sneak' or 'own', not {judge!r}")
         s = cls(
             model=uses,
             debias=Debias(params.get("debias", d.debias.value)),
@@ -120,10 +130,8 @@ class Strategy:
             deadline_s=float(deadline),
             evidence=float(params.get("evidence", d.evidence)),
             embed=params.get("embed", d.embed),
-            judge_kind=params.get("judge", d.judge_kind),
+            judge_kind=JudgeKind(judge),
         )
-        if s.judge_kind not in ("sneak", "own"):
-            raise ValueError(f"judge is 'sneak' or 'own', not {s.judge_kind!r}")
         if s.orderings < 1 or s.samples < 0 or not s.deadline_s > 0 or s.evidence < 0:
             raise ValueError("orderings >= 1, samples >= 0, deadline_s > 0 and evidence >= 0, please")
         return s
@@ -135,7 +143,7 @@ class Strategy:
     def judge(self) -> Judge | None:
         if self.index is None:
             return None
-        if self.judge_kind == "sneak" and self.judges is not None:
+        if self.judge_kind is JudgeKind.SNEAK and self.judges is not None:
             try:
                 return self.judges(self.index.embedder)
             except ImportError:  # a tree without models/eval: our own estimate
@@ -450,4 +458,4 @@ def _legal_candidates(agent: LLMAgent, obs: Observation, spec: Text, pools: list
     return out
 
 
-__all__ = ["DEFAULT_USES", "SHORTLIST", "ModelUse", "Strategy", "choose", "model_share", "parse_uses", "propose_then_choose"]
+__all__ = ["DEFAULT_USES", "SHORTLIST", "JudgeKind", "ModelUse", "Strategy", "choose", "model_share", "parse_uses", "propose_then_choose"]

@@ -15,7 +15,7 @@ from bot.core.agents import AgentRunner
 from games.base import Action, Observation, Text
 from models.agents.embed import VocabIndex
 from models.agents.llm import AnswerRefused, LLMAgent, Mode
-from models.agents.propose import ModelUse, Strategy
+from models.agents.propose import JudgeKind, ModelUse, Strategy
 from models.agents.strategy import EmbeddingJudge
 from models.client import InProcessClient
 from models.scoring import Debias
@@ -76,7 +76,7 @@ def test_the_judge_prefers_utility_without_leakage_on_a_hand_made_case() -> None
 
 def test_the_strategy_gives_the_higher_softscore_clue() -> None:
     obs, spec = clue_turn()
-    agent, close = fake_agent(Strategy(index=hand_index(), samples=0, judge_kind="own"))
+    agent, close = fake_agent(Strategy(index=hand_index(), samples=0, judge_kind=JudgeKind.OWN))
     d = run(agent.act(obs, spec))
     run(close())
     assert d.action.value == ("cat",)
