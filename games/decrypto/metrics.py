@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.base import Result
+from games.decrypto.config import Variant
 from games.descriptor import Measured, SeatOutcome, SeatRole, Side
 from games.metrics import rate, won
 from games.record import Record
@@ -24,7 +25,7 @@ def read_seats(rec: Record, variant: str, result: Result) -> list[SeatOutcome]:
     every seat a team member, with its team's tokens and the rounds it encoded and decoded."""
     d = result.details
     history: Sequence[Mapping[str, Any]] = d["history"]
-    if variant == "benchmark":
+    if variant == Variant.BENCHMARK:
         common = {
             "turns": float(d["turns"]),
             "miscommunications": float(d["miscommunications"]),
@@ -54,8 +55,8 @@ _SPY_ROLE = {"villager": (SeatRole.VILLAGER, Side.VILLAGERS), "spy": (SeatRole.S
 
 def summarize(games: Sequence[Measured]) -> dict[str, Any]:
     """The Decrypto paper's metrics over benchmark games (Table 1), or the teams' analogue."""
-    bench = [g for g in games if g.variant == "benchmark"]
-    teams = [g for g in games if g.variant == "teams"]
+    bench = [g for g in games if g.variant == Variant.BENCHMARK]
+    teams = [g for g in games if g.variant == Variant.TEAMS]
     if bench and teams:
         raise ValueError("benchmark and teams games are measured separately")
     if bench or not teams:

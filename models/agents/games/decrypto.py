@@ -28,6 +28,7 @@ from scipy.optimize import linear_sum_assignment
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from games.decrypto import DecryptoView
+from games.decrypto.config import Variant
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.judge import Judge
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
@@ -49,7 +50,7 @@ def keywords_of(v: DecryptoView) -> list[str]:
 def team_history(v: DecryptoView, team: str | None = None) -> dict[str, list[str]]:
     """The hint history of one team (benchmark views hold one history; teams views hold {"A": ..., "B": ...})."""
     h = v["hint_history"]
-    if v["variant"] == "benchmark":
+    if v["variant"] == Variant.BENCHMARK:
         return cast(dict[str, list[str]], h)
     return cast(dict[str, list[str]], h[team or v["team"] or "A"])
 
@@ -353,7 +354,7 @@ def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action
 
 def prompt(obs: Observation, spec: ActionSpec) -> Prompt:
     v = view_of(obs)
-    bench = v["variant"] == "benchmark"
+    bench = v["variant"] == Variant.BENCHMARK
     word = "Turn" if bench else "Round"
     summary: list[str] = []
     for t in v["turns"]:
