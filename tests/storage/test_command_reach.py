@@ -55,7 +55,9 @@ async def test_a_move_for_a_table_held_elsewhere_is_refused_then_taken_over(pg_u
             await asyncio.sleep(0.01)
         else:
             raise AssertionError("the member never had a move to make")
-        move = random_action(table.engine.legal(table.state, seat), random.Random(1), NONSENSE)
+        spec = table.engine.legal(table.state, seat)
+        assert spec is not None
+        move = random_action(spec, random.Random(1), NONSENSE)
         act = Command(CommandKind.ACT, HOST, PLACE, {"game_id": gid, "seat": seat, "kind": move.kind,
                                                     "value": list(move.value)}, "act-1")
         before = await actions(store_a, gid)
