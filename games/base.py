@@ -174,7 +174,7 @@ ActionSpec = Choice | Text
 
 MAX_TEXT_CHARS = 300
 """No engine asks for a longer text field. A platform cap at or above this never disagrees
-with an engine's form; below it, forms and rules would disagree (issue 9 item 18)."""
+with an engine's form; below it, forms and rules would disagree."""
 
 
 def words_of(text: str) -> list[str]:

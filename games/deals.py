@@ -1,4 +1,4 @@
-"""Deals as data: the shared checks behind every engine's ``deal`` option (contract 7).
+"""Deals as data: the shared checks behind every engine's ``deal`` option.
 
 A deal fixes what the seed would otherwise draw: Decrypto's keywords and codes, Who-is-Spy's
 word pair, roles and speaking orders, the Chameleon's card, secret, chameleon and first

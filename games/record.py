@@ -2,7 +2,7 @@
 
 A record is one object per line:
 - ``{"type": "game", "game", "variant", "config", "seats", "seed", "deal"}`` first;
-  ``deal`` (contract 7) is the complete deal the game was played with (``Game.deal_of``): with it
+  ``deal`` is the complete deal the game was played with (``Game.deal_of``): with it
   the record replays exactly without ``seed``; records written before deals existed have no
   ``deal`` and replay from their seed as before;
 - then ``{"type": "action", "seat", "action": {"kind", "value"}}`` and

@@ -1,4 +1,4 @@
-"""Repository functions for SNEAK evaluations (the ``evaluations`` table; issue 11).
+"""Repository functions for SNEAK evaluations (the ``evaluations`` table).
 
 Writes are idempotent per move, evaluator and settings: ``save_evaluations``
 inserts the records whose key (game_id, action_seq, part, evaluator,

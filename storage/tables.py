@@ -260,7 +260,7 @@ class EvaluationRow(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-# --------------------------------------------------------------------------- tournaments (issue 13)
+# --------------------------------------------------------------------------- tournaments
 
 
 class TournamentStatus(StrEnum):

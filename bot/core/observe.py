@@ -1,4 +1,4 @@
-"""What the table service reports about itself, for metrics (contract 6).
+"""What the table service reports about itself, for metrics.
 
 The service calls a `ServiceObserver` at a few points of its work; the operations room
 (bot/ops) implements it as Prometheus counters and gauges. `NullObserver` is the default

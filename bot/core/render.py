@@ -2,7 +2,7 @@
 
 No I/O and no state: each function maps data to an `Outgoing` or a string, so every wording
 a player reads is found here. Engine text names seats through ``games.labels`` tokens;
-`label` fills them with the table's display names in one pass (contract 3).
+`label` fills them with the table's display names in one pass.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def prompt_message(table: Table, seat: Seat, spec: Choice | Text, *, text_replie
 
 
 def events_message(table: Table, events: Sequence[Event]) -> Outgoing:
-    # Engine.text fills its own seat tokens with the names given (contract 3).
+    # Engine.text fills its own seat tokens with the names given.
     return Outgoing("\n".join(table.engine.text(e, table.names) for e in events),
                     title=table.title, user_text=True)
 

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 FinishListener = Callable[[int, Place, str], Awaitable[Outgoing | None]]
 """Called after a game's result is announced with (game id, the table's place, tenant); an Outgoing
-it returns is posted to the table's place (contract 6)."""
+it returns is posted to the table's place."""
 
 # Turns detect redelivery inside their own append; other kinds check before doing anything.
 _NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT,

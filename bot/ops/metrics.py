@@ -1,4 +1,4 @@
-"""Prometheus metrics of a running bot: the ``ServiceObserver`` of contract 6 (bot/core/observe.py).
+"""Prometheus metrics of a running bot: the ``ServiceObserver`` (bot/core/observe.py).
 
 Built on ``prometheus_client`` (the reference client: text exposition format, histograms
 and label handling done right) with a registry of our own, so two bots in one process

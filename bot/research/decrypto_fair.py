@@ -231,7 +231,7 @@ def _hint_issues(ep: Episode, turn: Turn) -> tuple[list[Issue], int, int]:
 
 
 def deal_of(keywords: Sequence[str], codes: Mapping[int, tuple[int, int, int]]) -> dict[str, Any]:
-    """The engine's explicit deal (contract 7) for a benchmark game: the keywords and the
+    """The engine's explicit deal for a benchmark game: the keywords and the
     code of each turn (engine turns count from 1; the file's from 0)."""
     return {"keywords": [list(keywords)], "codes": {f"A:{n + 1}": list(c) for n, c in codes.items()}}
 

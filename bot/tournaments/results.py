@@ -40,7 +40,7 @@ async def match_result(store: GameReader, m: TournamentMatchRow) -> MatchResult:
 
 async def clue_scores(store: MatchSource, game_ids: Sequence[int]) -> Mapping[tuple[int, int], float]:
     """Mean SNEAK SoftScore of each seat's clues, per (game id, seat), where evaluations exist
-    (``storage.evaluations``, issue 11): the mean per evaluator first, then over evaluators,
+    (``storage.evaluations``): the mean per evaluator first, then over evaluators,
     as the SNEAK paper reports its metrics. Failed judgements (no score) are left out."""
     from storage.evaluations import evaluations
 

@@ -1,6 +1,6 @@
 """Plays a stored tournament's matches on AI-only tables, concurrently, and saves its standings.
 
-Each match runs through ``TableService.open_ai_table`` / ``wait_finished`` (contract 5),
+Each match runs through ``TableService.open_ai_table`` / ``wait_finished``,
 so a tournament's games are ordinary logged games: the inference worker batches their
 model calls across tables, and the service resumes them from the log after a restart.
 

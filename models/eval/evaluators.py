@@ -97,7 +97,7 @@ def order(n: int, seed: int, *salt: object) -> list[int]:
 
 
 class LLMEvaluator:
-    """Ally and chameleon by first-token label scoring, through ``models.scoring.score_choices`` (contract 9).
+    """Ally and chameleon by first-token label scoring, through ``models.scoring.score_choices``.
 
     ``permutations`` = 1: one seeded shuffle (section 2.3). More: that many
     evenly spaced cyclic shifts of the seeded shuffle, averaged, so every

@@ -1,4 +1,4 @@
-"""Deals as data (issue 14 item 1, contract 7): a given deal is the dealt state, a deal the rules
+"""Deals as data: a given deal is the dealt state, a deal the rules
 could not produce is refused with its reason, and records carrying their deal replay without a seed."""
 
 from __future__ import annotations

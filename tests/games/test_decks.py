@@ -49,7 +49,7 @@ def test_bundled_decks_load() -> None:
     assert all(len(words) == 16 for _, words in decks.cards())
 
 
-# --------------------------------------------------------------------------- external decks (issue 14 item 4)
+# --------------------------------------------------------------------------- external decks
 
 PAIR_LIST = """villager_word, spy_word
 BERT, GPT

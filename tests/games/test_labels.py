@@ -1,4 +1,4 @@
-"""games.labels: seats are named in one pass from structured data (issue 9 item 17, engine side)."""
+"""games.labels: seats are named in one pass from structured data (engine side)."""
 
 from __future__ import annotations
 

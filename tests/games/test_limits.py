@@ -1,4 +1,4 @@
-"""Every text limit lives in the engine's ActionSpec, and the engine enforces exactly it (issue 9 item 18).
+"""Every text limit lives in the engine's ActionSpec, and the engine enforces exactly it.
 
 Forms (Discord modals, Slack inputs, the console) take ``Text.max_chars``/``max_words`` from the
 spec; these tests make sure the engine accepts the last character and word the form allows and

@@ -1,4 +1,4 @@
-"""games.text: one normalisation and one secret check, and every bypass of issue 9 item 16 in every game."""
+"""games.text: one normalisation and one secret check, and every known bypass in every game."""
 
 from __future__ import annotations
 

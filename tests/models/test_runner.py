@@ -1,5 +1,5 @@
 """The table's AgentRunner and the random player: re-asks that change something, a last resort the
-rules accept, and a call log that tells the truth (issue 9 items 14-15, issue 12 item 5)."""
+rules accept, and a call log that tells the truth."""
 
 from __future__ import annotations
 

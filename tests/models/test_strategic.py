@@ -1,5 +1,5 @@
 """The strategic LLM agent (llm:default): clues chosen for utility against leakage, free text that is legal
-on the first try whenever a candidate is, and debiased choices (issue 12 items 1-3)."""
+on the first try whenever a candidate is, and debiased choices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 9 item 23: export without a database, unknown games, files of several games, aborted games."""
+"""Export without a database, unknown games, files of several games, aborted games."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``random:b`` is the random player on another stream of the same seed; ``random:slow`` waits a
 little before each move, so a test can kill a process while games are in flight. Both are
-operator entries of kind ``random`` (contract 2: names only, defined by configuration).
+operator entries of kind ``random`` (names only, defined by configuration).
 """
 
 from __future__ import annotations

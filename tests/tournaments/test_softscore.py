@@ -1,4 +1,4 @@
-"""The SNEAK SoftScore beside the rating: stored evaluations of a seat's clues (issue 11's
+"""The SNEAK SoftScore beside the rating: stored evaluations of a seat's clues (the evaluations
 repository) become the mean per evaluator, then over evaluators, for that entrant and role."""
 
 from __future__ import annotations

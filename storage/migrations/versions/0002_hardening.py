@@ -1,4 +1,4 @@
-"""Tenants and broken games (issue 9).
+"""Tenants and broken games.
 
 - ``games.tenant``: whose game it is ("discord:<guild>", "slack:<team>", "console");
   ids, lists and exports never cross tenants. Old rows get "" (no tenant: only the

@@ -1,4 +1,4 @@
-"""SNEAK evaluation rows keyed per move, evaluator and settings (issue 11).
+"""SNEAK evaluation rows keyed per move, evaluator and settings.
 
 Adds to ``evaluations`` what a SNEAK score needs (part of the action, game,
 settings digest and settings, instance, decoys, ordering seed, both

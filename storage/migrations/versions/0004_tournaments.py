@@ -1,4 +1,4 @@
-"""Tournaments, their matches and ratings, and the scheduler's lease (issue 13).
+"""Tournaments, their matches and ratings, and the scheduler's lease.
 
 Types are spelled out here (as in 0001) so the revision keeps describing the schema
 it created after the models move on.

@@ -1,4 +1,4 @@
-"""Issue 9 at the console: Ctrl-C leaves at once (22), no log line on the game screen (22, 7),
+"""Hardening at the console: Ctrl-C leaves at once (22), no log line on the game screen (22, 7),
 a refused out-of-range menu number (22), typed-ahead lines dropped (22), `3-4-2` accepted like
 its number (22), no chat wording (22), and a restarted console whose moves count (8)."""
 

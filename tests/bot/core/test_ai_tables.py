@@ -1,4 +1,4 @@
-"""Contracts 5 and 6: AI-only tables for tournaments, waiting for their result, finish hooks
+"""AI-only tables for tournaments, waiting for their result, finish hooks
 and the service observer."""
 
 from __future__ import annotations

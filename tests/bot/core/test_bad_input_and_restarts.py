@@ -1,4 +1,4 @@
-"""Issue 9, items 4, 8, 12, 13 and 25: one option schema at every entry, start() that survives a
+"""One option schema at every entry, start() that survives a
 bad game, broken games marked and listed, deadlines of running games persisted, malformed ids
 answered, finished tables let go, a read-only database refused at start."""
 

@@ -1,4 +1,4 @@
-"""Issue 9, items 9, 10 and 11: secrets re-sent after a crash between the deal and the DMs, fan-out
+"""Secrets re-sent after a crash between the deal and the DMs, fan-out
 and AI turns that survive any failure, the supervisor, and lifecycle changes of one table in line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The intake every adapter shares (issue 10 item 4) and the label/message fitting of issue 9
+"""The intake every adapter shares and the label/message fitting
 items 19-20: one set of rules, whatever the platform."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9, item 7: no log record, at any level, carries a secret of any seat.
+"""No log record, at any level, carries a secret of any seat.
 
 Every game and variant is played through the TableService by AI seats (the random player,
 plus the real embedding baseline where its vectors are bundled) while every log record of

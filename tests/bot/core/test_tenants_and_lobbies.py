@@ -1,4 +1,4 @@
-"""Issue 9, items 1-3: agent names only from the operator's choices, everything scoped to its
+"""Agent names only from the operator's choices, everything scoped to its
 tenant, and lobby controls (host-only AI seats, a cap on open lobbies, host hand-over)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9, items 17, 18 and 22 (core parts): seat labels from structured data, reserved AI names
+"""Seat labels from structured data, reserved AI names
 numbered without gaps, form limits from the engine's ActionSpec, lists in words, the winners said
 once, private confirmations before the result, and "reply here" only where replying works."""
 

@@ -1,4 +1,4 @@
-"""Issue 9, the Discord side: tenants and admin rights per guild (2), agents among the
+"""The Discord side of the hardening: tenants and admin rights per guild (2), agents among the
 operator's choices (1), inert player text (6), every failed send a DeliveryFailed (10),
 long messages split (19), labels shortened from the middle (20), Label modals (21).
 Each test failed on the main branch before these changes."""

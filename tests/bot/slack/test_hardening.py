@@ -1,4 +1,4 @@
-"""Issue 9, the Slack side: tenant and admin verdict on every command (2), agents among the
+"""The Slack side of the hardening: tenant and admin verdict on every command (2), agents among the
 operator's choices (1), inert player text (6), every failed send a DeliveryFailed and a game
 that survives a Web API answering a bare {"ok": true} (10), labels shortened from the middle
 (20), a replayed export request uploading nothing twice (25)."""
