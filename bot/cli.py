@@ -196,7 +196,7 @@ def run(
 
 @app.command()
 def sim(
-    game: str = typer.Argument(..., help="decrypto, spy or chameleon"),
+    game: str = typer.Argument(..., help="The game's id, e.g. decrypto or spymasters (every registered game works)"),
     variant: str | None = typer.Option(None, "--variant", "-v"),
     seats: int | None = typer.Option(None, "--seats", "-n", help="Number of seats (default: the fewest the game allows)."),
     seed: int = typer.Option(0, "--seed", "-s"),

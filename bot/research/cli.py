@@ -48,7 +48,7 @@ def stats(
     as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
     database: str | None = typer.Option(None, "--database", help=DATABASE_HELP),
 ) -> None:
-    """The papers' metrics over finished games in the log (Decrypto, Who-is-Spy, Chameleon)."""
+    """The papers' metrics over finished games in the log (every registered game)."""
     import games
     from bot.research.logbook import LoggedGame, MissingDatabase, logged_games, open_existing
     from bot.research.stats import collect, render_table
