@@ -138,5 +138,9 @@ def setup_logging(settings: Any, console: bool) -> Path:
     root.setLevel(getattr(settings, "log_level", "INFO"))
     cap_library_loggers(getattr(settings, "log_level", "INFO"))
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    logging.captureWarnings(True)  # warnings.warn goes to the file too, never onto the game screen
+    # warnings.warn goes to the file too, never onto the game screen. Captured afresh each time: if
+    # something restored warnings.showwarning since an earlier call (warnings.catch_warnings does),
+    # captureWarnings(True) alone would believe it still captures and change nothing.
+    logging.captureWarnings(False)
+    logging.captureWarnings(True)
     return path
