@@ -7,8 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from tests.postgres import PostgresServer, disabled_reason, start_server
+
+# Hypothesis keeps its example database in .venv like the other tools' caches: a test run leaves
+# nothing beside the checkout's own files.
+set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / ".venv" / ".hypothesis"))
 
 BACKENDS = ("sqlite", "postgres")
 
