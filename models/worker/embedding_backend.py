@@ -14,16 +14,17 @@ An embedder stops at interpreter exit: the agents warm their vocabulary in a dae
 thread, and a daemon thread still inside torch when Python finalizes is torn down by
 ``pthread_exit`` through C++ frames that may not unwind, which aborts the whole process
 ("terminate called without an active exception", exit status 134) after its work was
-done. At exit (``atexit`` runs before daemon threads are stopped) ``close`` lets the
-batch in flight finish and makes every later ``embed`` raise ``EmbedderClosed``.
+done. At exit (before daemon threads are stopped, and before thread pools stop: see
+``_at_shutdown``) ``close`` lets the load or the batch in flight finish and makes every later ``embed`` raise ``EmbedderClosed``.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,25 @@ class EmbedderClosed(RuntimeError):
     """The embedder was closed (the process is exiting); no more texts are embedded."""
 
 
+def _at_shutdown(hook: Callable[[], None]) -> None:
+    """Run ``hook`` when the interpreter starts to shut down, before thread pools stop taking work.
+
+    Registered from the start, not once a model is loaded: a load still in flight at exit runs inside
+    torch too, and transformers reads the weights through a thread pool. ``atexit`` would run the hook
+    after concurrent.futures has stopped every pool (the load then fails with "cannot schedule new
+    futures after interpreter shutdown"); ``threading._register_atexit`` is what concurrent.futures
+    itself uses, and its hooks run last-registered first, so ours runs while the pools still work.
+    """
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is not None:
+            register(hook)
+            return
+    except RuntimeError:  # registered while the interpreter shuts down: atexit is all that is left
+        pass
+    atexit.register(hook)
+
+
 def _close_at_exit(ref: weakref.ReferenceType[TransformersEmbedder]) -> None:
     embedder = ref()
     if embedder is not None:
@@ -91,6 +111,7 @@ class TransformersEmbedder:
         self._tokenizer: PreTrainedTokenizerBase | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._closed = False
+        _at_shutdown(functools.partial(_close_at_exit, weakref.ref(self)))
 
     def _load(self) -> None:
         if self._closed:
@@ -103,8 +124,6 @@ class TransformersEmbedder:
 
         # One load at a time in this process (models/bundled.py), retried once on failure.
         self._tokenizer, self._model = load_model(self.model_id, read)
-        # Registered once a model is there to run: see the module docstring.
-        atexit.register(_close_at_exit, weakref.ref(self))
 
     def close(self) -> None:
         """Stop embedding: waits for the batch in flight, then every later call raises ``EmbedderClosed``."""

@@ -104,3 +104,30 @@ def test_exit_while_an_embedder_works_in_a_daemon_thread_is_clean():
                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.strip() == "done" and "terminate called" not in run.stderr
+
+
+@pytest.mark.real_model
+def test_exit_while_an_embedder_loads_in_a_daemon_thread_waits_for_the_load():
+    # `hushtable run` stopped by SIGTERM a second after start: the vocabulary warm-up is still loading
+    # the model. The exit waits for the load (which needs transformers' thread pool, so it must run before
+    # the pools stop), and the warm-up then stops between batches. A thread frozen inside torch while the
+    # interpreter finalizes aborts the process ("terminate called without an active exception").
+    script = textwrap.dedent("""
+        import logging, threading
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+        from models.worker.embedding_backend import TransformersEmbedder
+        e = TransformersEmbedder("minilm")
+        started = threading.Event()
+        def warm():
+            started.set()
+            e.embed([f"word{i}" for i in range(5000)])
+        threading.Thread(target=warm, daemon=True).start()
+        started.wait()
+        print("done")
+    """)
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+        assert run.returncode == 0 and "terminate called" not in run.stderr, run.stderr[-2000:]
+        assert run.stdout.strip() == "done"
+        assert "model minilm loaded in" in run.stderr and "failed to load" not in run.stderr, run.stderr[-2000:]
