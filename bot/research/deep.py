@@ -241,6 +241,8 @@ def deep_command() -> Any:
 
     import typer
 
+    from models.cli_files import check_file_option
+
     def deep(
         agent: list[str] = typer.Option(..., "--agent", "-a", help="A language model that describes (llm:...; "
                                         "repeatable: one row each)."),
@@ -260,6 +262,7 @@ def deep_command() -> Any:
         for spec in (*agent, judge):
             if not spec.startswith("llm:"):
                 raise typer.BadParameter(f"{spec} is not a language model: DEEP agents and judges are llm:...")
+        check_file_option(out, "--out")
         try:
             targets = parse_targets(words.read_text(encoding="utf-8")) if words else default_targets(count)
         except (OSError, ValueError) as exc:

@@ -9,7 +9,6 @@ scheduled tournament is run by the bot process that holds the scheduler's lease.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,6 +17,7 @@ import typer
 
 from bot.core.intake import IntakeError, operator_options
 from bot.tournaments.errors import TournamentError
+from models.cli_files import check_file_option
 
 if TYPE_CHECKING:
     from bot.tournaments.service import TournamentService
@@ -29,19 +29,6 @@ T = TypeVar("T")
 
 ID_MAX = 2**63 - 1  # the largest id a database column holds
 TOURNAMENT_ID = typer.Argument(..., min=1, max=ID_MAX, help="The tournament's id (see `list`).")
-
-
-def _check_file(path: Path | None, option: str) -> None:
-    """An output file option must name a file in an existing folder, checked before any work."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise typer.BadParameter(f"{option} {path} is a folder; name a file")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise typer.BadParameter(f"{option} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise typer.BadParameter(f"{option} {path} cannot be written")
 
 
 TENANT = typer.Option("console", "--tenant", help="Whose tournaments: console, discord:<guild id>, slack:<team id>.")
@@ -118,7 +105,7 @@ def run(
     database: str | None = DATABASE,
 ) -> None:
     """Play the tournament's remaining games (resuming an interrupted run) and print the leaderboard."""
-    _check_file(chart, "--chart")
+    check_file_option(chart, "--chart")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bot.tournaments import board
@@ -201,8 +188,8 @@ def leaderboard(
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("--format must be table, csv or json")
-    _check_file(out, "--out")
-    _check_file(chart, "--chart")
+    check_file_option(out, "--out")
+    check_file_option(chart, "--chart")
 
     async def work(tournaments: TournamentService) -> None:
         t = await tournaments.get(tenant, tournament_id)

@@ -10,6 +10,7 @@ configuration of its own.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Coroutine
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from models.cli_files import check_file_option
 from models.eval.bench import DEFAULT_EVALUATORS, BaselineSource, BenchConfig, BenchResult, DecoyRule, Setting, method_order, run_bench
 from models.eval.plot import Point, scatter
 from models.eval.summary import PAPER_BASELINES, Row, render, to_csv, to_json
@@ -248,6 +250,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         from models.eval.validate import record, render, validate
 
         _check_specs(evaluator)
+        check_file_option(out, "--out")
         e = env()
         own = read_deck(deck)
         if write_record and cards:
@@ -270,7 +273,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         typer.echo(render(res))
         if out is not None:
             out.write_text(json.dumps({"verdicts": [{"spec": v.spec, "valid": v.valid, "reason": v.reason(),
-                                                     "means": v.means, "checks": [c.__dict__ for c in v.checks]}
+                                                     "means": v.means, "checks": [dataclasses.asdict(c) for c in v.checks]}
                                                     for v in res.verdicts], "examples": res.examples}, indent=1),
                            encoding="utf-8")
         if write_record:

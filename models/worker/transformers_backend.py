@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import logging
 import math
 import os
 import threading
@@ -53,6 +54,30 @@ from models.worker import default_model
 from models.worker.per_request import Slots
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+log = logging.getLogger(__name__)
+
+# For a base model that ships no chat template (Gemma 3 270M's GGUF, say): a plain transcript.
+# It opens with the model's BOS token (Gemma needs it; the prompt is encoded without special
+# tokens because a template writes its own), and the reply starts after "Assistant:", so labels
+# are scored with a leading space (" A").
+PLAIN_CHAT_TEMPLATE = (
+    "{{ bos_token if bos_token else '' }}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{{ m['content'] }}\n\n"
+    "{% elif m['role'] == 'user' %}User: {{ m['content'] }}\n"
+    "{% else %}Assistant: {{ m['content'] }}\n{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def with_chat_template(tokenizer: PreTrainedTokenizerBase, model_id: str) -> PreTrainedTokenizerBase:
+    """The tokenizer, given the plain transcript template when its model ships none (one WARNING says so)."""
+    if not getattr(tokenizer, "chat_template", None):
+        log.warning("model %s has no chat template; prompting it with a plain User:/Assistant: transcript", model_id)
+        tokenizer.chat_template = PLAIN_CHAT_TEMPLATE
+    return tokenizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +254,15 @@ class TransformersBackend:
                 return model, tok, default_model.MODEL_ID
             path = Path(spec).expanduser()
             if path.suffix == ".gguf" and path.is_file():
-                tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-                return default_model.load_gguf_model(path, torch_dtype), tok, path.stem
+                # De-quantized once into the model cache, like the bundled model; later loads read that copy.
+                folder = default_model.ensure_converted(cache_dir, gguf=path)
+                tok = AutoTokenizer.from_pretrained(str(folder))
+                model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
+                return model, with_chat_template(tok, path.stem), path.stem
             if path.is_dir():
                 tok = AutoTokenizer.from_pretrained(str(path))
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
-                return model, tok, path.name
+                return model, with_chat_template(tok, path.name), path.name
             raise FileNotFoundError(f"model spec {spec!r} is neither 'default', a model folder nor a .gguf file")
 
         def build() -> TransformersBackend:

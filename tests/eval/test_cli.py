@@ -100,7 +100,12 @@ def test_validate_prints_a_verdict_per_ordering_on_a_researchers_deck(tmp_path: 
                     "stratocumulus, altocumulus, cirrocumulus, nimbostratus, contrail\n"
                     "Fruits: apple, banana, orange, grape, strawberry, pear, peach, cherry, mango, pineapple, lemon, "
                     "plum\n", encoding="utf-8")
-    res = runner.invoke(app, ["sneak", "validate", "-e", "embed:minilm", "--deck", str(deck)])
+    res = runner.invoke(app, ["sneak", "validate", "-e", "embed:minilm", "--deck", str(deck),
+                              "--out", str(tmp_path / "verdicts.json")])
+    written = json.loads((tmp_path / "verdicts.json").read_text(encoding="utf-8"))
+    (verdict,) = written["verdicts"]
+    assert verdict["spec"] == "embed:minilm" and len(verdict["checks"]) == 6
+    assert {"name", "point", "low", "high", "passed"} <= set(verdict["checks"][0])
     # Fruits is a bundled card the temperatures were fitted on: left out, and said so.
     assert "3 held-back card(s)" in res.output and "1 left out as calibration cards" in res.output
     assert "embed:minilm: " in res.output and ("VALID" in res.output)

@@ -234,3 +234,48 @@ def test_gguf_loads_without_accelerate_to_the_same_weights():
     with torch.inference_mode():
         assert torch.equal(manual(input_ids=ids).logits, converted(input_ids=ids).logits)
     assert manual.hf_quantizer is None
+
+
+def test_a_model_without_a_chat_template_is_prompted_with_a_plain_transcript(tiny_model, tiny_tokenizer, caplog):
+    import copy
+    import logging
+
+    from models.worker.transformers_backend import PLAIN_CHAT_TEMPLATE, with_chat_template
+
+    bare = copy.deepcopy(tiny_tokenizer)
+    bare.chat_template = None  # a base model's tokenizer (Gemma 3 270M's GGUF ships none)
+    with caplog.at_level(logging.WARNING, logger="models.worker.transformers_backend"):
+        tok = with_chat_template(bare, "base-model")
+    assert tok.chat_template == PLAIN_CHAT_TEMPLATE
+    assert [r.getMessage() for r in caplog.records] == [
+        "model base-model has no chat template; prompting it with a plain User:/Assistant: transcript"]
+    b = TransformersBackend(tiny_model, tok, model_id="base-model", device="cpu")
+    text = b._template((Message("system", "Be brief."), Message("user", "Which one?")), True)
+    assert text == f"{tok.bos_token}Be brief.\n\nUser: Which one?\nAssistant:"
+    # The reply follows "Assistant:" without whitespace, so labels are scored with a leading space.
+    assert b.label_token_ids(("A", "B")) == tuple(tok(" " + x, add_special_tokens=False)["input_ids"][0] for x in "AB")
+    assert isinstance(b.score_batch([ScoreRequest(turn(0), LABELS)])[0], ScoreResult)
+    # A tokenizer with its own template keeps it, silently.
+    caplog.clear()
+    assert with_chat_template(tiny_tokenizer, "chat-model").chat_template != PLAIN_CHAT_TEMPLATE
+    assert not caplog.records
+
+
+@pytest.mark.real_model
+def test_a_gguf_file_is_dequantized_once_into_the_cache(tmp_path):
+    from models.worker import default_model
+
+    src = tmp_path / "files" / "small.gguf"
+    src.parent.mkdir()
+    src.symlink_to(default_model.gguf_path())
+    cache = tmp_path / "cache"
+    folder = default_model.ensure_converted(cache, gguf=src)
+    assert folder.parent == cache and folder.name.startswith("SmolLM2-135M-Instruct.Q4_1-")
+    marker = folder / ".hushtable-complete"
+    first = marker.stat().st_mtime_ns
+    assert default_model.ensure_converted(cache, gguf=src) == folder and marker.stat().st_mtime_ns == first
+    loaded = TransformersBackend.load(str(src), cache_dir=cache)
+    assert loaded.model_id == "small" and sorted(p.name for p in cache.iterdir()) == [folder.name]
+    ids = torch.tensor([[1, 9690, 198, 42976, 1535, 30, 2]])
+    with torch.inference_mode():
+        assert torch.equal(loaded.model(input_ids=ids).logits, TransformersBackend.load("default").model(input_ids=ids).logits)
