@@ -396,7 +396,7 @@ def doctor(
 
 @app.command()
 def worker(
-    model: str = typer.Option("default", "--model", "-m", help="'default' (bundled SmolLM2), a model folder, a .gguf file, or 'fake'."),
+    model: str = typer.Option("default", "--model", "-m", help="'default' (bundled SmolLM2), 'gemma3-270m', a model folder, a .gguf file, or 'fake'."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:1, mps..."),
     dtype: str = typer.Option("float32", "--dtype", help="float32, bfloat16 or float16."),
     host: str = typer.Option("127.0.0.1", "--host"),

@@ -174,7 +174,7 @@ async def test_an_evaluator_that_failed_validation_is_refused_at_start(tmp_path:
         await h.store.aclose()
 
 
-async def test_the_bot_refuses_to_start_with_an_unvalidated_evaluator(tmp_path: Path) -> None:
+async def test_the_bot_refuses_to_start_with_an_evaluator_that_failed_validation(tmp_path: Path) -> None:
     import pytest
 
     from bot.app import build_app
@@ -183,7 +183,7 @@ async def test_the_bot_refuses_to_start_with_an_unvalidated_evaluator(tmp_path: 
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db", sneak_evaluators="embed:minilm,llm:default")
     with pytest.raises(SystemExit) as stopped:
         await build_app(settings)
-    assert "llm:default has not been validated" in str(stopped.value) and "\n" not in str(stopped.value)
+    assert "llm:default failed validation on 52 held-back cards" in str(stopped.value) and "\n" not in str(stopped.value)
 
 
 async def test_games_without_a_tenant_count_for_nobody(tmp_path: Path) -> None:
@@ -211,15 +211,28 @@ def test_the_start_check_refuses_an_unvalidated_evaluator_in_one_line(tmp_path: 
 
     from bot.settings import Settings
     from bot.startup import StartupError, check_evaluators
+    from models.eval.validate import standing
 
     def settings(evaluators: str) -> Settings:
         return Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db", sneak_evaluators=evaluators)
 
     with pytest.raises(StartupError) as refused:
-        check_evaluators(settings("embed:minilm,llm:default"))
+        check_evaluators(settings("embed:minilm,llm:default?p=3"))
     text = str(refused.value)
-    assert "HUSHTABLE_SNEAK_EVALUATORS: SNEAK evaluator llm:default has not been validated" in text
+    assert "HUSHTABLE_SNEAK_EVALUATORS: SNEAK evaluator llm:default?p=3 has not been validated" in text
     assert "embed:minilm" not in text.split("llm:default", 1)[0]  # the validated one is not named
+    # The bundled models' recorded verdicts (models/eval/data/validated.json): at chance, refused with the reason.
+    failed_every_ordering_but_one = (
+        "failed validation on 52 held-back cards (fails utility: secret-synonym > category; utility: category > random; "
+        "leakage: secret-synonym >> category, random (by 20); softscore: category > secret-synonym; "
+        "softscore: secret-synonym > random)")
+    with pytest.raises(StartupError) as failed:
+        check_evaluators(settings("embed:minilm,llm:default"))
+    assert failed.value.lines == [f"HUSHTABLE_SNEAK_EVALUATORS: SNEAK evaluator llm:default {failed_every_ordering_but_one}; "
+                                  "write !llm:default to use it anyway"]
+    # Gemma's package need not be installed for its record to be read (the start says first that it is missing).
+    assert standing("llm:gemma3-270m") == (f"SNEAK evaluator llm:gemma3-270m {failed_every_ordering_but_one}; "
+                                           "write !llm:gemma3-270m to use it anyway")
     check_evaluators(settings("embed:minilm,!llm:default"))  # the operator's explicit override
     check_evaluators(settings("embed:minilm"))
 
