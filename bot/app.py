@@ -7,7 +7,7 @@ import asyncio
 import errno
 import logging
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -252,6 +252,25 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             runners.append(run_console(app.service, settings, hotseat=hotseat))
         if discord_on or slack_on:
             runners.append(app.tournaments.serve(settings.database_url))  # scheduled tournaments
-        await asyncio.gather(*runners)
+        started, runners = runners, []
+        await serve_all(started)
     finally:
+        for runner in runners:  # never started: a check above stopped the start
+            if asyncio.iscoroutine(runner):
+                runner.close()
         await app.aclose()
+
+
+async def serve_all(runners: Sequence[Awaitable[None]]) -> None:
+    """Run the surfaces together until one fails or all are cancelled; return only when every one
+    has finished its own clean-up. (A cancelled ``gather`` returns as soon as one of them has ended,
+    while another may still be cleaning up, e.g. the scheduler giving up its lease in the database:
+    the store must not close under it.)"""
+    tasks = [asyncio.ensure_future(r) for r in runners]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            if not task.done() and not task.cancelling():  # cancelled twice, its clean-up would be cut short
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

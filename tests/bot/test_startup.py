@@ -283,3 +283,51 @@ async def test_a_healthy_slack_start_says_what_runs_and_nothing_else(tmp_path: P
     assert run.said[0] == "hushtable: platforms: slack (socket mode, workspace Hush)", run.text
     assert "will be unused" not in run.text and "Traceback" not in run.text, run.text
     assert [m for m in (c.method for c in slack_fake.calls) if m == "auth.test"], "the bot token was checked"
+
+
+async def test_stopping_waits_for_every_surface_to_clean_up() -> None:
+    # The scheduler gives up its lease in its clean-up, after the chat adapter has already ended: the
+    # store closes only once both are done (it closed under the scheduler, whose cancelled rollback
+    # then logged a traceback after "stopped").
+    from bot.app import serve_all
+
+    done: list[str] = []
+
+    async def adapter() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            done.append("adapter")
+
+    async def scheduler() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.2)  # the lease's release, in the database
+            done.append("scheduler")
+
+    main = asyncio.create_task(serve_all([adapter(), scheduler()]))
+    await asyncio.sleep(0.05)
+    main.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await main
+    assert sorted(done) == ["adapter", "scheduler"]
+
+
+async def test_a_failing_surface_stops_the_others_and_is_raised() -> None:
+    from bot.app import serve_all
+
+    stopped: list[str] = []
+
+    async def console() -> None:
+        raise RuntimeError("the console broke")
+
+    async def scheduler() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.append("scheduler")
+
+    with pytest.raises(RuntimeError, match="the console broke"):
+        await serve_all([console(), scheduler()])
+    assert stopped == ["scheduler"]
