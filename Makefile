@@ -33,8 +33,13 @@ worker: $(STAMP)
 # Starts what the tests need by itself: a real PostgreSQL (pgserver, from the dev extra) is
 # launched by a session fixture in tests/conftest.py; HUSHTABLE_TEST_POSTGRES=off skips it.
 # Lint and types run first: a lint or type error fails `make test` before any test runs.
+# Bytecode goes to .venv/pycache (PYTHONPYCACHEPREFIX); a test's subprocess started with an
+# environment of its own writes __pycache__ beside the sources, which is removed afterwards, pass or fail.
+test: export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
 test: lint
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS); status=$$?; \
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +; \
+	exit $$status
 
 # Lint (ruff: pyflakes, pycodestyle, bugbear, pyupgrade, import order) and types (mypy --strict
 # over everything that ships and the benchmarks; the tests non-strictly), as configured in pyproject.toml.
