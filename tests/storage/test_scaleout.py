@@ -101,6 +101,8 @@ def test_three_processes_with_kills_finish_every_game_exactly_once(pg_url: str, 
         for gid, seen in turns.items():
             assert max(t for _, t, _ in seen) <= final[gid]
         assert taken_over >= 1, "no game changed hands: the kills did not exercise a takeover"
+        print(f"scale-out: {len(reference['games'])} games, {total} turns, {PARTS} processes, {len(kill_points)} kills, "
+              f"{taken_over} games changed hands, {logged} turns logged by the processes")  # shown with -s
     finally:
         for p in procs.values():
             if p.poll() is None:
