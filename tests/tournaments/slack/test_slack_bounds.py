@@ -3,21 +3,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from storage import tournaments as repo
 from tests.bot.slack.conftest import Stack
+from tests.tournaments.slack.test_slack_tournaments import _answer
 
 ADMIN, CHANNEL = "UADA", "CGAMES"
-
-
-async def _answer(st: Stack, n: int) -> str:
-    for _ in range(300):
-        await st.idle()
-        if len(st.fake.responses) >= n:
-            return str(st.fake.responses[n - 1].get("text"))
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"no answer {n}: {st.fake.responses}")
 
 
 async def test_hostile_sizes_and_ids_get_a_sentence_and_plan_nothing(stack: Stack) -> None:

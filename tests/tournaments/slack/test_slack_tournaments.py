@@ -14,7 +14,7 @@ ADMIN, MEMBER, CHANNEL = "UADA", "UBO", "CGAMES"
 
 async def _answer(st: Stack, n: int) -> str:
     """The text of the next answer through response_url, once there are ``n`` of them."""
-    for _ in range(200):
+    for _ in range(300):
         await st.idle()
         if len(st.fake.responses) >= n:
             return str(st.fake.responses[n - 1].get("text"))
