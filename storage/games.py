@@ -26,7 +26,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from storage.database import Database
 from storage.deadlines import cancel_pending
 from storage.inbound import claim, point_at
-from storage.ownership import TableLeases
+from storage.ownership import Fence, NotOwner, TableLeases, db_now, guard
 from storage.records import (
     ActionActor,
     ActionRecord,
@@ -35,6 +35,7 @@ from storage.records import (
     GameLog,
     GameNotFound,
     GameStateError,
+    OutboxRecord,
     SeatRecord,
 )
 from storage.tables import (
@@ -182,6 +183,7 @@ class GameRepository:
         """Lobby → running in one transaction: seed and config fixed, roster frozen, deal events 1..n,
         and the inbound key of the command that started it (a redelivery then finds it)."""
         now = utcnow()
+        started = self.leases.clock() if self.leases is not None else 0.0
         async with self._db.write() as conn:
             if inbound_key is not None and not await claim(conn, inbound_key, game_id):
                 raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
@@ -216,10 +218,12 @@ class GameRepository:
                 )
             await _insert_events(conn, game_id, events, first_seq=1, action_seq=None, now=now)
             if self.leases is not None:  # whoever starts a game drives it
-                await conn.execute(sa.insert(_leases).values(game_id=game_id, owner=self.leases.owner, token=1,
-                                                             expires_at=now + self.leases.ttl))
+                await conn.execute(sa.insert(_leases).values(
+                    game_id=game_id, owner=self.leases.owner, token=1,
+                    expires_at=db_now(conn.dialect.name, self.leases.ttl)))
         if self.leases is not None:
             self.leases.held[game_id] = 1
+            self.leases.confirmed(game_id, started)
 
     async def append_turn(
         self,
@@ -229,8 +233,10 @@ class GameRepository:
         events: Sequence[EventRecord],
         inbound_key: str | None,
         agent_calls: Sequence[AgentCallRecord] = (),
+        outbox: Sequence[OutboxRecord] = (),
     ) -> bool:
-        """Log one action with its events and agent calls, all or nothing.
+        """Log one action with its events, agent calls and the messages it sends (``outbox``),
+        all or nothing.
 
         Returns False, having written nothing, when ``inbound_key`` was seen
         before. Raises GameStateError (writing nothing) when the game is not running.
@@ -239,7 +245,7 @@ class GameRepository:
         the next transaction (group commit): one writer, few round trips, each turn
         still all-or-nothing and answered only once it is durable.
         """
-        return await self._turns.append(game_id, action, events, inbound_key, agent_calls)
+        return await self._turns.append(game_id, action, events, inbound_key, agent_calls, outbox)
 
     async def finish_game(
         self,
@@ -261,7 +267,10 @@ class GameRepository:
         if status is GameStatus.ABORTED:
             allowed.append(GameStatus.LOBBY)
         now = utcnow()
+        fence = self._end_fence(game_id, status)
         async with self._db.write() as conn:
+            if fence is not None:
+                await guard(conn, game_id, fence)
             res = await conn.execute(
                 sa.update(_games)
                 .where(_games.c.id == game_id, _games.c.status.in_(allowed))
@@ -276,9 +285,32 @@ class GameRepository:
                 await _insert_events(conn, game_id, events, first_seq=(last or 0) + 1, action_seq=None, now=now)
             await cancel_pending(conn, game_id)
 
+    def _end_fence(self, game_id: int, status: GameStatus) -> Fence | None:
+        """The hold a game's end is written under when several processes share the database: a
+        finished game only by its live holder; an abort by its holder when it has one here (a
+        lobby, or a table another process drives, is aborted as before)."""
+        if self.leases is None:
+            return None
+        fence = self.leases.fence(game_id)
+        if fence is None and status is GameStatus.ABORTED:
+            return None
+        live = self.leases.live_fence(game_id)
+        if live is None:
+            raise NotOwner(f"game {game_id} is not held by this process (or its hold ran out): its end is not written")
+        return live
+
     async def mark_announced(self, game_id: int) -> bool:
-        """True the first time only: whoever gets True posts the result."""
+        """True the first time only: whoever gets True posts the result. Where several processes
+        share the database, a process that holds the game but whose hold ran out gets False."""
+        fence = self.leases.fence(game_id) if self.leases is not None else None
+        if fence is not None and self.leases is not None and not self.leases.live(game_id):
+            return False
         async with self._db.write() as conn:
+            if fence is not None:
+                try:
+                    await guard(conn, game_id, fence)
+                except NotOwner:
+                    return False
             res = await conn.execute(
                 sa.update(_games)
                 .where(

@@ -18,6 +18,14 @@ turn, works on any database and pool, and makes the takeover time a setting (the
 
 A takeover and a turn never interleave: both lock the game's row first (``FOR UPDATE``),
 so a turn committed by the old holder is in the log before the new holder reads it.
+
+Time: a lease's expiry is computed and compared on the database's clock (``now()``), never
+on a process's own, so two hosts whose clocks disagree still agree on who holds a game.
+A holder also keeps a local, monotonic account of its hold: a game is *live* for it only
+until the start of its last confirmed renewal plus the lease. The database's expiry is
+always later than that (the renewal's statement ran after it started), so a process that
+was paused past its lease (a long GC, a frozen VM) knows it may no longer drive or send the
+moment it wakes, before any round trip tells it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,10 +42,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from storage.database import Database
 from storage.records import GameStateError
-from storage.tables import GameRow, GameStatus, TableLeaseRow, table_of, utcnow
+from storage.tables import GameRow, GameStatus, TableLeaseRow, table_of
 
 _games = table_of(GameRow)
 _leases = table_of(TableLeaseRow)
@@ -59,15 +69,45 @@ class Fence:
     token: int
 
 
+def db_now(dialect: str, plus: timedelta = timedelta(0)) -> sa.ColumnElement[Any]:
+    """The database's clock (plus an interval) as SQL: ``now()`` on PostgreSQL, SQLite's own
+    ``strftime('now')`` written the way timestamps are stored there."""
+    if dialect == "sqlite":
+        # '%f' is seconds with milliseconds; three zeros make the microseconds SQLAlchemy stores.
+        return sa.func.strftime("%Y-%m-%d %H:%M:%f000", "now", f"{plus.total_seconds():+.6f} seconds")
+    if not plus:
+        return sa.func.now()
+    return sa.func.now() + sa.cast(sa.literal(plus), sa.Interval)
+
+
+def _commit_clock(dialect: str) -> sa.ColumnElement[Any]:
+    # The instant of the check itself, not the transaction's start: a writer whose transaction
+    # began before its lease ran out must not pass the check after it did.
+    return sa.func.clock_timestamp() if dialect == "postgresql" else db_now(dialect)
+
+
 def check_fences(conn: sa.Connection, fences: dict[int, Fence]) -> set[int]:
-    """Game ids whose lease is not held under the given fence (inside the writer's transaction,
-    after the games' rows are locked)."""
+    """Game ids whose lease is not held under the given fence, or ran out by the database's
+    clock (inside the writer's transaction, after the games' rows are locked)."""
     if not fences:
         return set()
-    rows = conn.execute(sa.select(_leases.c.game_id, _leases.c.owner, _leases.c.token)
+    alive = (_leases.c.expires_at > _commit_clock(conn.dialect.name)).label("alive")
+    rows = conn.execute(sa.select(_leases.c.game_id, _leases.c.owner, _leases.c.token, alive)
                         .where(_leases.c.game_id.in_(sorted(fences))))
-    current = {gid: Fence(owner, int(token)) for gid, owner, token in rows}
+    current = {gid: Fence(owner, int(token)) for gid, owner, token, ok in rows if ok}
     return {gid for gid, fence in fences.items() if current.get(gid) != fence}
+
+
+async def guard(conn: AsyncConnection, game_id: int, fence: Fence) -> None:
+    """Lock a game's row and check the writer still holds it under ``fence``, inside the
+    writer's transaction; NotOwner (nothing written) when it does not."""
+
+    def check(sync: sa.Connection) -> set[int]:
+        _lock_games(sync, [game_id])
+        return check_fences(sync, {game_id: fence})
+
+    if await conn.run_sync(check):
+        raise NotOwner(f"game {game_id} is no longer held by this process: nothing written")
 
 
 def _lock_games(conn: sa.Connection, game_ids: Sequence[int]) -> None:
@@ -81,36 +121,61 @@ class TableLeases:
 
     ``owner`` names this process (unique per process); ``ttl`` is how long a lease lasts
     without renewal, so a dead owner's games are taken over at most about ``ttl`` after its
-    last renewal."""
+    last renewal.
 
-    def __init__(self, db: Database, owner: str, ttl: timedelta) -> None:
+    ``clock`` is the local monotonic clock the liveness of each hold is kept on (a test may
+    pass its own)."""
+
+    def __init__(self, db: Database, owner: str, ttl: timedelta,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._db = db
         self.owner = owner
         self.ttl = ttl
+        self.clock = clock
         self.held: dict[int, int] = {}  # game id -> token
+        self._confirmed: dict[int, float] = {}  # game id -> local start of its last confirmed renewal
 
     def fence(self, game_id: int) -> Fence | None:
         """The fence a write for this game is made under; None when this process does not hold it."""
         token = self.held.get(game_id)
         return None if token is None else Fence(self.owner, token)
 
+    def live(self, game_id: int) -> bool:
+        """Whether this process may still drive the game and send for it: it holds the game and
+        its last confirmed renewal plus the lease has not passed on the local monotonic clock."""
+        since = self._confirmed.get(game_id)
+        return game_id in self.held and since is not None and self.clock() < since + self.ttl.total_seconds()
+
+    def live_fence(self, game_id: int) -> Fence | None:
+        """The fence of a game this process holds and whose hold is still live; else None."""
+        return self.fence(game_id) if self.live(game_id) else None
+
+    def confirmed(self, game_id: int, since: float) -> None:
+        """The game's hold was written with an expiry one lease after ``since`` (local clock)."""
+        if game_id in self.held:
+            self._confirmed[game_id] = max(since, self._confirmed.get(game_id, since))
+
     async def take(self, game_id: int, *, now: datetime | None = None) -> int:
         """Hold a game this process just started (or resumes); returns its token. Raises NotOwner
         when another process holds an unexpired lease on it."""
-        taken = await self._claim([game_id], now or utcnow(), only_running=False)
+        taken = await self._claim([game_id], now, only_running=False)
         if game_id not in taken:
             raise NotOwner(f"game {game_id} is held by another process")
         return taken[game_id]
 
-    async def acquire(self, game_ids: Iterable[int] | None = None, *, now: datetime | None = None) -> dict[int, int]:
+    async def acquire(self, game_ids: Iterable[int] | None = None, *, now: datetime | None = None,
+                      renew: bool = True) -> dict[int, int]:
         """Renew this process's leases, then take every running game (of ``game_ids``, or all)
-        that nobody holds or whose lease ran out. Returns the games newly taken, with their tokens."""
-        now = now or utcnow()
-        await self.renew(now=now)
+        that nobody holds or whose lease ran out (by the database's clock, or ``now`` when given).
+        Returns the games newly taken, with their tokens. ``renew=False``: a renewal task of its
+        own keeps the held leases."""
+        if renew:
+            await self.renew(now=now)
         async with self._db.connect() as conn:
+            cutoff = now if now is not None else db_now(conn.dialect.name)
             q = (sa.select(_games.c.id).select_from(_games.outerjoin(_leases, _leases.c.game_id == _games.c.id))
                  .where(_games.c.status == GameStatus.RUNNING,
-                        sa.or_(_leases.c.game_id.is_(None), _leases.c.expires_at < now))
+                        sa.or_(_leases.c.game_id.is_(None), _leases.c.expires_at < cutoff))
                  .order_by(_games.c.id))
             if game_ids is not None:
                 q = q.where(_games.c.id.in_(sorted(set(game_ids))))
@@ -121,42 +186,63 @@ class TableLeases:
 
     async def renew(self, *, now: datetime | None = None) -> set[int]:
         """Extend every lease this process holds; returns the games it lost (taken over by
-        another process after its lease ran out), which it must stop driving."""
+        another process after its lease ran out), which it must stop driving.
+
+        On a server database this does not wait for the process's write lock: a renewal must not
+        queue behind a group of turns on a loaded machine (the row it updates is its own)."""
         if not self.held:
             return set()
-        now = now or utcnow()
-        async with self._db.write() as conn:
-            res = await conn.execute(
-                sa.update(_leases)
-                .where(_leases.c.owner == self.owner, _leases.c.game_id.in_(sorted(self.held)))
-                .values(expires_at=now + self.ttl)
-                .returning(_leases.c.game_id, _leases.c.token))
-            kept = {int(g): int(t) for g, t in res.all()}
-        lost = {g for g, t in self.held.items() if kept.get(g) != t}
+        ids = sorted(self.held)
+        started = self.clock()
+        if self._db.plan.is_sqlite:
+            async with self._db.write() as conn:
+                kept = await self._renew(conn, ids, now)
+        else:
+            async with self._db.writer.begin() as conn:
+                kept = await self._renew(conn, ids, now)
+        lost = {g for g in ids if g in self.held and kept.get(g) != self.held[g]}
         for g in lost:
-            del self.held[g]
+            self._drop(g)
+        for g in kept:
+            self.confirmed(g, started)
         return lost
+
+    async def _renew(self, conn: AsyncConnection, ids: list[int], now: datetime | None) -> dict[int, int]:
+        until = now + self.ttl if now is not None else db_now(conn.dialect.name, self.ttl)
+        res = await conn.execute(
+            sa.update(_leases)
+            .where(_leases.c.owner == self.owner, _leases.c.game_id.in_(ids))
+            .values(expires_at=until)
+            .returning(_leases.c.game_id, _leases.c.token))
+        return {int(g): int(t) for g, t in res.all()}
+
+    def _drop(self, game_id: int) -> None:
+        self.held.pop(game_id, None)
+        self._confirmed.pop(game_id, None)
 
     def forget(self, game_id: int) -> None:
         """Stop renewing a game that ended (its lease simply runs out; an ended game is never taken)."""
-        self.held.pop(game_id, None)
+        self._drop(game_id)
 
     async def release(self, game_ids: Iterable[int] | None = None) -> None:
         """Give games up at once (a clean stop, an ended game): another process may take them now."""
         ids = sorted(self.held if game_ids is None else set(game_ids) & set(self.held))
         if not ids:
             return
+        for g in ids:  # nothing is driven or sent for them from here on, whatever the write does
+            self._confirmed.pop(g, None)
         async with self._db.write() as conn:
             await conn.execute(sa.update(_leases)
                                .where(_leases.c.owner == self.owner, _leases.c.game_id.in_(ids))
-                               .values(expires_at=utcnow() - timedelta(seconds=1)))
+                               .values(expires_at=db_now(conn.dialect.name, -timedelta(seconds=1))))
         for g in ids:
-            self.held.pop(g, None)
+            self._drop(g)
 
-    async def _claim(self, game_ids: Sequence[int], now: datetime, *, only_running: bool) -> dict[int, int]:
-        until = now + self.ttl
-
+    async def _claim(self, game_ids: Sequence[int], now: datetime | None, *, only_running: bool) -> dict[int, int]:
         def claim(conn: sa.Connection) -> dict[int, int]:
+            dialect = conn.dialect.name
+            cutoff = now if now is not None else db_now(dialect)
+            until = now + self.ttl if now is not None else db_now(dialect, self.ttl)
             _lock_games(conn, game_ids)  # no turn of the old holder is half-way while the token moves
             ids = list(game_ids)
             if only_running:
@@ -164,7 +250,6 @@ class TableLeases:
                     _games.c.id.in_(ids), _games.c.status == GameStatus.RUNNING)).scalars()]
             if not ids:
                 return {}
-            dialect = conn.dialect.name
             insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
             stmt = insert(_leases).values([{"game_id": g, "owner": self.owner, "token": 1, "expires_at": until}
                                            for g in ids])
@@ -173,11 +258,14 @@ class TableLeases:
                 set_={"owner": self.owner, "expires_at": until,
                       "token": sa.case((_leases.c.owner == self.owner, _leases.c.token),
                                        else_=_leases.c.token + 1)},
-                where=sa.or_(_leases.c.owner == self.owner, _leases.c.expires_at < now),
+                where=sa.or_(_leases.c.owner == self.owner, _leases.c.expires_at < cutoff),
             ).returning(_leases.c.game_id, _leases.c.token)
             return {int(g): int(t) for g, t in conn.execute(stmt).all()}
 
+        started = self.clock()
         async with self._db.write() as conn:
             taken = await conn.run_sync(claim)
         self.held.update(taken)
+        for g in taken:
+            self.confirmed(g, started)
         return taken

@@ -19,8 +19,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.engine import EnginePlan
 from storage.ownership import TableLeases
-from storage.records import ActionActor, ActionRecord, AgentCallRecord, EventRecord, GameLog, SeatRecord
-from storage.tables import AgentCallRow, DeadlineRow, GameRow, GameStatus
+from storage.records import ActionActor, ActionRecord, AgentCallRecord, EventRecord, GameLog, OutboxRecord, SeatRecord
+from storage.tables import AgentCallRow, DeadlineRow, GameRow, GameStatus, OutboxRow
 
 
 class UnitsOfWork(Protocol):
@@ -72,7 +72,7 @@ class GamePort(GameReader, Protocol):
 
     async def append_turn(
         self, game_id: int, *, action: ActionRecord, events: Sequence[EventRecord], inbound_key: str | None,
-        agent_calls: Sequence[AgentCallRecord] = (),
+        agent_calls: Sequence[AgentCallRecord] = (), outbox: Sequence[OutboxRecord] = (),
     ) -> bool: ...
 
     async def finish_game(
@@ -104,7 +104,17 @@ class DeadlinePort(Protocol):
 
     async def pending_deadlines(self) -> list[DeadlineRow]: ...
 
-    async def finish_deadline(self, deadline_id: int) -> bool: ...
+    async def pending_for(self, game_ids: list[int]) -> list[DeadlineRow]: ...
+
+    async def finish_deadline(self, deadline_id: int, game_id: int | None = None) -> bool: ...
+
+
+class OutboxPort(Protocol):
+    """Messages of turns: the unsent ones of some games, and the mark that they were sent."""
+
+    async def unsent(self, game_ids: Iterable[int]) -> list[OutboxRow]: ...
+
+    async def mark_sent(self, ids: Iterable[str]) -> int: ...
 
 
 class InboundPort(Protocol):
@@ -125,7 +135,7 @@ class ExportSource(UnitsOfWork, GameReader, Protocol):
     async def agent_calls(self, game_id: int) -> list[AgentCallRow]: ...
 
 
-class TableStore(GamePort, DeadlinePort, InboundPort, ExportSource, Protocol):
+class TableStore(GamePort, DeadlinePort, OutboxPort, InboundPort, ExportSource, Protocol):
     """Everything the table service and the rooms around it use of the log."""
 
     @property

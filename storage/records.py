@@ -93,6 +93,16 @@ class EventRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class OutboxRecord:
+    """A message a turn sends, logged with the turn (``storage.outbox``): ``seat`` None for the
+    table's channel, else that seat's private message; ``id`` is the sender's key for it."""
+
+    id: str
+    seat: int | None
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentCallRecord:
     """One model call made for an AI seat.
 

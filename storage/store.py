@@ -27,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
+from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import AgentCallRepository
@@ -47,6 +48,7 @@ from storage.engine import (
 )
 from storage.games import GameRepository
 from storage.inbound import InboundClaims
+from storage.outbox import OutboxRepository
 from storage.ownership import NotOwner, TableLeases
 from storage.records import (
     ActionRecord,
@@ -138,6 +140,7 @@ class Store(Database):
         self.log = GameRepository(self, self._turnlog)
         self.deadlines = DeadlineRepository(self)
         self.inbound = InboundClaims(self)
+        self.outbox = OutboxRepository(self)
         self.calls = AgentCallRepository(self)
         self.leases: TableLeases | None = None  # set by own_tables() on a server database
         self._bot_lock: IO[bytes] | None = None  # SQLite: this process's lock on the file
@@ -155,8 +158,29 @@ class Store(Database):
                 self._bot_lock = lock_sqlite_file(path)
             return None
         self.leases = TableLeases(self, owner, ttl)
-        self._turnlog.leases = self.log.leases = self.leases
+        self._turnlog.leases = self.log.leases = self.deadlines.leases = self.leases
+        self._name_connections(owner, ttl)
         return self.leases
+
+    def _name_connections(self, owner: str, ttl: timedelta) -> None:
+        """Name this process's PostgreSQL sessions after its lease owner (``pg_stat_activity``
+        shows who holds what), and let the server end a transaction left idle for a whole lease
+        (a process frozen in mid-transaction would otherwise keep the game's row locked, and the
+        takeover waiting, until it woke)."""
+        idle_ms = max(1000, int(ttl.total_seconds() * 1000))
+        settings = (("application_name", owner[:63]), ("idle_in_transaction_session_timeout", str(idle_ms)))
+
+        def named(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            try:
+                for name, value in settings:
+                    cursor.execute(f"SET {name} = '{value.replace(chr(39), chr(39) * 2)}'")
+            finally:
+                cursor.close()
+
+        sa_event.listen(self.engine.sync_engine, "connect", named)
+        # Connections opened before (the migration's) were not named: they are let go.
+        self.engine.sync_engine.pool.dispose()
 
     async def aclose(self) -> None:
         await self._turnlog.aclose()
@@ -186,7 +210,11 @@ class Store(Database):
     set_deadline = _Via("deadlines", DeadlineRepository.set_deadline)
     clear_deadlines = _Via("deadlines", DeadlineRepository.clear_deadlines)
     pending_deadlines = _Via("deadlines", DeadlineRepository.pending_deadlines)
+    pending_for = _Via("deadlines", DeadlineRepository.pending_for)
     finish_deadline = _Via("deadlines", DeadlineRepository.finish_deadline)
+    # the outbox of turns' messages
+    unsent = _Via("outbox", OutboxRepository.unsent)
+    mark_sent = _Via("outbox", OutboxRepository.mark_sent)
     # inbound claims
     claim_inbound = _Via("inbound", InboundClaims.claim_inbound)
     inbound_seen = _Via("inbound", InboundClaims.inbound_seen)

@@ -372,6 +372,24 @@ class TableLeaseRow(SQLModel, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
+class OutboxRow(SQLModel, table=True):
+    """A message of a turn, written in the turn's own (fenced) transaction and sent from here:
+    at least once, keyed by ``id`` (made by the bot, so a sender knows it before the commit);
+    ``sent_at`` marks it sent. ``seat`` is None for the table's channel, else that seat's
+    private message (which may hold the seat's secrets, like the events it renders)."""
+
+    __tablename__ = "outbox"
+
+    id: str = Field(primary_key=True)
+    game_id: int = _game_fk()
+    action_seq: int = Field(sa_type=sa.Integer, nullable=False)
+    pos: int = Field(sa_type=sa.Integer, nullable=False)  # order among the messages of one turn
+    seat: int | None = Field(default=None, nullable=True)
+    body: dict[str, Any] = _json()
+    created_at: datetime = _ts()
+    sent_at: datetime | None = _ts(nullable=True)
+
+
 metadata = SQLModel.metadata
 """The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
 
@@ -389,4 +407,5 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     TournamentRatingRow,
     SchedulerLeaseRow,
     TableLeaseRow,
+    OutboxRow,
 )

@@ -25,14 +25,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import agent_call_values
 from storage.inbound import claim_keys, seen_keys
+from storage.outbox import outbox_values
 from storage.ownership import Fence, NotOwner, TableLeases, check_fences
-from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError
-from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, table_of, utcnow
+from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError, OutboxRecord
+from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, OutboxRow, table_of, utcnow
 
 _games = table_of(GameRow)
 _actions = table_of(ActionRow)
 _events = table_of(EventRow)
 _agent_calls = table_of(AgentCallRow)
+_outbox = table_of(OutboxRow)
 
 MAX_GROUP = 256  # turns committed in one transaction at most
 
@@ -46,6 +48,7 @@ class _Turn:
     calls: tuple[AgentCallRecord, ...]
     future: asyncio.Future[bool]
     fence: Fence | None = None
+    outbox: tuple[OutboxRecord, ...] = ()
 
 
 class TurnLog:
@@ -74,15 +77,20 @@ class TurnLog:
         events: Sequence[EventRecord],
         inbound_key: str | None,
         agent_calls: Sequence[AgentCallRecord],
+        outbox: Sequence[OutboxRecord] = (),
     ) -> bool:
-        """Queue one turn and wait until its group is durable; False when the inbound key was seen before."""
+        """Queue one turn and wait until its group is durable; False when the inbound key was seen before.
+        ``outbox``: the turn's messages, logged with it (``storage.outbox``)."""
         fence = None
         if self.leases is not None:
-            fence = self.leases.fence(game_id)
+            # Live: a hold whose last confirmed renewal plus the lease has passed (this process was
+            # paused) logs nothing, before the database is even asked.
+            fence = self.leases.live_fence(game_id)
             if fence is None:
-                raise NotOwner(f"game {game_id} is not held by this process: no turn can be logged")
+                raise NotOwner(f"game {game_id} is not held by this process (or its hold ran out): no turn logged")
         loop = asyncio.get_running_loop()
-        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future(), fence)
+        turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future(), fence,
+                     tuple(outbox))
         self._turns.append(turn)
         if self._flusher is None or self._flusher.done():
             self._flusher = loop.create_task(self._flush())
@@ -178,6 +186,7 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     action_rows: list[dict[str, Any]] = []
     event_rows: list[dict[str, Any]] = []
     call_rows: list[dict[str, Any]] = []
+    outbox_rows: list[dict[str, Any]] = []
     for t in batch:
         st = status.get(t.game_id)
         if st != GameStatus.RUNNING or t.game_id in fenced:
@@ -207,8 +216,10 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
                           for i, e in enumerate(t.events))
         last_event[t.game_id] = first + len(t.events) - 1
         call_rows.extend(agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
+        outbox_rows.extend(outbox_values(t.outbox, game_id=t.game_id, action_seq=seq, now=now))
         outcome.append((t, True))
-    for table, rows in ((_actions, action_rows), (_events, event_rows), (_agent_calls, call_rows)):
+    for table, rows in ((_actions, action_rows), (_events, event_rows), (_agent_calls, call_rows),
+                        (_outbox, outbox_rows)):
         if rows:
             conn.execute(sa.insert(table), rows)
     return outcome

@@ -3,6 +3,12 @@
 `Deadlines` owns its armed timers (one asyncio task per stored deadline, keyed by the
 deadline's id, with the game and seat it belongs to). When one fires it is marked done
 in the store and handed to the expiry callback the turn loop gave it.
+
+A database error never loses a deadline: a timer that meets one waits and tries again
+(doubling pauses up to half a minute) until the write goes through, the game is no longer
+this process's (NotOwner: its new holder arms the deadline from the database), or the seat
+acted; and every supervisor round re-arms the pending deadlines of the games this process
+drives (``rearm``), so a timer that never got armed is armed then.
 """
 
 from __future__ import annotations
@@ -13,13 +19,20 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from bot.core.commands import MAX_DEADLINE_S
 from bot.core.observe import ServiceObserver
 from games.base import Seat
+from storage.ownership import NotOwner
 from storage.ports import DeadlinePort
 
 log = logging.getLogger(__name__)
+
+RETRY_S = 0.5  # first pause after a failed deadline write or expiry; doubles up to RETRY_MAX_S
+RETRY_MAX_S = 30.0
+
+T = TypeVar("T")
 
 Expire = Callable[[int, Seat], Awaitable[None]]
 """(game id, seat) -> handles a turn that ran out of time."""
@@ -55,16 +68,46 @@ class Deadlines:
         delay = max(0.0, due.timestamp() - self.clock())
 
         async def fire() -> None:
-            await asyncio.sleep(delay)
-            self._armed.pop(deadline_id, None)
-            self.observer.deadlines(self.open)
-            if await self.store.finish_deadline(deadline_id) and self.on_expire is not None:
-                await self.on_expire(game_id, seat)
+            try:
+                await asyncio.sleep(delay)
+                if await self._retrying("mark a deadline done", lambda: self.store.finish_deadline(deadline_id, game_id)) \
+                        and self.on_expire is not None:
+                    expire = self.on_expire
+                    await self._retrying("play a deadline's move", lambda: expire(game_id, seat))
+            finally:
+                armed = self._armed.get(deadline_id)
+                if armed is not None and armed.task is asyncio.current_task():
+                    del self._armed[deadline_id]
+                self.observer.deadlines(self.open)
 
         task = asyncio.get_running_loop().create_task(fire())
         task.add_done_callback(_log_failure)
         self._armed[deadline_id] = _Armed(game_id, seat, task)
         self.observer.deadlines(self.open)
+
+    async def _retrying(self, what: str, step: Callable[[], Awaitable[T]]) -> T | None:
+        """Run one step of a firing deadline until it goes through; None when the game is no
+        longer this process's (its new holder has the deadline in the database)."""
+        pause = RETRY_S
+        while True:
+            try:
+                return await step()
+            except NotOwner:
+                return None
+            except Exception as exc:  # the database is away: the deadline waits for it, never dies
+                log.warning("could not %s (%s); trying again in %.1f s", what, type(exc).__name__, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+
+    async def rearm(self, game_ids: list[int]) -> int:
+        """Arm the pending deadlines of these games (the ones this process drives) that have no
+        timer; returns how many were armed."""
+        armed = 0
+        for d in await self.store.pending_for(game_ids):
+            if d.id is not None and d.id not in self._armed:
+                self.arm(d.id, d.game_id, d.seat, d.due_at)
+                armed += 1
+        return armed
 
     async def schedule(self, game_id: int, seat: Seat, seconds: float) -> None:
         """Store and arm a deadline ``seconds`` from now for a seat, unless one is armed already."""
@@ -82,9 +125,9 @@ class Deadlines:
 
     def cancel(self, game_id: int, seat: Seat | None = None) -> None:
         for did, armed in list(self._armed.items()):
-            if armed.game_id == game_id and (seat is None or armed.seat == seat) \
-                    and armed.task is not asyncio.current_task():
-                armed.task.cancel()
+            if armed.game_id == game_id and (seat is None or armed.seat == seat):
+                if armed.task is not asyncio.current_task():  # a firing deadline finishes its own move
+                    armed.task.cancel()
                 del self._armed[did]
         self.observer.deadlines(self.open)
 

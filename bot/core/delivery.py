@@ -5,12 +5,16 @@ platform raises (its own `DeliveryFailed`, an OSError, a timeout, a TypeError fr
 malformed response) is counted, logged by type only (exception text may quote the
 message, which may hold a secret) and treated as not delivered. Fan-out goes on past a
 failed recipient, so one closed DM never stops the next player's prompt.
+
+A table's messages are sent only while this process may drive it (``live``): where several
+processes share the database, a process whose hold on a game ran out (it was paused past its
+lease) sends nothing more for it, before the database tells it so; the new holder speaks.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.core import render
 from bot.core.messages import MessageRef, Outgoing, Place, UserRef
@@ -26,6 +30,14 @@ class Delivery:
     def __init__(self, observer: ServiceObserver) -> None:
         self.platforms: dict[str, Platform] = {}
         self.observer = observer
+        self.live: Callable[[int], bool] = _always  # may this process still send for this game?
+
+    def withheld(self, table: Table) -> bool:
+        """True (and counted) when this process may no longer send for the table."""
+        if self.live(table.game_id):
+            return False
+        self.observer.sends_withheld(1)
+        return True
 
     def attach(self, platform: Platform) -> None:
         self.platforms[platform.name] = platform
@@ -80,7 +92,7 @@ class Delivery:
 
     async def public(self, table: Table, m: Outgoing, *, waiting: bool = False) -> None:
         """Post to the table's place; ``waiting`` notes are skipped where the platform keeps quiet."""
-        if table.quiet:
+        if table.quiet or self.withheld(table):
             return
         platform = self.platforms.get(table.platform)
         if waiting and (platform is None or platform.quiet_waiting):
@@ -90,7 +102,7 @@ class Delivery:
     async def private(self, table: Table, info: SeatInfo, m: Outgoing) -> bool:
         """A private message to a human seat; True when delivered or the seat was pointed at the
         "Show my secret" button in the channel (its DMs are closed)."""
-        if info.user is None:
+        if info.user is None or self.withheld(table):
             return False
         if info.seat not in table.dm_failed:
             if await self.dm(info.user, m):
@@ -113,3 +125,7 @@ class Delivery:
         if public:
             await self.public(table, render.events_message(table, public))
         return reached
+
+
+def _always(_game_id: int) -> bool:
+    return True

@@ -33,6 +33,25 @@ class ServiceObserver(Protocol):
     def deadlines(self, open: int) -> None:
         """How many turn deadlines are armed now."""
 
+    def lease_moved(self, change: str, games: int) -> None:
+        """Games whose hold moved: ``taken`` by this process (a start elsewhere died, or resumed),
+        or ``lost`` to another process (this one was paused or slow past its lease)."""
+
+    def command_refused(self) -> None:
+        """A move for a game another live process holds was refused here ("moving")."""
+
+    def command_forwarded(self) -> None:
+        """A command for a game another live process holds was forwarded to that process."""
+
+    def deadlines_rearmed(self, count: int) -> None:
+        """Pending deadlines the supervisor found without a timer and armed."""
+
+    def commit_unknown(self) -> None:
+        """A write whose COMMIT outcome was lost (the connection dropped): it was read back."""
+
+    def sends_withheld(self, count: int) -> None:
+        """Messages not sent because this process's hold on their game had run out."""
+
 
 class NullObserver:
     """Observes nothing: the default."""
@@ -56,4 +75,22 @@ class NullObserver:
         pass
 
     def deadlines(self, open: int) -> None:
+        pass
+
+    def lease_moved(self, change: str, games: int) -> None:
+        pass
+
+    def command_refused(self) -> None:
+        pass
+
+    def command_forwarded(self) -> None:
+        pass
+
+    def deadlines_rearmed(self, count: int) -> None:
+        pass
+
+    def commit_unknown(self) -> None:
+        pass
+
+    def sends_withheld(self, count: int) -> None:
         pass

@@ -21,13 +21,13 @@ from bot.core.messages import Outgoing
 from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
 from storage.ownership import TableLeases
-from storage.ports import DeadlinePort, GamePort
+from storage.ports import DeadlinePort, GamePort, OutboxPort
 from storage.tables import GameRow, GameStatus
 
 log = logging.getLogger(__name__)
 
 
-class ResumeStore(GamePort, DeadlinePort, Protocol):
+class ResumeStore(GamePort, DeadlinePort, OutboxPort, Protocol):
     """What resuming uses of the log: running and unannounced games, pending deadlines, and
     which games this process holds when several share the database."""
 
@@ -92,6 +92,9 @@ class Resume:
             async with table.lock:
                 await self.turns.finish(table)
             return
+        # Messages of turns logged before the table changed hands (or the process restarted) that
+        # were never marked sent go out first: the outbox sends each at least once.
+        await self.turns.outbox.resend([table])
         await self.delivery.public(table, Outgoing("The table is back after a restart. Play resumes."))
         # Secrets again for everyone seated: a deal the platform never delivered (a crash between
         # the deal and the messages) and a console that forgot its private messages both need it.

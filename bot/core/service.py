@@ -68,7 +68,9 @@ class TableService:
         self.sneak: SneakPort | None = None  # the SNEAK service the startup point attaches (bot/sneak.py)
         self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
         self._supervisor: asyncio.Task[None] | None = None
+        self._renewer: asyncio.Task[None] | None = None
         self.delivery = Delivery(self.observer)
+        self.delivery.live = self._live
         self.deadlines = Deadlines(store, clock, self.observer)
         self.turns = Turns(store, settings, self.runner, self.delivery, self.deadlines, self.observer, self.tables,
                           self._spawn, self._table_ended)
@@ -90,17 +92,25 @@ class TableService:
         calls it once connected; games of platforms not attached yet wait for their adapter's call."""
         await self.store.check_writable()
         await self.resume.run(self.lock_for)
+        loop = asyncio.get_running_loop()
         if self._supervisor is None or self._supervisor.done():
-            self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+            self._supervisor = loop.create_task(self._supervise())
+        if self.store.leases is not None and (self._renewer is None or self._renewer.done()):
+            self._renewer = loop.create_task(self._renew())
 
     async def stop(self) -> None:
-        tasks = [*self._tasks, *([self._supervisor] if self._supervisor else [])]
+        tasks = [*self._tasks, *(t for t in (self._supervisor, self._renewer) if t is not None)]
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
-        self._supervisor = None
+        self._supervisor = self._renewer = None
+        await self.turns.outbox.stop()
         await self.deadlines.stop()
+
+    def _live(self, game_id: int) -> bool:
+        leases = self.store.leases
+        return leases is None or leases.live(game_id)
 
     async def wait_idle(self, timeout: float = 30.0) -> None:
         """Wait until no AI turn or delivery is in flight (for tests and the console)."""
@@ -131,31 +141,67 @@ class TableService:
 
     async def _supervise(self) -> None:
         leases = self.store.leases
-        # With several processes on one database the supervisor also keeps this process's hold on
-        # its games: renewed well before it runs out, and a dead process's games taken over.
+        # With several processes on one database the supervisor also takes over the games of a
+        # process that died, soon after their leases run out (renewing is the renewer's task).
         every = SUPERVISE_EVERY_S if leases is None else min(SUPERVISE_EVERY_S, leases.ttl.total_seconds() / 4)
         rounds_per_check = max(1, round(SUPERVISE_EVERY_S / every))
         for round_no in itertools.count(1):
             await asyncio.sleep(every)
             if leases is not None:
                 try:
-                    await self.hold_tables()
+                    await self.hold_tables(renew=False)
                 except Exception as exc:  # a database hiccup: try again next round
                     log.error("table leases failed: %s", type(exc).__name__)
             if round_no % rounds_per_check:
                 continue
-            try:
-                await self.turns.supervise_once()
-            except Exception as exc:  # the supervisor itself must outlive any one table
-                log.error("supervisor failed: %s", type(exc).__name__)
+            await self.supervise_once()
 
-    async def hold_tables(self) -> None:
-        """Renew this process's leases; let go of the tables another process took over (it drives
-        them now), and resume the running games this process can take (their holder died)."""
+    async def supervise_once(self) -> None:
+        """One repair round: re-arm the pending deadlines of the tables this process drives, send
+        what their turns left unsent (``bot.core.outbox``), then nudge tables where a seat owes a move but nothing will make it (``Turns.supervise_once``)."""
+        try:
+            rearmed = await self.deadlines.rearm([g for g in self.tables if self._live(g)])
+            if rearmed:
+                log.warning("%s pending deadline(s) had no timer; armed again", rearmed)
+                self.observer.deadlines_rearmed(rearmed)
+        except Exception as exc:  # the database is away: the next round tries again
+            log.error("re-arming deadlines failed: %s", type(exc).__name__)
+        try:
+            await self.turns.outbox.resend([t for t in self.tables.values() if not t.over])
+        except Exception as exc:  # the database is away: the next round tries again
+            log.error("sending unsent messages failed: %s", type(exc).__name__)
+        try:
+            await self.turns.supervise_once()
+        except Exception as exc:  # the supervisor itself must outlive any one table
+            log.error("supervisor failed: %s", type(exc).__name__)
+
+    async def _renew(self) -> None:
+        """Renew this process's leases every third of a lease, in a task of its own, so a hold is
+        confirmed twice more before it could run out even when a renewal is slow; a failed renewal
+        is tried again sooner. A table whose hold lapsed meanwhile is nudged once it is back."""
         leases = self.store.leases
-        if leases is None:
-            return
-        for game_id in await leases.renew():
+        assert leases is not None
+        lease_s = leases.ttl.total_seconds()
+        while True:
+            lapsed = {g for g in self.tables if not leases.live(g)}
+            try:
+                await self._drop_lost(await leases.renew())
+                pause = lease_s / 3
+            except Exception as exc:  # a database hiccup: sooner than a third of a lease
+                log.error("renewing table leases failed: %s", type(exc).__name__)
+                pause = lease_s / 10
+            else:
+                back = [self.tables[g] for g in lapsed if g in self.tables and leases.live(g)]
+                for table in back:
+                    if not table.over and not table.lock.locked():
+                        self._spawn(self.turns.advance(table))
+            await asyncio.sleep(pause)
+
+    async def _drop_lost(self, lost: set[int]) -> None:
+        """Let go of the tables another process took over: it drives them now."""
+        if lost:
+            self.observer.lease_moved("lost", len(lost))
+        for game_id in lost:
             table = self.tables.pop(game_id, None)
             if table is None:
                 continue
@@ -166,9 +212,21 @@ class TableService:
             self.runner.forget(game_id)
             self._locks.pop(game_id, None)
             self.observer.tables(len(self.tables))
+
+    async def hold_tables(self, *, renew: bool = True) -> None:
+        """Renew this process's leases (unless the renewer does), let go of the tables another
+        process took over, and resume the running games this process can take (their holder died)."""
+        leases = self.store.leases
+        if leases is None:
+            return
+        if renew:
+            await self._drop_lost(await leases.renew())
+        taken = await leases.acquire(renew=False)
+        if taken:
+            self.observer.lease_moved("taken", len(taken))
         # Reading every running game's log is for a round that took something over (or holds a
         # game not in memory yet), not for each one.
-        if await leases.acquire() or set(leases.held) - set(self.tables):
+        if taken or set(leases.held) - set(self.tables):
             await self.resume.run(self.lock_for)
 
     async def _reach(self, cmd: Command, game_id: int) -> None:
@@ -181,9 +239,11 @@ class TableService:
         row = await self.store.game(game_id)
         if row is None or row.status != GameStatus.RUNNING or not intake.reaches(cmd, row.tenant):
             return  # the turn path answers these as it always has
-        if await leases.acquire([game_id]):
+        if taken := await leases.acquire([game_id]):
+            self.observer.lease_moved("taken", len(taken))
             await self.resume.run(self.lock_for)
         if game_id not in self.tables:
+            self.observer.command_refused()
             raise Refused("That game is moving to another bot process; send your move again in a few seconds.")
 
     def _table_opened(self, table: Table) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from bot.core import intake, render
 from bot.core.agents import AgentRunner, Outcome
@@ -21,11 +21,12 @@ from bot.core.deadlines import Deadlines
 from bot.core.delivery import Delivery
 from bot.core.messages import Command, Outgoing, Reply
 from bot.core.observe import ServiceObserver
+from bot.core.outbox import Outbox
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
 from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
-from storage.ports import GamePort
+from storage.ports import GamePort, OutboxPort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord
 from storage.tables import ActionSource, AgentOperation, GameStatus
 
@@ -39,8 +40,12 @@ Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
 """Called once a table is over (result dict, or None when it broke)."""
 
 
+class TurnStore(GamePort, OutboxPort, Protocol):
+    """What the turn loop uses of the log: games and turns, and the outbox of their messages."""
+
+
 class Turns:
-    def __init__(self, store: GamePort, settings: Settings, runner: AgentRunner, delivery: Delivery,
+    def __init__(self, store: TurnStore, settings: Settings, runner: AgentRunner, delivery: Delivery,
                  deadlines: Deadlines, observer: ServiceObserver, tables: dict[int, Table],
                  spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]], ended: Ended) -> None:
         self.store = store
@@ -52,13 +57,21 @@ class Turns:
         self.tables = tables
         self.spawn = spawn
         self.ended = ended
+        self.outbox = Outbox(store, delivery)
         deadlines.on_expire = self.expire
+
+    def live(self, game_id: int) -> bool:
+        """May this process still drive the game (its hold has not run out)? Always, on a database
+        of one process."""
+        return self.delivery.live(game_id)
 
     # ------------------------------------------------------------------ one action
 
     async def submit(self, table: Table, seat: Seat, action: Action, *, source: ActionSource, actor: str,
-                     inbound_key: str | None = None, calls: Sequence[CallLog] = ()) -> Reply:
-        """Apply one action: validate, log durably, then fan out. Everyone comes through here."""
+                     inbound_key: str | None = None, calls: Sequence[CallLog] = (),
+                     notes: Sequence[Outgoing] = ()) -> Reply:
+        """Apply one action: validate, log durably with the messages it sends, then send them.
+        Everyone comes through here. ``notes``: messages to the channel before the turn's events."""
         async with table.lock:
             if table.over:
                 raise Refused("That game is over.")
@@ -70,14 +83,21 @@ class Turns:
                 log.error("game %s: the engine failed on a %s move: %s", table.game_id, action.kind,
                           type(exc).__name__)
                 raise Refused("That move cannot be played.") from None
-            fresh = await self.store.append_turn(
-                table.game_id,
-                action=ActionRecord(seat, action.kind, list(action.value), source, actor),
-                events=[EventRecord.of(e) for e in events],
-                inbound_key=inbound_key,
-                agent_calls=[_call_record(table.game_id, seat, c) for c in calls],
-            )
+            planned = self.outbox.plan(table, events, notes)
+            try:
+                fresh = await self.store.append_turn(
+                    table.game_id,
+                    action=ActionRecord(seat, action.kind, list(action.value), source, actor),
+                    events=[EventRecord.of(e) for e in events],
+                    inbound_key=inbound_key,
+                    agent_calls=[_call_record(table.game_id, seat, c) for c in calls],
+                    outbox=self.outbox.records(planned),
+                )
+            except BaseException:
+                self.outbox.drop(planned)  # not logged: these messages never exist
+                raise
             if not fresh:
+                self.outbox.drop(planned)
                 return Reply(DUPLICATE, duplicate=True)
             self.observer.action(table.engine.id, source.value)
             for c in calls:
@@ -85,8 +105,12 @@ class Turns:
             table.state = state
             table.prompted.discard(seat)
             if self.deadlines.has(table.game_id, seat):
-                await self.deadlines.clear(table.game_id, seat)
-            await self.delivery.fan_out(table, events)
+                try:
+                    await self.deadlines.clear(table.game_id, seat)
+                except Exception as exc:  # the turn is logged: a deadline left pending fires on a seat that acted
+                    log.warning("game %s: a deadline was not cleared after a turn: %s", table.game_id,
+                                type(exc).__name__)
+            await self.outbox.send(table, planned)
             if table.engine.result(table.state) is not None:
                 await self.finish(table, events)
         if not table.over:
@@ -156,7 +180,7 @@ class Turns:
 
     async def advance(self, table: Table) -> None:
         """Prompt humans who now owe a move, and make sure the AI driver is running."""
-        if table.over:
+        if table.over or not self.live(table.game_id):
             return
         acting = table.engine.to_act(table.state)
         table.prompted &= set(acting)
@@ -166,7 +190,10 @@ class Turns:
                 continue
             table.prompted.add(s)
             await self.prompt(table, info)
-            await self.deadlines.schedule(table.game_id, s, table.deadline_s)
+            try:
+                await self.deadlines.schedule(table.game_id, s, table.deadline_s)
+            except Exception as exc:  # the supervisor's next round gives the seat its deadline
+                log.warning("game %s: a deadline could not be stored: %s", table.game_id, type(exc).__name__)
         if any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done()):
             table.driver = self.spawn(self.drive_ai(table))
 
@@ -184,7 +211,7 @@ class Turns:
         A failing model, agent or store write is retried with backoff; after that the rules'
         neutral action (or the fallback chain's answer) stands in, so the table never waits on
         nobody."""
-        while not table.over:
+        while not table.over and self.live(table.game_id):
             ai = sorted(s for s in table.engine.to_act(table.state) if table.seats[s].is_ai)
             if not ai:
                 return
@@ -242,7 +269,7 @@ class Turns:
             return
         info = table.seats[seat]
         action = table.engine.timeout_action(table.state, seat) if self.settings.deadline_policy == "abstain" else None
-        await self.delivery.public(table, Outgoing(f"{info.name} ran out of time.", user_text=True))
+        note = Outgoing(f"{info.name} ran out of time.", user_text=True)
         if action is not None:
             outcome = Outcome(action, ActionSource.TIMEOUT, "deadline", ())
         else:
@@ -251,7 +278,7 @@ class Turns:
             outcome = Outcome(decided.action, ActionSource.TAKEOVER, decided.actor, decided.calls)
         try:
             await self.submit(table, seat, outcome.action, source=outcome.source, actor=outcome.actor,
-                              calls=outcome.calls)
+                              calls=outcome.calls, notes=[note])
         except Refused:
             log.info("deadline action for seat %s of game %s refused", seat, game_id)
 
@@ -278,9 +305,14 @@ class Turns:
         or AI seats with no driver running. Returns how many tables were nudged."""
         nudged = 0
         for table in list(self.tables.values()):
-            if table.over or table.lock.locked():
+            if table.over or table.lock.locked() or not self.live(table.game_id):
                 continue
             acting = table.engine.to_act(table.state)
+            for s in sorted(acting):
+                # A prompted human whose deadline was never stored or armed (a database error
+                # at the time): the seat would wait forever; it gets a deadline now.
+                if not table.seats[s].is_ai and s in table.prompted and not self.deadlines.has(table.game_id, s):
+                    await self.deadlines.schedule(table.game_id, s, table.deadline_s)
             stalled_human = any(not table.seats[s].is_ai and s not in table.prompted for s in acting)
             stalled_ai = any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done())
             if stalled_human or stalled_ai:

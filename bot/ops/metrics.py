@@ -51,6 +51,19 @@ class PrometheusObserver:
         self.running = Gauge("hushtable_tables_running", "Tables running in this process", registry=r)
         self.open_deadlines = Gauge("hushtable_deadlines_open", "Turn deadlines armed now", registry=r)
         self.scheduler = Gauge("hushtable_scheduler_jobs", "Jobs in the tournament scheduler", registry=r)
+        self.lease_moves = Counter("hushtable_lease_moves", "Games whose hold moved: taken by this process, "
+                                   "or lost to another one", ["change"], registry=r)
+        self.refused = Counter("hushtable_commands_refused_elsewhere",
+                               "Moves refused because another live process holds their game", registry=r)
+        self.forwarded = Counter("hushtable_commands_forwarded",
+                                 "Commands forwarded to the live process holding their game", registry=r)
+        self.rearmed = Counter("hushtable_deadlines_rearmed",
+                               "Pending deadlines a supervisor round found without a timer and armed", registry=r)
+        self.unknown_commits = Counter("hushtable_commits_unknown",
+                                       "Writes whose COMMIT outcome was lost and that were read back", registry=r)
+        self.withheld = Counter("hushtable_sends_withheld",
+                                "Messages not sent because this process's hold on their game had run out",
+                                registry=r)
         self.database_up = Gauge("hushtable_database_up", "1 when the last health check reached the database",
                                  registry=r)
 
@@ -79,6 +92,24 @@ class PrometheusObserver:
 
     def deadlines(self, open: int) -> None:
         self.open_deadlines.set(open)
+
+    def lease_moved(self, change: str, games: int) -> None:
+        self.lease_moves.labels(change=change).inc(games)
+
+    def command_refused(self) -> None:
+        self.refused.inc()
+
+    def command_forwarded(self) -> None:
+        self.forwarded.inc()
+
+    def deadlines_rearmed(self, count: int) -> None:
+        self.rearmed.inc(count)
+
+    def commit_unknown(self) -> None:
+        self.unknown_commits.inc()
+
+    def sends_withheld(self, count: int) -> None:
+        self.withheld.inc(count)
 
     # ------------------------------------------------------------------ beyond the table service
 

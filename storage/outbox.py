@@ -1,0 +1,59 @@
+"""The outbox: messages of a turn, logged in the turn's own transaction and sent from there.
+
+A turn's messages (its events rendered for the channel and for each seat, and notes such as
+"ran out of time") are rows of ``outbox`` written by the turn log together with the turn,
+under the same fence (``storage.turnlog``): a message exists exactly when its turn does, and
+only a process that held the game wrote it. The holder sends them and marks them sent; a
+holder that dies (or is paused) before marking leaves them to the next holder, which sends
+what is unsent on taking the table over. So each message is sent at least once, and its id
+is the key a platform (or a reader of the log) can tell a repeat by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import col, select
+
+from storage.database import Database
+from storage.records import OutboxRecord
+from storage.tables import OutboxRow, table_of, utcnow
+
+_outbox = table_of(OutboxRow)
+
+
+def outbox_values(records: Sequence[OutboxRecord], *, game_id: int, action_seq: int,
+                  now: datetime) -> list[dict[str, Any]]:
+    """The rows of one turn's messages, in their order."""
+    return [{"id": r.id, "game_id": game_id, "action_seq": action_seq, "pos": i, "seat": r.seat,
+             "body": dict(r.body), "created_at": now, "sent_at": None} for i, r in enumerate(records)]
+
+
+class OutboxRepository:
+    """Unsent messages of games, and the mark that they were sent."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def unsent(self, game_ids: Iterable[int]) -> list[OutboxRow]:
+        """Messages of these games not marked sent, in the order their turns made them."""
+        ids = sorted(set(game_ids))
+        if not ids:
+            return []
+        async with self._db.read() as s:
+            q = (select(OutboxRow).where(col(OutboxRow.game_id).in_(ids), col(OutboxRow.sent_at).is_(None))
+                 .order_by(col(OutboxRow.game_id), col(OutboxRow.action_seq), col(OutboxRow.pos)))
+            return list((await s.exec(q)).all())
+
+    async def mark_sent(self, ids: Iterable[str]) -> int:
+        """Mark messages sent (once: a repeat changes nothing); returns how many were marked now."""
+        keys = sorted(set(ids))
+        if not keys:
+            return 0
+        async with self._db.write() as conn:
+            res = await conn.execute(sa.update(_outbox).where(_outbox.c.id.in_(keys), _outbox.c.sent_at.is_(None))
+                                     .values(sent_at=utcnow()))
+            return int(res.rowcount)
