@@ -43,7 +43,9 @@ async def play_ai_tables(store: Store, tables: list[tuple[str, str, int]], *, se
             reply = await service.handle(Command(kind, HOST, place, args, f"{kind}-{i}"))
             assert reply.ok, reply.text
     for _ in range(3000):
-        if not await store.unfinished_games() and all(t.over for t in service.tables.values()):
+        # A table marked over is still letting go (result announced, memory freed): wait for it,
+        # or stopping would cancel that and leave it counted as running.
+        if not await store.unfinished_games() and not service.tables:
             break
         await asyncio.sleep(0.01)
     else:
