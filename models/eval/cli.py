@@ -225,7 +225,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
                 ids = [game] if game is not None else None
                 summary = await live_summary(store, secret=_secret(store, e), game_ids=ids, since=since,
                                              evaluators=[ev.spec for ev in evs])
-                typer.echo(_tables("\nBy game type (0-100)", summary.by_game, "Game type"))
+                typer.echo(_tables("\nBy game type (0-100; bluffs apart)", summary.by_game, "Game type"))
                 typer.echo(_tables("\nBy player (bluffs apart)", summary.by_player, "Player"))
                 typer.echo(_tables("\nBy role", summary.by_role, "Role"))
             finally:
@@ -247,7 +247,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         out: Path | None = typer.Option(None, "--out", help="Also write the verdicts as JSON here."),
     ) -> None:
         """Do the evaluators reproduce the paper's baseline orderings on held-back cards? (per evaluator)"""
-        from models.eval.validate import record, render, validate
+        from models.eval.validate import MIN_RECORD_CARDS, NotRecordable, held_back, other_decks, record, render, validate
 
         _check_specs(evaluator)
         check_file_option(out, "--out")
@@ -255,6 +255,8 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         own = read_deck(deck)
         if write_record and cards:
             raise typer.BadParameter("--record keeps verdicts over every held-back card; drop --cards")
+        if write_record and (n := len(held_back(own)[0])) < MIN_RECORD_CARDS:
+            raise typer.BadParameter(f"--record needs at least {MIN_RECORD_CARDS} held-back cards; this deck has {n}")
 
         async def go() -> Any:
             pool = e.pool()
@@ -276,10 +278,18 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
                                                      "means": v.means, "checks": [dataclasses.asdict(c) for c in v.checks]}
                                                     for v in res.verdicts], "examples": res.examples}, indent=1),
                            encoding="utf-8")
+        for v in res.verdicts:
+            for rec in other_decks(v.spec):
+                if rec.get("deck_key") != res.deck_key:
+                    typer.echo(f"(recorded for {v.spec} on {rec.get('deck')} [{rec.get('deck_key')}], "
+                               f"{rec.get('cards')} cards: {'VALID' if rec.get('valid') else 'NOT VALID'})")
         if write_record:
             path = Path(__file__).parent / "data" / "validated.json"
-            record(res, path)
-            typer.echo(f"\nrecorded in {path}")
+            try:
+                record(res, path)
+            except NotRecordable as exc:
+                raise typer.BadParameter(str(exc)) from None
+            typer.echo(f"\nrecorded in {path} for deck {res.deck_key}")
         if not all(v.valid for v in res.verdicts):
             raise typer.Exit(1)
 
@@ -352,7 +362,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         summary = _run_on_log(go())
         text = "\n\n".join([_tables("By player (humans by pseudonym, agents by spec, bluffs apart; 0-100)",
                                      summary.by_player, "Player"),
-                             _tables("By game type", summary.by_game, "Game type"),
+                             _tables("By game type (bluffs apart)", summary.by_game, "Game type"),
                              _tables("By role", summary.by_role, "Role")])
         typer.echo(text)
         out.mkdir(parents=True, exist_ok=True)

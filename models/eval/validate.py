@@ -19,8 +19,14 @@ fit used. Nothing here (baselines, decoys, the choice of WordNet relations)
 was tuned on any card.
 
 ``record`` keeps a verdict in ``data/validated.json`` under the evaluator's
-fingerprint (``evaluators.fingerprint``); ``standing(spec)`` reads it back for
-the bot's start, which refuses an evaluator without a passing record.
+fingerprint (``evaluators.fingerprint``) *and* the deck it was measured on
+(``deck_key``: ``bundled`` for the bundled held-back cards, else a digest of the
+cards), so a verdict on one deck never replaces another's. A deck of fewer than
+``MIN_RECORD_CARDS`` held-back cards is not recorded: its intervals are too wide
+for a verdict to mean much, and a small favourable deck could otherwise record
+a pass. ``standing(spec)`` reads the bundled verdict back for the bot's start,
+which refuses an evaluator without a passing one; verdicts on other decks are
+kept beside it and listed (``other_decks``), never in its place.
 """
 
 from __future__ import annotations
@@ -51,6 +57,10 @@ MUCH_GREATER = 20.0
 ABOUT_EQUAL = 10.0
 BOOTSTRAP_ROUNDS = 1000
 RECORD_FILE = "validated.json"
+# Fewer held-back cards than this are not recorded: with 12 secrets a card, 24 cards are 288 secrets, where the
+# bootstrap intervals of the bundled cards (52) widen by about half; below it a handful of cards decides a verdict.
+MIN_RECORD_CARDS = 24
+BUNDLED = "bundled"
 METRICS = ("utility", "leakage", "soft")
 Card = tuple[str, Sequence[str]]
 
@@ -58,6 +68,18 @@ Card = tuple[str, Sequence[str]]
 def calibration_cards() -> list[Card]:
     """The cards the embedding evaluator's temperatures were fitted on (every other bundled card)."""
     return [(c, tuple(w)) for c, w in list(decks.cards())[::2]]
+
+
+def deck_key(cards: Sequence[Card]) -> str:
+    """Which deck a verdict is about: ``bundled`` when these are the bundled held-back cards (in any order,
+    from any file), else ``deck:`` and a digest of the normalised cards."""
+    def canon(cs: Sequence[Card]) -> list[tuple[str, list[str]]]:
+        return sorted((normalize(c), sorted(normalize(w) for w in ws)) for c, ws in cs)
+
+    mine = canon(cards)
+    if mine == canon(held_back()[0]):
+        return BUNDLED
+    return "deck:" + hashlib.sha256(json.dumps(mine).encode()).hexdigest()[:12]
 
 
 def held_back(deck: Sequence[Card] | None = None) -> tuple[list[Card], int]:
@@ -114,6 +136,7 @@ class Validation:
     deck: str
     verdicts: list[EvaluatorVerdict]
     examples: list[dict[str, Any]] = field(default_factory=list)
+    deck_key: str = BUNDLED  # what a record keys the verdicts by (``deck_key``); "" for a partial run
 
 
 # Each check: name, kind, and the difference it is about (a function of the three baselines' means).
@@ -237,13 +260,16 @@ async def validate(
             continue
         v.checks, v.means = checks_for(per_card, rounds=rounds, seed=seed)
     return Validation(len(cards), left_out, len(base), dict(missing), {k: dict(x) for k, x in sources.items()},
-                      decoys.name, deck_name, verdicts, examples)
+                      decoys.name, deck_name, verdicts, examples, deck_key(cards) if not limit else "")
 
 
 def render(res: Validation) -> str:
     """The printed verdict: per evaluator, per ordering, with the intervals and what was measured on what."""
     lines = [f"SNEAK evaluator validation on {res.cards} held-back card(s) ({res.deck}; {res.left_out} left out as "
              f"calibration cards), {res.instances} secrets, decoys {res.decoys}, baselines from WordNet 3.0.",
+             f"Deck: {res.deck_key or 'a part of the held-back cards'}"
+             + ("" if res.deck_key == BUNDLED else " (a verdict here never replaces the bundled cards' verdict, which "
+                "the bot's start reads)"),
              "Baseline messages: " + "; ".join(
                  f"{b}: " + ", ".join(f"{n} {src}" for src, n in sorted(res.sources.get(b, {}).items()))
                  + (f", {res.missing[b]} none" if res.missing.get(b) else "") for b in (x.value for x in Baseline)),
@@ -277,23 +303,55 @@ def _record_text() -> str:
         return "{}"
 
 
+def record_key(fp: dict[str, Any], deck: str) -> str:
+    """A record's key: the evaluator's fingerprint digest and the deck (``deck_key``)."""
+    return f"{digest(fp)}@{deck}"
+
+
 def records(text: str | None = None) -> dict[str, dict[str, Any]]:
-    """Stored verdicts by fingerprint digest."""
+    """Stored verdicts by ``record_key``."""
     data: dict[str, dict[str, Any]] = json.loads(text if text is not None else _record_text())
     return data
 
 
+class NotRecordable(ValueError):
+    """A validation run that may not be kept as a verdict; the message is one sentence."""
+
+
+def recordable(res: Validation) -> str | None:
+    """Why ``res`` may not be recorded (one sentence), or None."""
+    if not res.deck_key:
+        return "a partial run (--cards) is not recorded: a verdict covers every held-back card"
+    if res.cards < MIN_RECORD_CARDS:
+        return (f"{res.cards} held-back card(s) are too few to record a verdict (at least {MIN_RECORD_CARDS}: "
+                "fewer give intervals a handful of cards decides)")
+    return None
+
+
 def record(res: Validation, path: Path) -> dict[str, dict[str, Any]]:
-    """Add (or replace) each evaluator's verdict in the record file at ``path``; returns the new content."""
+    """Add (or replace) each evaluator's verdict on this deck in the record file at ``path``; returns the new
+    content. Verdicts on other decks, the bundled one included, are kept. ``NotRecordable`` (nothing written)
+    for a run ``recordable`` refuses."""
+    why = recordable(res)
+    if why is not None:
+        raise NotRecordable(why)
     data = records(path.read_text(encoding="utf-8") if path.exists() else "{}")
     for v in res.verdicts:
-        data[digest(v.fingerprint)] = {
+        data[record_key(v.fingerprint, res.deck_key)] = {
             "spec": v.spec, "fingerprint": v.fingerprint, "valid": v.valid, "reason": v.reason(),
             "checks": [dataclasses.asdict(c) for c in v.checks], "means": v.means, "cards": res.cards,
-            "deck": res.deck, "decoys": res.decoys, "date": datetime.now(UTC).date().isoformat(),
+            "deck": res.deck, "deck_key": res.deck_key, "decoys": res.decoys,
+            "date": datetime.now(UTC).date().isoformat(),
         }
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return data
+
+
+def other_decks(spec: str, stored: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Recorded verdicts of ``spec`` on decks other than the bundled cards (for reports; the start ignores them)."""
+    prefix = digest(fingerprint(spec)) + "@"
+    rows = (stored if stored is not None else records()).items()
+    return [v for k, v in sorted(rows) if k.startswith(prefix) and k != prefix + BUNDLED]
 
 
 class EvaluatorRefused(ValueError):
@@ -309,9 +367,9 @@ def standing(spec: str, stored: dict[str, dict[str, Any]] | None = None) -> str 
         fp = fingerprint(spec)
     except ValueError as exc:
         return f"SNEAK evaluator {spec!r} is not an evaluator: {exc}"
-    rec = (stored if stored is not None else records()).get(digest(fp))
+    rec = (stored if stored is not None else records()).get(record_key(fp, BUNDLED))
     if rec is None:
-        return (f"SNEAK evaluator {spec} has not been validated with these settings; run `hushtable sneak validate "
+        return (f"SNEAK evaluator {spec} has not been validated on the bundled cards with these settings; run `hushtable sneak validate "
                 f"-e {spec} --record`, or write {OVERRIDE}{spec} to use it anyway")
     if not rec.get("valid"):
         return (f"SNEAK evaluator {spec} failed validation on {rec.get('cards')} held-back cards "
