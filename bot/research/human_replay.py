@@ -5,9 +5,12 @@ Eve's seat (``interceptor``) or Bob's (``decoder``); the other seats play their 
 moves, turn by turn (the recorded hints and codes; the recorded guesses of the other
 guesser). The game ends by the benchmark's rules (two interception or two
 miscommunication tokens, or ``max_turns`` survived), so an agent that intercepts sooner
-shortens the game. The paper's humans played all 8 turns whatever the tokens, so the
-replay can run longer than the original; a record that ends before the replayed game
-does is cut there, and the table counts such games (``cut``). Record your own games
+shortens the game. The paper's humans played all 8 turns whatever the tokens, so a
+replay rarely needs more turns than were recorded; when it does (a record that stopped
+where the original game ended, as our own games and imports do), the replay ends with
+the record's last turn, as the paper's replay ends with its data: the team has survived
+every recorded turn without losing, so it is counted as the team's game, never as a
+loss, and the table says how many games ended so (``outlived``). Record your own games
 with the token limits raised (``max_interceptions``/``max_miscommunications``) to get
 every turn.
 
@@ -96,7 +99,7 @@ class GameReplay:
     interceptions: int
     team_won: bool
     turns: int
-    cut: bool  # the record ended before the replayed game did
+    outlived: bool  # the replay needed more turns than the record holds: ended there, the team not beaten
     transcript: tuple[Turn, ...] = ()
     decisions: tuple[Mapping[str, Any], ...] = ()
     timeouts: int = 0
@@ -124,7 +127,7 @@ class ReplayRow:
     turns: Stat
     games: int
     seeds: int
-    cut: int = 0
+    outlived: int = 0
     sources: Mapping[str, Tally] = field(default_factory=dict)
 
 
@@ -165,7 +168,7 @@ async def replay_game(rec: Record, role: ReplaySeat | None, agent: str, runner: 
     decisions: list[Mapping[str, Any]] = []
     seen: dict[int, str] = {}
     timeouts = 0
-    cut = False
+    outlived = False
     for _ in range(200):
         if g.result(state) is not None:
             break
@@ -182,7 +185,7 @@ async def replay_game(rec: Record, role: ReplaySeat | None, agent: str, runner: 
                 queues[seat].pop(0)
         else:
             if not queues.get(seat):
-                cut = True
+                outlived = True
                 break
             action = queues[seat].pop(0)
         state, _ = g.apply(state, seat, action)
@@ -194,15 +197,16 @@ async def replay_game(rec: Record, role: ReplaySeat | None, agent: str, runner: 
              seen.get(int(t["round"]), ""))
         for t in view.get("turns", []))
     return GameReplay(game_no, int(details["miscommunications"]), int(details["interceptions"]),
-                      bool(details.get("team_won")), int(details["turns"]), cut or result is None, transcript,
+                      bool(details.get("team_won")), int(details["turns"]), outlived or result is None, transcript,
                       tuple(decisions), timeouts)
 
 
 def _partial(view: Mapping[str, Any]) -> dict[str, Any]:
-    """A cut game's counts so far (the team has not won)."""
+    """The counts of a replay that outlived its record, at the record's last turn: no side has its second token
+    (the engine would have ended the game), so the team survived every turn there was to play."""
     tokens = view.get("tokens") or {}
     return {"miscommunications": tokens.get("miscommunications", 0), "interceptions": tokens.get("interceptions", 0),
-            "team_won": False, "turns": len(view.get("turns", []))}
+            "team_won": True, "turns": len(view.get("turns", []))}
 
 
 def _stat(xs: Sequence[float]) -> Stat:
@@ -225,7 +229,7 @@ def row_of(name: str, per_seed: Sequence[Sequence[GameReplay]]) -> ReplayRow:
                 sources.setdefault(str(d.get("role", "?")), Tally()).add(d)
     n_games = len(per_seed[0]) if per_seed else 0
     return ReplayRow(name, _stat(misc), _stat(inter), _stat(win), _stat(turns), n_games, len(per_seed),
-                     sum(g.cut for games in per_seed for g in games), sources)
+                     sum(g.outlived for games in per_seed for g in games), sources)
 
 
 async def evaluate(records: Sequence[Record], role: ReplaySeat, agent: str, factory: AgentFactory, *, seeds: int = 3,
@@ -264,8 +268,9 @@ def render(role: ReplaySeat, mine: ReplayRow, original: ReplayRow, *, transcript
         rows.append((p.name, f"{p.miscommunications:.2f}", f"{p.interceptions:.2f}", f"{p.win_rate:.2%}", f"{p.turns:.2f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    if mine.cut or original.cut:
-        lines.append(f"cut short (the record ended first): {mine.cut} replayed game(s), {original.cut} as recorded")
+    lines.append(f"outlived the record (ended at its last turn, counted as the team surviving, never as a loss): "
+                 f"{mine.outlived} of {mine.games * mine.seeds} replayed game(s), {original.outlived} of "
+                 f"{original.games} as recorded")
     if mine.sources:
         lines.append("")
         lines.append(f"where {mine.name}'s moves came from:")
@@ -275,7 +280,8 @@ def render(role: ReplaySeat, mine: ReplayRow, original: ReplayRow, *, transcript
     for g in transcript:
         lines.append("")
         lines.append(f"game {g.game_no}: {g.turns} turns, {g.miscommunications} miscommunications, "
-                     f"{g.interceptions} interceptions, team {'won' if g.team_won else 'lost'}{' (cut)' if g.cut else ''}")
+                     f"{g.interceptions} interceptions, team {'won' if g.team_won else 'lost'}"
+                     f"{' (outlived the record)' if g.outlived else ''}")
         for t in g.transcript:
             lines.append(f"  turn {t.turn}: code {t.code}; hints {', '.join(t.hints)}; decoder {t.decoder_guess}; "
                          f"interceptor {t.interceptor_guess}")

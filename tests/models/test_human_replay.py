@@ -53,7 +53,7 @@ def test_the_records_replay_as_played_and_the_agent_only_changes_its_own_seat(re
                 recorded = [a for s, a in rec.actions if s == 0][t.turn - 1]
                 assert t.hints == tuple(recorded.value), "the encoder's recorded hints are replayed"
                 assert t.decoder_guess == t.code, "the recorded decoder guess is replayed"
-            assert not g.cut, "every turn was recorded, so no replay runs out of moves"
+            assert not g.outlived, "every turn was recorded, so no replay runs out of moves"
     # The embedding interceptor reads the hint history: it intercepts more than the random one did.
     assert mine.interceptions.mean >= original.interceptions.mean
     assert set(mine.sources) == {"interceptor"} and mine.sources["interceptor"].moves > 0
@@ -83,3 +83,29 @@ def test_the_command_prints_the_table_and_refuses_other_files(records_file: Path
     assert parse(other.read_text().splitlines()).game.id == "spy"
     bad = CliRunner().invoke(app, ["eval", "decrypto-human", str(other), "--role", "decoder"])
     assert bad.exit_code == 2 and "no three-seat Decrypto benchmark game" in bad.output
+
+
+def test_a_replay_that_outlives_its_record_is_never_a_loss(records_file: Path, index: VocabIndex) -> None:  # noqa: F811
+    """A record that stops after three turns (as a game ended by tokens does), replayed with a decoder that
+    never miscommunicates: the replay ends with the record's last turn, the team not beaten, and is counted."""
+    import dataclasses
+
+    from bot.core.agents import AgentRunner
+    from bot.research.human_replay import row_of
+
+    full = load(str(records_file))
+    short = [dataclasses.replace(r, actions=r.actions[:9]) for r in full]
+    reg = registry_with(index)
+    games = [asyncio.run(replay_game(r, ReplaySeat.DECODER, "embed:minilm", AgentRunner(reg), seed=5, game_no=i + 1))
+             for i, r in enumerate(short)]
+    for g in games:
+        assert g.turns == 3 and g.miscommunications == 0
+        if g.interceptions < 2:  # the engine did not end it: the record did
+            assert g.outlived and g.team_won
+    survived = [g for g in games if g.outlived]
+    assert survived, "a random interceptor rarely intercepts twice in three turns"
+    row = row_of("embed:minilm", [games])
+    assert row.outlived == len(survived)
+    assert row.win_rate.mean == sum(g.team_won for g in games) / len(games) >= len(survived) / len(games)
+    text = render(ReplaySeat.DECODER, row, row)
+    assert f"outlived the record (ended at its last turn, counted as the team surviving, never as a loss): {len(survived)} of 4" in text
