@@ -11,9 +11,11 @@ Each agent describes each target word twice, with the paper's prompts adapted:
 
 A judge then rates, on the paper's 1-5 scale ("1 denotes very inaccurate and 5
 very accurate"), how well each description matches the target and each of its
-distractor words (its reply's first digit; ``--judge-labels`` reads the most
-probable of the five digits by label scoring instead, for judges too small to
-answer in the format). The table is the paper's: per agent and mode, the mean score
+distractor words (``parse_rating``: the number it gives, the scale it may
+restate, "1 to 5", "out of 5", "/5", set aside; a number outside 1-5 is no
+rating; ``--judge-labels`` reads the most probable of the five digits by label
+scoring instead, for judges too small to answer in the format). Every raw reply
+is kept with its rating (``--out``), so any rating can be audited. The table is the paper's: per agent and mode, the mean score
 on targets and on distractors (a good aggressive description scores high on
 the target and low on distractors; a good conservative one, lower on the
 target). A rating the judge does not give as a digit 1-5 is counted as
@@ -127,46 +129,67 @@ async def describe(client: Inference, word: str) -> dict[Mode, str]:
 # --------------------------------------------------------------------------- the judge
 
 
-class Judge(Protocol):
-    """Rates how well a description matches a word, 1-5, or None when it gives no rating."""
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """A judge's rating 1-5 (None: it gave none) and what it said, kept for audit."""
 
-    async def rate(self, description: str, word: str) -> int | None: ...
+    value: int | None
+    raw: str
+
+
+class Judge(Protocol):
+    """Rates how well a description matches a word, 1-5, keeping the judge's raw reply."""
+
+    async def rate(self, description: str, word: str) -> Rating: ...
 
 
 JUDGE_SYSTEM = ("You can only reply to numbers from 1 to 5 in the following statements. Please evaluate the extent "
                 "to which the description in this sentence matches the word. 1 denotes \"very inaccurate\" and 5 "
                 "denotes \"very accurate\".")
+JUDGE_TOKENS = 24  # room for "On a scale of 1 to 5, I would rate it 4."
+
+# The scale as a judge restates it ("on a scale of 1 to 5", "1-5", "4 out of 5", "4/5"): not a rating.
+_SCALE = re.compile(r"\b1\s*(?:-|–|to)\s*5\b|\bout\s+of\s+5\b|/\s*5\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
 
 
 def parse_rating(text: str) -> int | None:
-    m = re.search(r"[1-5]", text)
-    return int(m.group(0)) if m else None
+    """The rating the paper asks for: the first number of the reply once any restated scale is set aside, when
+    it is a whole number from 1 to 5 ("On a scale of 1 to 5 ... 4" is 4; "4/5" is 4; "10" or "3.5" is none)."""
+    m = _NUMBER.search(_SCALE.sub(" ", text))
+    if m is None or not m.group(0).isdigit():
+        return None
+    value = int(m.group(0))
+    return value if 1 <= value <= 5 else None
 
 
 class LLMJudge:
-    """The paper's judging prompt to a language model; the first digit 1-5 of its reply is the rating."""
+    """The paper's judging prompt to a language model; its reply read by ``parse_rating``, and kept."""
 
     def __init__(self, client: Inference) -> None:
         self.client = client
 
-    async def rate(self, description: str, word: str) -> int | None:
+    async def rate(self, description: str, word: str) -> Rating:
         msgs = (Message("system", JUDGE_SYSTEM), Message("user", f"Description: {description}\nWord: {word}"))
-        return parse_rating(await _generate(self.client, msgs, 4))
+        raw = await _generate(self.client, msgs, JUDGE_TOKENS)
+        return Rating(parse_rating(raw), raw)
 
 
 class LabelJudge(LLMJudge):
     """The same prompt, read by label scoring instead of a reply: the most probable first token among
-    "1".."5" (``--judge-labels``; for judges too small to answer with a digit, and backends that score)."""
+    "1".."5" (``--judge-labels``; for judges too small to answer with a digit, and backends that score).
+    Its raw record is the five probabilities."""
 
-    async def rate(self, description: str, word: str) -> int | None:
+    async def rate(self, description: str, word: str) -> Rating:
         msgs = (Message("system", JUDGE_SYSTEM), Message("user", f"Description: {description}\nWord: {word}"))
         try:
             res = await self.client.score_labels(ScoreRequest(msgs, RATINGS))
-        except (InferenceError, ValueError):
-            return None
+        except (InferenceError, ValueError) as exc:
+            return Rating(None, f"(no score: {type(exc).__name__})")
+        raw = ", ".join(f"{label}: {p:.4f}" for label, p in zip(RATINGS, res.probs, strict=False))
         if len(res.probs) != len(RATINGS):
-            return None
-        return 1 + max(range(len(RATINGS)), key=lambda i: res.probs[i])
+            return Rating(None, raw)
+        return Rating(1 + max(range(len(RATINGS)), key=lambda i: res.probs[i]), raw)
 
 
 RATINGS = ("1", "2", "3", "4", "5")
@@ -194,15 +217,17 @@ async def judge_descriptions(judge: Judge, target: Target, descriptions: dict[Mo
     out: dict[str, Any] = {}
     for mode, text in descriptions.items():
         cell = table.setdefault(mode, Cell())
-        ratings = {}
+        ratings: dict[str, int | None] = {}
+        replies: dict[str, str] = {}
         for word, is_target in ((target.word, True), *((d, False) for d in target.distractors)):
-            r = await judge.rate(text, word) if text else None
-            ratings[word] = r
-            if r is None:
+            r = await judge.rate(text, word) if text else Rating(None, "(no description to rate)")
+            ratings[word] = r.value
+            replies[word] = r.raw
+            if r.value is None:
                 cell.unparsed += 1
             else:
-                (cell.target if is_target else cell.distractor).append(r)
-        out[mode.value] = {"description": text, "ratings": ratings}
+                (cell.target if is_target else cell.distractor).append(r.value)
+        out[mode.value] = {"description": text, "ratings": ratings, "judge_replies": replies}
     return out
 
 

@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.research.deep import Cell, Mode, Target, default_targets, parse_rating, parse_targets, render, run_deep
+from bot.research.deep import (
+    Cell,
+    LLMJudge,
+    Mode,
+    Rating,
+    Target,
+    default_targets,
+    parse_rating,
+    parse_targets,
+    render,
+    run_deep,
+)
 from models.types import GenerateRequest, GenerateResult, ScoreRequest, ScoreResult
 
 
@@ -47,10 +58,11 @@ class FakeJudge:
     def __init__(self) -> None:
         self.seen: list[tuple[str, str]] = []
 
-    async def rate(self, description: str, word: str) -> int | None:
+    async def rate(self, description: str, word: str) -> Rating:
         key = (description.split()[0], word)
         self.seen.append(key)
-        return self.RATINGS[key]
+        value = self.RATINGS[key]
+        return Rating(value, f"I rate it {value}" if value is not None else "I cannot say")
 
 
 async def test_the_table_is_the_mean_per_mode_on_targets_and_distractors() -> None:
@@ -63,6 +75,9 @@ async def test_the_table_is_the_mean_per_mode_on_targets_and_distractors() -> No
     assert cells[Mode.CONSERVATIVE].means() == (2.5, 1.5) and cells[Mode.CONSERVATIVE].unparsed == 1
     assert len(judge.seen) == 2 * (3 + 2)  # every description against the target and each distractor
     assert len(records[0]["conservative"]["description"].split()) == 10  # the paper's 10-word limit
+    # Every raw reply is kept beside its rating, the unparsed one too.
+    assert records[0]["aggressive"]["judge_replies"] == {"cat": "I rate it 5", "dog": "I rate it 3", "car": "I rate it 1"}
+    assert records[0]["conservative"]["judge_replies"]["car"] == "I cannot say"
     text = render({"llm:scripted": cells}, "fake", 2)
     row = next(line for line in text.splitlines() if line.startswith("llm:scripted"))
     assert row.split() == ["llm:scripted", "4.50", "2.67", "2.50", "1.50", "1"]
@@ -100,4 +115,34 @@ async def test_the_label_judge_takes_the_most_probable_digit() -> None:
             assert req.labels == ("1", "2", "3", "4", "5") and "1 denotes" in req.messages[0].content
             return ScoreResult((0.1, 0.1, 0.5, 0.2, 0.1), "scripted")
 
-    assert await LabelJudge(Scores()).rate("a small furry pet", "cat") == 3
+    rating = await LabelJudge(Scores()).rate("a small furry pet", "cat")
+    assert rating.value == 3 and rating.raw == "1: 0.1000, 2: 0.1000, 3: 0.5000, 4: 0.2000, 5: 0.1000"
+
+
+@pytest.mark.parametrize(("reply", "rating"), [
+    ("On a scale of 1 to 5, I would rate this description a 4.", 4),
+    ("On a scale of 1-5: 2", 2),
+    ("4 out of 5", 4),
+    ("Rating: 3/5", 3),
+    ("5", 5),
+    ("1", 1),
+    ("10", None),  # not 1: a number outside the scale is no rating
+    ("3.5", None),
+    ("0", None),
+    ("I would say 7 out of 10", None),
+    ("The description is fairly accurate.", None),
+])
+def test_the_rating_the_paper_asks_for_is_read_from_the_reply(reply: str, rating: int | None) -> None:
+    assert parse_rating(reply) == rating
+
+
+async def test_the_llm_judge_keeps_its_raw_reply() -> None:
+    class Verbose(ScriptedAgent):
+        """A deterministic test double: a judge that restates the scale before its rating."""
+
+        async def generate(self, req: GenerateRequest) -> GenerateResult:
+            assert req.max_tokens >= 16, "room for the scale and the rating"
+            return GenerateResult("On a scale of 1 to 5 I rate it 4", "scripted")
+
+    rating = await LLMJudge(Verbose()).rate("a small furry pet", "cat")
+    assert rating == Rating(4, "On a scale of 1 to 5 I rate it 4")
