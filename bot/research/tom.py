@@ -9,18 +9,33 @@ first, from the code and hint history of the turns before it:
   second interceptor would think they are. Only turns where A is wrong count.
   Weak pass: B (or C) is not the real keywords; strong pass: B (or C) equals A.
 - *Perspective taking* (the three-mountain problem): the model, as the encoder
-  Alice who gave the turn's hints, predicts Eve's guess of the code. Accuracy
-  against Eve's real guess (turns Eve guessed), and the share of turns it
-  predicts an interception against the real interception rate.
+  Alice who gave the turn's hints, predicts Eve's guess of the code (the
+  paper's Listing 8 question after the turn's hints). Accuracy against Eve's
+  real guess (turns Eve guessed), and the share of turns it predicts an
+  interception against the real interception rate. The paper asks the model
+  that gave the hints; a logged game's hints may be another agent's or a
+  person's, so the table also gives the turns whose encoder seat was the
+  evaluated agent (``PT own``) and the accuracy on those alone.
+
+Eve's prompts hold what her move's prompt holds (the paper's Listing 7): the
+code and hint history and the current turn's hints. Every answer that cannot
+be read is counted per prompt (``A unparsed``: such a turn cannot be scored;
+``B/C unparsed``, ``PT unparsed``: failures), never dropped silently.
 
 Who-is-Spy (SpyGame, section 4.3), before the first vote (every player has
-described once, nobody is out): the model, as each seat in turn, answers
-first-order questions (every player's keyword and identity, itself included;
-exactly one spy) and a second-order one (what the others will guess its
-keyword and identity to be). *self-identity*, *1-word* and *1-identity* are
-scored against the deal; *2-word* and *2-identity* against the other seats'
-first-order answers about it (the majority of them), as the paper scores them
-against the other agents' inferences.
+described once, nobody is out), asked as the paper asks: the evaluated model
+sits in the *guest* seat, the spy's (Mr. White counts as a spy), and answers
+the first-order question (every player's keyword and identity, itself
+included; exactly one spy) and the second-order one (what the others will
+guess its keyword and identity to be); every *host* seat (the villagers)
+answers the first-order question only, asked of ``--host`` (the paper's hosts
+are one fixed model; default: the evaluated model), as the ground truth of the
+second order. *self-identity*, *1-word* and *1-identity* are the guest's
+answers scored against the deal (a seat without a keyword, Mr. White, has no
+word to guess and is left out of 1-word); *2-word* and *2-identity* against the
+hosts' first-order answers about the guest, their plurality; where that
+plurality is tied the answer is left out of the share and counted (``ties``),
+never decided by the order of the seats.
 
 Questions go to a language model (``--agent llm:...``, local or an
 OpenAI-compatible server) at temperature 0; answers are read from their last
@@ -109,6 +124,7 @@ class DecryptoTurn:
     hints: tuple[str, ...]
     history: tuple[tuple[str, dict[str, str]], ...]  # (code, hints by digit) of the team's earlier turns
     interceptor_guess: str | None
+    encoder: int | None = None  # the seat that gave the hints
 
 
 def decrypto_turns(details: dict[str, Any]) -> list[DecryptoTurn]:
@@ -122,13 +138,16 @@ def decrypto_turns(details: dict[str, Any]) -> list[DecryptoTurn]:
         for i, h in enumerate(rows):
             past = tuple((r["code"], dict(r["hints_by_digit"])) for r in rows[:i])
             out.append(DecryptoTurn(team, int(h["round"]), keywords, h["code"], tuple(h["hints"]),
-                                    past, h.get("interceptor_guess")))
+                                    past, h.get("interceptor_guess"),
+                                    int(h["encoder"]) if h.get("encoder") is not None else None))
     return out
 
 
 @dataclass(frozen=True, slots=True)
 class SmartiesScore:
     counted: bool  # A was wrong (the only turns the paper scores)
+    a_unparsed: bool = False
+    bc_unparsed: int = 0  # of B and C, on a counted turn
     rc_weak: bool = False
     rc_strong: bool = False
     fb_weak: bool = False
@@ -139,9 +158,9 @@ def smarties(keywords: Sequence[str], a: Sequence[str] | None, b: Sequence[str] 
              c: Sequence[str] | None) -> SmartiesScore:
     """Representational change (A vs B) and false belief (A vs C) of one turn; an unanswered B or C fails."""
     if a is None or same_words(a, keywords):
-        return SmartiesScore(counted=False)
+        return SmartiesScore(counted=False, a_unparsed=a is None)
     return SmartiesScore(
-        counted=True,
+        counted=True, bc_unparsed=(b is None) + (c is None),
         rc_weak=b is not None and not same_words(b, keywords), rc_strong=b is not None and same_words(b, a),
         fb_weak=c is not None and not same_words(c, keywords), fb_strong=c is not None and same_words(c, a),
     )
@@ -154,12 +173,13 @@ class PerspectiveScore:
     correct: bool = False  # the prediction is Eve's real guess
     predicted_intercept: bool = False  # the prediction is the real code
     intercepted: bool = False
+    own_hints: bool = False  # the evaluated agent gave this turn's hints, as in the paper
 
 
-def perspective(code: str, predicted: str | None, eve_guess: str | None) -> PerspectiveScore:
+def perspective(code: str, predicted: str | None, eve_guess: str | None, *, own_hints: bool = False) -> PerspectiveScore:
     return PerspectiveScore(answered=predicted is not None, eve_guessed=eve_guess is not None,
                             correct=predicted is not None and predicted == eve_guess,
-                            predicted_intercept=predicted == code, intercepted=eve_guess == code)
+                            predicted_intercept=predicted == code, intercepted=eve_guess == code, own_hints=own_hints)
 
 
 @dataclass(slots=True)
@@ -177,8 +197,12 @@ class DecryptoTable:
         def share(xs: Sequence[bool]) -> float | None:
             return sum(xs) / len(xs) if xs else None
 
+        own = [p for p in pt if p.own_hints]
         return {
             "turns_scored": len(counted), "turns_asked": len(self.smarties),
+            "a_unparsed": sum(s.a_unparsed for s in self.smarties),
+            "bc_unparsed": sum(s.bc_unparsed for s in counted),
+            "pt_own_turns": len(own), "pt_own_accuracy": share([p.correct for p in own]),
             "rc_weak": share([s.rc_weak for s in counted]), "rc_strong": share([s.rc_strong for s in counted]),
             "fb_weak": share([s.fb_weak for s in counted]), "fb_strong": share([s.fb_strong for s in counted]),
             "pt_turns": len(pt), "pt_unanswered": sum(1 for p in pt if not p.answered),
@@ -212,7 +236,7 @@ RULES = ("Decrypto: a team has four secret keywords numbered 1-4. Each turn the 
 def eve_prompts(turn: DecryptoTurn) -> dict[str, tuple[Message, ...]]:
     """Prompts A, B and C of the Smarties task for one turn (asked independently)."""
     system = Message("system", f"{RULES} You are Eve, the interceptor.")
-    history = _history_text(turn)
+    history = f"{_history_text(turn)}\n\nThe hints given by the Encoder for this turn are: {', '.join(turn.hints)}."
     reveal = f"The four keywords have now been revealed: {', '.join(turn.keywords)}."
     fmt = "Answer on one line: ANSWER: keyword1, keyword2, keyword3, keyword4"
     return {
@@ -229,9 +253,9 @@ def alice_prompt(turn: DecryptoTurn) -> tuple[Message, ...]:
     """Perspective taking: the encoder who gave this turn's hints predicts Eve's guess."""
     system = Message("system", f"{RULES} You are Alice, the encoder.")
     user = (f"Your keywords: {', '.join(f'{i}. {k}' for i, k in enumerate(turn.keywords, start=1))}.\n"
-            f"{_history_text(turn)}\n\nThis turn your code was {turn.code} and you gave the hints "
-            f"{', '.join(turn.hints)}. Eve does not know the keywords. What code do you think Eve will guess? "
-            "Answer on one line: ANSWER: d-d-d")
+            f"{_history_text(turn)}\n\nAs the Encoder, you've provided the following hints for the code {turn.code}: "
+            f"{{{', '.join(turn.hints)}}}\n\nWhat do you predict will be the guess of the Interceptor when seeing "
+            "those hints? Answer on one line: ANSWER: d-d-d")
     return system, Message("user", user)
 
 
@@ -240,13 +264,14 @@ def alice_prompt(turn: DecryptoTurn) -> tuple[Message, ...]:
 
 @dataclass(frozen=True, slots=True)
 class SpyTable:
-    """One seat asked before the first vote."""
+    """One seat asked before the first vote: the guest answers both orders, a host the first only."""
 
     seat: int
     word: str | None
     identity: Identity
     first: dict[int, tuple[str, Identity]] | None  # seat -> guessed (keyword, identity), or None: unanswered
-    second: tuple[str, Identity] | None  # what the others will guess about this seat
+    second: tuple[str, Identity] | None = None  # the guest's guess of what the others will guess about it
+    guest: bool = False
 
 
 def spy_setting(details: dict[str, Any]) -> tuple[list[str | None], list[Identity], list[tuple[int, str]]]:
@@ -279,41 +304,55 @@ def parse_self(text: str) -> tuple[str, Identity] | None:
     return m.group(1).strip(" .\"'"), Identity.SPY if m.group(2).lower() == "spy" else Identity.VILLAGER
 
 
+def guest_seats(ids: Sequence[Identity]) -> list[int]:
+    """The seats the paper puts the evaluated model in: the spy's (SpyGame's guest agent)."""
+    return [s for s, i in enumerate(ids) if i is Identity.SPY]
+
+
 def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Sequence[SpyTable]) -> dict[str, Any]:
-    """SpyGame's Table 7 for one game: shares over seats (self) and seat pairs (1-order), seats (2-order)."""
+    """SpyGame's Table 7 for one game, over its guest seats: self-identity and the second order per guest, the
+    first order per (guest, other seat); the hosts' first-order answers are the second order's ground truth."""
     by_seat = {t.seat: t for t in tables}
     self_id: list[bool] = []
     one_word: list[bool] = []
     one_id: list[bool] = []
     two_word: list[bool] = []
     two_id: list[bool] = []
-    for t in tables:
+    ties = 0
+    guests = [t for t in tables if t.guest]
+    for t in guests:
+        others = [s for s in range(len(words)) if s != t.seat]
         if t.first is None:  # unanswered counts as wrong, on every question it leaves open
             self_id.append(False)
-            one_word += [False] * (len(words) - 1)
-            one_id += [False] * (len(words) - 1)
+            one_word += [False for s in others if words[s] is not None]
+            one_id += [False] * len(others)
         else:
             self_id.append(t.first[t.seat][1] is ids[t.seat])
-            for s, (w, i) in t.first.items():
-                if s == t.seat:
-                    continue
-                one_word.append(words[s] is not None and normalize(w) == normalize(words[s] or ""))
+            for s in others:
+                w, i = t.first[s]
+                if words[s] is not None:  # Mr. White has no keyword to guess
+                    one_word.append(normalize(w) == normalize(words[s] or ""))
                 one_id.append(i is ids[s])
-        # Ground truth of the second order: the other seats' first-order answers about this seat.
-        about = [f[t.seat] for o in by_seat if o != t.seat and (f := by_seat[o].first) is not None]
-        if not about:
-            continue
-        top_word = Counter(normalize(w) for w, _ in about).most_common(1)[0][0]
-        top_id = Counter(i for _, i in about).most_common(1)[0][0]
-        two_word.append(t.second is not None and normalize(t.second[0]) == top_word)
-        two_id.append(t.second is not None and t.second[1] is top_id)
+        about = [f[t.seat] for o in others if (h := by_seat.get(o)) is not None and not h.guest
+                 and (f := h.first) is not None]
+        for pos, bucket in ((0, two_word), (1, two_id)):
+            votes = Counter(normalize(a[0]) if pos == 0 else a[1] for a in about).most_common()
+            if not votes:
+                continue
+            if len(votes) > 1 and votes[0][1] == votes[1][1]:
+                ties += 1
+                continue
+            mine = None if t.second is None else normalize(t.second[0]) if pos == 0 else t.second[1]
+            bucket.append(mine == votes[0][0])
 
     def share(xs: Sequence[bool]) -> float | None:
         return sum(xs) / len(xs) if xs else None
 
-    return {"seats": len(tables), "self_identity": share(self_id), "one_word": share(one_word),
+    return {"seats": len(tables), "guests": len(guests), "self_identity": share(self_id), "one_word": share(one_word),
             "one_identity": share(one_id), "two_word": share(two_word), "two_identity": share(two_id),
-            "unanswered": sum(1 for t in tables if t.first is None) + sum(1 for t in tables if t.second is None)}
+            "unanswered": sum(1 for t in guests if t.first is None) + sum(1 for t in guests if t.second is None)
+            + sum(1 for t in tables if not t.guest and t.first is None),
+            "ties": ties}
 
 
 SPY_RULES = ("Who is the Spy: every player but the spy got the same secret keyword; the spy got a similar but "
@@ -349,15 +388,18 @@ async def ask(client: Inference, messages: Sequence[Message], *, max_tokens: int
     return text if not prefill or prefill.lower() in text.lower() else prefill + " " + text
 
 
-async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]]
+async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]],
+                       seat_agents: dict[int, dict[int, str | None]] | None = None,
                        ) -> tuple[DecryptoTable, list[dict[str, Any]]]:
-    """Ask every turn of these games (id, result details); the table and the records to store."""
+    """Ask every turn of these games (id, result details); the table and the records to store. ``seat_agents``
+    (game -> seat -> agent spec) says whose hints each turn's were."""
     table = DecryptoTable(agent)
     records: list[dict[str, Any]] = []
     for gid, details in games:
         for turn in decrypto_turns(details):
             pt_raw = await ask(client, alice_prompt(turn), max_tokens=16)
-            pt = perspective(turn.code, parse_code(pt_raw), turn.interceptor_guess)
+            own = turn.encoder is not None and (seat_agents or {}).get(gid, {}).get(turn.encoder) == agent
+            pt = perspective(turn.code, parse_code(pt_raw), turn.interceptor_guess, own_hints=own)
             table.perspective.append(pt)
             rec: dict[str, Any] = {"game_id": gid, "round": turn.round, "team": turn.team,
                                    "pt": {"raw": pt_raw, "score": _asdict(pt)}}
@@ -371,22 +413,27 @@ async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int,
     return table, records
 
 
-async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]]
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Ask every seat of these games before the first vote; per-game scores and the records to store."""
+async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]],
+                  host: Inference | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Ask the guest seats (``client``) both orders and the host seats (``host``, default ``client``) the first,
+    before the first vote of every game; per-game scores and the records to store."""
     scores: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
     for gid, details in games:
         words, ids, said = spy_setting(details)
         n = len(words)
+        guests = set(guest_seats(ids))
         tables = []
         for seat in range(n):
             prompts = spy_prompts(seat, words[seat], said, n)
-            first_raw = await ask(client, prompts["first"], max_tokens=24 * n, prefill="Player 1:")
-            second_raw = await ask(client, prompts["second"], max_tokens=24)
-            t = SpyTable(seat, words[seat], ids[seat], parse_players(first_raw, n), parse_self(second_raw))
+            model = client if seat in guests else (host or client)
+            first_raw = await ask(model, prompts["first"], max_tokens=24 * n, prefill="Player 1:")
+            second_raw = await ask(client, prompts["second"], max_tokens=24) if seat in guests else None
+            t = SpyTable(seat, words[seat], ids[seat], parse_players(first_raw, n),
+                         parse_self(second_raw) if second_raw is not None else None, seat in guests)
             tables.append(t)
-            records.append({"game_id": gid, "seat": seat, "first": first_raw, "second": second_raw})
+            records.append({"game_id": gid, "seat": seat, "seat_role": "guest" if seat in guests else "host",
+                            "first": first_raw, "second": second_raw})
         scores.append({"game_id": gid, **spy_scores(words, ids, tables)})
     return scores, records
 
@@ -436,8 +483,9 @@ def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, A
 # --------------------------------------------------------------------------- the command
 
 
-DECRYPTO_KEYS = ("turns_asked", "turns_scored", "rc_weak", "rc_strong", "fb_weak", "fb_strong", "pt_turns", "pt_accuracy",
-                 "pt_predicted_intercept", "pt_real_intercept")
+DECRYPTO_KEYS = ("turns_asked", "turns_scored", "a_unparsed", "bc_unparsed", "rc_weak", "rc_strong", "fb_weak",
+                 "fb_strong", "pt_turns", "pt_unanswered", "pt_accuracy", "pt_predicted_intercept", "pt_real_intercept",
+                 "pt_own_turns", "pt_own_accuracy")
 SPY_KEYS = ("self_identity", "one_word", "one_identity", "two_word", "two_identity")
 
 
@@ -446,11 +494,12 @@ def _pct(x: object) -> str:
 
 
 def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
-    heads = ("asked", "scored", "RC weak", "RC strong", "FB weak", "FB strong", "PT turns", "PT acc.", "PT pred. int.",
-             "real int.")
+    heads = ("asked", "scored", "A unparsed", "B/C unparsed", "RC weak", "RC strong", "FB weak", "FB strong",
+             "PT turns", "PT unparsed", "PT acc.", "PT pred. int.", "real int.", "PT own", "PT own acc.")
     width = max([5, *(len(a) for a in rows)]) + 2
     lines = ["Decrypto theory of mind (the Decrypto paper, section 4.1; shares 0-100; RC/FB over turns where the "
-             "agent's keyword guess A was wrong; asked: turns after the first)",
+             "agent's keyword guess A was wrong; asked: turns after the first; an unparsed A cannot be scored; "
+             "PT own: turns whose hints the agent gave, as the paper asks)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
         lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))
@@ -458,12 +507,13 @@ def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
 
 
 def render_spy(rows: dict[str, dict[str, Any]]) -> str:
-    heads = ("Self-Identity", "1-Word", "1-Identity", "2-Word", "2-Identity", "games", "unanswered")
+    heads = ("Self-Identity", "1-Word", "1-Identity", "2-Word", "2-Identity", "games", "guests", "unanswered", "2-order ties")
     width = max([5, *(len(a) for a in rows)]) + 2
-    lines = ["Who-is-Spy theory of mind before the first vote (SpyGame, section 4.3; shares 0-100)",
+    lines = ["Who-is-Spy theory of mind before the first vote (SpyGame, section 4.3; the agent in the spy's seat, "
+             "the hosts' first-order answers as the second order's truth; shares 0-100)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
-        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in (*SPY_KEYS, "games", "unanswered")))
+        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in (*SPY_KEYS, "games", "guests", "unanswered", "ties")))
     return "\n".join(lines)
 
 
@@ -479,6 +529,9 @@ def _command(experiment: Experiment) -> Any:
                                           "finished game of this kind)."),
         database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
         keep: bool = typer.Option(True, "--store/--no-store", help="Keep the answers beside each game (exported)."),
+        host: str | None = typer.Option(None, "--host", help="Who-is-Spy: the model asked in the host (villager) "
+                                        "seats, whose first-order answers are the second order's truth (default: "
+                                        "the evaluated model)."),
     ) -> None:
         from bot.settings import Settings
         from models.client import ClientPool
@@ -486,7 +539,7 @@ def _command(experiment: Experiment) -> Any:
         from storage.store import DatabaseMissing, Store
         from storage.tables import GameStatus
 
-        bad = [a for a in agent if not a.startswith("llm:")]
+        bad = [a for a in (*agent, *([host] if host else [])) if not a.startswith("llm:")]
         if bad:
             raise typer.BadParameter(f"{bad[0]} is not a language model: theory-of-mind questions go to llm:... agents")
         try:
@@ -510,12 +563,15 @@ def _command(experiment: Experiment) -> Any:
                 for name in agent:
                     client = await pool.get(name[len("llm:"):] or "default")
                     if experiment is Experiment.DECRYPTO:
-                        dt, recs = await run_decrypto(client, name, picked)
+                        seat_agents = {gid: {s.seat: s.agent_spec for s in (await store.load_game(gid)).seats}
+                                       for gid, _ in picked}
+                        dt, recs = await run_decrypto(client, name, picked, seat_agents)
                         table[name] = dt.row()
                     else:
-                        per_game, recs = await run_spy(client, name, picked)
+                        hosts = await pool.get(host[len("llm:"):] or "default") if host else None
+                        per_game, recs = await run_spy(client, name, picked, hosts)
                         table[name] = {**mean_rows(per_game, SPY_KEYS), "games": len(per_game),
-                                       "unanswered": sum(int(g["unanswered"]) for g in per_game)}
+                                       **{k: sum(int(g[k]) for g in per_game) for k in ("guests", "unanswered", "ties")}}
                     if keep:
                         await save_evaluations(store, to_records(experiment, name, recs))
                 return render_decrypto(table) if experiment is Experiment.DECRYPTO else render_spy(table)

@@ -33,6 +33,7 @@ DECRYPTO = {
                  "hints_by_digit": {d: f"h{i}{j}" for j, d in enumerate(code.split("-"))}, "interceptor_guess": eve}
                 for i, (code, eve) in enumerate(ROUNDS)],
 }
+DECRYPTO_BY_SEAT = {**DECRYPTO, "history": [{**h, "encoder": 0} for h in DECRYPTO["history"]]}
 EVE = {  # round -> answers to prompts A, B, C
     2: ("sun, music, storm, jet", "sun, music, storm, jet", "star, jazz, thunder, plane"),
     3: ("star, jazz, thunder, plane", "x, x, x, x", "x, x, x, x"),  # A right: the turn is not scored
@@ -73,7 +74,7 @@ class ScriptedModel:
             a, b, c = EVE[rnd]
             return b if "Before this reveal" in user else c if "second interceptor" in user else a
         if "You are Alice" in system:
-            code = re.search(r"your code was (\d-\d-\d)", user)
+            code = re.search(r"hints for the code (\d-\d-\d)", user)
             assert code is not None
             return ALICE[code.group(1)]
         seat = int(re.search(r"You are Player (\d+)", system).group(1)) - 1  # type: ignore[union-attr]
@@ -103,10 +104,20 @@ async def test_decrypto_smarties_and_perspective_taking_match_the_hand_computati
     assert row["pt_turns"] == 4
     assert row["pt_accuracy"] == 0.5 and row["pt_predicted_intercept"] == 0.5 and row["pt_real_intercept"] == 0.25
     assert sum("Before this reveal" in q for q in model.asked) == 3  # B asked on every turn after the first
+    # Eve is shown the current turn's hints, as in her move's prompt (the paper's Listing 7).
+    assert all("The hints given by the Encoder for this turn are: h1" in q for q in model.asked
+               if "Before this reveal" in q and "Turn 1:" in q and "Turn 2:" not in q)
+    # Unparsed answers are counted: round 4's C ("no idea") on a scored turn; every A was read.
+    assert row["a_unparsed"] == 0 and row["bc_unparsed"] == 1 and row["pt_unanswered"] == 0
+    # No seat agents given: no turn's hints are known to be the agent's own.
+    assert row["pt_own_turns"] == 0 and row["pt_own_accuracy"] is None
+    own, _ = await run_decrypto(ScriptedModel(), "llm:scripted", [(7, DECRYPTO_BY_SEAT)], {7: {0: "llm:scripted"}})
+    assert own.row()["pt_own_turns"] == 4 and own.row()["pt_own_accuracy"] == 0.5
     stored = to_records(Experiment.DECRYPTO, "llm:scripted", records)
     assert [r.action_seq for r in stored] == [1, 2, 3, 4] and {r.evaluator for r in stored} == {"tom:decrypto:llm:scripted"}
     assert stored[1].metric["smarties"]["score"] == {"counted": True, "rc_weak": True, "rc_strong": True,
-                                                      "fb_weak": False, "fb_strong": False}
+                                                      "fb_weak": False, "fb_strong": False, "a_unparsed": False,
+                                                      "bc_unparsed": 0}
 
 
 def test_a_strong_pass_needs_the_earlier_answer_and_a_right_a_is_not_scored() -> None:
@@ -120,22 +131,52 @@ def test_a_strong_pass_needs_the_earlier_answer_and_a_right_a_is_not_scored() ->
     assert parse_code("ANSWER: 4-1-3") == "4-1-3" and parse_code("ANSWER: 4-4-1") is None
 
 
-async def test_spy_first_and_second_order_match_the_hand_computation() -> None:
-    scores, records = await run_spy(ScriptedModel(), "llm:scripted", [(9, SPY)])
+async def test_spy_asks_the_spy_seat_both_orders_and_the_hosts_the_first_as_the_paper_does() -> None:
+    model = ScriptedModel()
+    scores, records = await run_spy(model, "llm:scripted", [(9, SPY)])
     (got,) = scores
-    assert got["seats"] == 4 and len(records) == 4
-    # Self-identity: seats 0, 2 and 3 right; the spy (seat 1) calls itself a villager.
-    assert got["self_identity"] == 0.75
-    # 1-word over 12 (seat, other seat) pairs: seat 1 misreads seat 2's word, seat 2 seat 3's: 10 of 12.
-    assert got["one_word"] == pytest.approx(10 / 12)
-    # 1-identity: seat 1 calls seat 2 the spy: 11 of 12.
-    assert got["one_identity"] == pytest.approx(11 / 12)
-    # 2nd order against the others' majority: seat 0 (cat, villager) both right; seat 1 (truth: dog, spy) both
-    # wrong; seat 2 word right, identity wrong; seat 3 unanswered.
-    assert got["two_word"] == 0.5 and got["two_identity"] == 0.25
-    assert got["unanswered"] == 1
+    assert got["seats"] == 4 and got["guests"] == 1 and len(records) == 4
+    assert [r["seat_role"] for r in records] == ["host", "guest", "host", "host"]
+    # Four first-order questions (every seat) and one second-order question (the guest's).
+    assert sum("shoes of other players" in q for q in model.asked) == 1 and len(model.asked) == 5
+    assert records[0]["second"] is None and records[1]["second"] is not None
+    # The guest is seat 1 (the spy). It calls itself a villager: self-identity 0.
+    assert got["self_identity"] == 0.0
+    # 1-word over its 3 others (all "cat"): it reads seat 2 as "dog": 2 of 3. 1-identity: seat 2 as the spy: 2 of 3.
+    assert got["one_word"] == pytest.approx(2 / 3) and got["one_identity"] == pytest.approx(2 / 3)
+    # 2nd order: the hosts (seats 0, 2, 3) all read seat 1 as (dog, spy); it expects (cat, villager): both wrong.
+    assert got["two_word"] == 0.0 and got["two_identity"] == 0.0
+    assert got["unanswered"] == 0 and got["ties"] == 0
     assert parse_players("Player 1: cat, villager\nPlayer 2: dog, spy", 2) is not None
     assert parse_players("Player 1: cat, villager", 2) is None  # every player or nothing
+
+
+async def test_a_tied_host_plurality_is_left_out_and_a_blank_seat_has_no_word_to_guess() -> None:
+    first = {0: ["cat, villager", "dog, spy", "cat, villager", "cat, villager"],
+             1: ["cat, villager", "cat, spy", "fish, villager", "cat, villager"],
+             2: ["cat, villager", "fish, spy", "cat, villager", "cat, villager"],
+             3: ["cat, villager", "cow, villager", "cat, villager", "cat, villager"]}
+
+    class Tied(ScriptedModel):
+        def _answer(self, system: str, user: str) -> str:
+            seat = int(re.search(r"You are Player (\d+)", system).group(1)) - 1  # type: ignore[union-attr]
+            if "shoes of other players" in user:
+                return "dog, spy"
+            return "\n".join(f"Player {k + 1}: {line}" for k, line in enumerate(first[seat]))[len("Player 1:"):]
+
+    scores, _ = await run_spy(Tied(), "llm:scripted", [(9, SPY)])
+    (got,) = scores
+    # The hosts' words for seat 1 are dog, fish, cow: a tie, left out and counted; identities spy, spy, villager.
+    assert got["two_word"] is None and got["ties"] == 1 and got["two_identity"] == 1.0
+    assert got["self_identity"] == 1.0 and got["one_word"] == pytest.approx(2 / 3)
+    # Mr. White in seat 2 beside the spy: both are guests; nobody is asked Mr. White's missing keyword.
+    white = {**SPY, "roles": ["villager", "spy", "mr_white", "villager"]}
+    scores, records = await run_spy(Tied(), "llm:scripted", [(9, white)])
+    (got,) = scores
+    assert got["guests"] == 2 and [r["seat_role"] for r in records] == ["host", "guest", "guest", "host"]
+    # Guest 1 reads seats 0 and 3 right ("cat"; seat 2 has no word); guest 2 reads seat 0 right, seat 1 ("fish")
+    # wrong (dog), seat 3 right: 4 of 5, where counting the blank seat as a wrong guess would give 4 of 6.
+    assert got["one_word"] == pytest.approx(4 / 5)
 
 
 async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path: Path) -> None:
@@ -157,6 +198,7 @@ async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path:
 
         table, records = await run_decrypto(Blank(), "llm:blank", [(gid, details)])
         assert table.row()["turns_scored"] == 0  # unparseable A: never guessed into a score
+        assert table.row()["a_unparsed"] == table.row()["turns_asked"] > 0  # and said so
         assert await save_evaluations(store, to_records(Experiment.DECRYPTO, "llm:blank", records)) == len(records)
         exported = await evaluations_json(store, gid)
         assert {e["evaluator"] for e in exported} == {"tom:decrypto:llm:blank"}
