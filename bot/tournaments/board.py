@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 # Every game's leaderboard: the win rate, the game's own per-seat numbers (its descriptor's
-# metrics with a column name), then the SNEAK clue score where the game has clues.
-GENERIC_SHORT = {"win_rate": "win", "sneak_softscore": "SoftScore"}
+# metrics with a column name), then the SNEAK clue score where the game has clues: informed clues'
+# SoftScore, and apart from it the score of bluffs (clues given without the secret), never named SoftScore.
+GENERIC_SHORT = {"win_rate": "win", "sneak_softscore": "SoftScore", "sneak_bluff": "bluff score"}
 CHART_NAME = "leaderboard.png"
 NO_INTERVAL_TEXT = "not enough games for an interval"
 
@@ -50,7 +51,7 @@ def _fmt(key: str, v: float) -> str:
         return "–"
     if key == "win_rate":
         return f"{v:.0%}"
-    return f"{v:.0f}" if key == "sneak_softscore" else f"{v:.2f}"
+    return f"{v:.0f}" if key in ("sneak_softscore", "sneak_bluff") else f"{v:.2f}"
 
 
 def _interval(r: Standing, width: int = 5) -> str:
@@ -74,7 +75,7 @@ def key_metrics(game: str) -> tuple[tuple[str, ...], dict[str, str]]:
     if d is None:
         return ("win_rate",), dict(GENERIC_SHORT)
     own = d.leaderboard()
-    keys = ("win_rate", *(m.key for m in own), *(("sneak_softscore",) if d.clue_kinds else ()))
+    keys = ("win_rate", *(m.key for m in own), *(("sneak_softscore", "sneak_bluff") if d.clue_kinds else ()))
     return keys, {**GENERIC_SHORT, **{m.key: m.short for m in own}}
 
 

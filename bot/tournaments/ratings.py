@@ -200,20 +200,24 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 def role_metrics(
     matches: Sequence[MatchResult], clue_scores: Mapping[tuple[int, int], float] | None = None,
-    describes: Callable[[str, str], bool] | None = None,
+    describes: Callable[[str, str], bool] | None = None, bluff_scores: Mapping[tuple[int, int], float] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """``{entrant: {role: {metric: value}}}``: seats played, win rate and the mean of each
     number the game reports per seat; ``sneak_softscore`` when clue scores are given
-    (keyed by (game id, seat)). ``describes(metric, role)``: whether a number describes seats of
+    (keyed by (game id, seat)), ``sneak_bluff`` apart for bluffs (clues given without the
+    secret). ``describes(metric, role)``: whether a number describes seats of
     that role (the game's descriptor knows; a chameleon's escapes say nothing of a player)."""
     acc: dict[str, dict[str, list[SeatOutcome]]] = defaultdict(lambda: defaultdict(list))
     soft: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    bluff: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for m in matches:
         for s in m.seats:
             e = m.entrants[s.seat]
             acc[e][str(s.role)].append(s)
             if clue_scores and m.game_id is not None and (m.game_id, s.seat) in clue_scores:
                 soft[e][str(s.role)].append(clue_scores[(m.game_id, s.seat)])
+            if bluff_scores and m.game_id is not None and (m.game_id, s.seat) in bluff_scores:
+                bluff[e][str(s.role)].append(bluff_scores[(m.game_id, s.seat)])
     out: dict[str, dict[str, dict[str, float]]] = {}
     for e, roles in acc.items():
         out[e] = {}
@@ -226,6 +230,8 @@ def role_metrics(
                     row[key] = fmean(float(s.stats.get(key, 0.0)) for s in seats)
             if soft[e][role]:  # evaluations hold 0-1; shown, like every SoftScore, on 0-100
                 row["sneak_softscore"] = 100 * fmean(soft[e][role])
+            if bluff[e][role]:
+                row["sneak_bluff"] = 100 * fmean(bluff[e][role])
             out[e][role] = row
     return out
 
@@ -238,6 +244,7 @@ def standings(
     seed: int = 0,
     clue_scores: Mapping[tuple[int, int], float] | None = None,
     describes: Callable[[str, str], bool] | None = None,
+    bluff_scores: Mapping[tuple[int, int], float] | None = None,
 ) -> list[Standing]:
     """The leaderboard: rating (``fit_orders`` mean) with its bootstrap interval, games and
     per-role metrics, best first (ties broken by name so the order is stable)."""
@@ -248,7 +255,7 @@ def standings(
     for m in matches:
         for e in set(m.entrants):
             games[e] += 1
-    metrics = role_metrics(matches, clue_scores, describes)
+    metrics = role_metrics(matches, clue_scores, describes, bluff_scores)
     order = sorted(names, key=lambda e: (-point[e].mu, e))
     return [
         Standing(i + 1, e, point[e].mu, point[e].sigma, ci[e][0], ci[e][1], games[e], metrics.get(e, {}))

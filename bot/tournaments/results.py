@@ -38,13 +38,17 @@ async def match_result(store: GameReader, m: TournamentMatchRow) -> MatchResult:
     return MatchResult(tuple(m.seats), tuple(outcomes_of(glog)), m.deal_group, m.game_id)
 
 
-async def clue_scores(store: MatchSource, game_ids: Sequence[int]) -> Mapping[tuple[int, int], float]:
+async def clue_scores(store: MatchSource, game_ids: Sequence[int], *, bluff: bool = False
+                      ) -> Mapping[tuple[int, int], float]:
     """Mean SNEAK SoftScore of each seat's clues, per (game id, seat), where evaluations exist
     (``storage.evaluations``): the mean per evaluator first, then over evaluators,
-    as the SNEAK paper reports its metrics. Failed judgements (no score) are left out."""
+    as the SNEAK paper reports its metrics. Failed judgements (no score) are left out. Informed
+    clues only, or with ``bluff`` only the clues given without the secret (the chameleon's, Mr.
+    White's): a bluff's score is not a clue-giver's SoftScore and is never averaged with one."""
     from storage.evaluations import evaluations
 
-    rows = [r for r in await evaluations(store, game_ids=game_ids) if r.soft is not None]
+    rows = [r for r in await evaluations(store, game_ids=game_ids)
+            if r.soft is not None and bool(r.instance.get("bluff")) is bluff]
     if not rows:
         return {}
     actors = await store.actors(r.game_id for r in rows)

@@ -249,8 +249,10 @@ class TournamentRunner:
 
     async def save_standings(self, t: TournamentRow, matches: Sequence[MatchResult]) -> list[Standing]:
         assert t.id is not None
-        scores = await results.clue_scores(self.store, [m.game_id for m in matches if m.game_id is not None])
-        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores,
+        ids = [m.game_id for m in matches if m.game_id is not None]
+        scores = await results.clue_scores(self.store, ids)
+        bluffs = await results.clue_scores(self.store, ids, bluff=True)
+        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores, bluff_scores=bluffs,
                          describes=lambda key, role: board.describes(t.game, key, role))
         # No interval (too few deal groups) is stored as the point; the board reads the groups again.
         await repo.save_ratings(self.store, t.id, t.game, t.variant, [

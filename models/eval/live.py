@@ -118,7 +118,10 @@ async def live_summary(store: Store, *, secret: str, game_ids: Sequence[int] | N
             if r.settings_json.get("kind") != "tom"]  # theory-of-mind answers share the table, not the metrics
     who = await speakers(store, [r.game_id for r in rows], secret)
     unknown = Speaker("unknown", "")
-    by_game = summarise(Scored(r.game, r.evaluator, row_scores(r)) for r in rows)  # by game type
+    # By game type, bluffs (clues given without the secret) apart from informed clues: their utility and leakage
+    # measure another thing, and mixing them moved a game's row with how often its chameleon spoke.
+    by_game = summarise(Scored(r.game + (" (bluffs)" if r.instance.get("bluff") else ""), r.evaluator, row_scores(r))
+                        for r in rows)
     by_player = summarise(Scored(who.get((r.game_id, r.action_seq), unknown).label
                                  + (" (bluff)" if r.instance.get("bluff") else ""), r.evaluator, row_scores(r))
                           for r in rows)

@@ -70,6 +70,8 @@ async def test_summaries_group_by_game_player_and_role_with_pseudonyms(store: St
     humans = [p for p in players if p.startswith("human u_")]
     assert len(humans) == 1 and "user0" not in humans[0]  # a pseudonym, never the platform id
     assert {r.group for r in s.by_role} <= {"chameleon/player", "chameleon/chameleon"}
+    # By game type, the chameleon's bluffs are a row of their own, never averaged with informed clues.
+    assert {r.group for r in s.by_game} == {"chameleon", "chameleon (bluffs)"}
 
 
 async def test_exports_include_the_stored_evaluations(store: Store) -> None:

@@ -47,7 +47,7 @@ CHAM = TournamentRow(id=4, tenant="console", name="", game="chameleon", variant=
 NAN = float("nan")
 CHAM_ROWS = [
     Standing(1, "a", 26.0, 7.0, NAN, NAN, 3, {
-        "chameleon": {"seats": 1, "win_rate": 0.0, "points": 0.0, "escapes": 0.0, "caught": 1.0, "sneak_softscore": 0.0},
+        "chameleon": {"seats": 1, "win_rate": 0.0, "points": 0.0, "escapes": 0.0, "caught": 1.0, "sneak_bluff": 0.0},
         "player": {"seats": 2, "win_rate": 1.0, "points": 2.0, "escapes": 0.0, "caught": 0.0, "sneak_softscore": 42.0}}),
     Standing(2, "b", 24.0, 7.0, NAN, NAN, 3, {
         "player": {"seats": 3, "win_rate": 0.0, "points": 0.0, "escapes": 0.0, "caught": 0.0}}),
@@ -56,7 +56,8 @@ CHAM_ROWS = [
 
 def test_roles_show_only_their_metrics_with_games_and_softscore_on_0_100() -> None:
     text = board.text_table(CHAM, CHAM_ROWS)
-    assert "chameleon (1 games): win 0% · pts 0.00 · escapes 0.00 · caught 1.00 · SoftScore 0" in text
+    # The chameleon's clues are bluffs: their score is shown apart and never called SoftScore.
+    assert "chameleon (1 games): win 0% · pts 0.00 · escapes 0.00 · caught 1.00 · bluff score 0" in text
     assert "player (2 games): win 100% · pts 2.00 · SoftScore 42" in text
     assert "player (3 games): win 0% · pts 0.00" in text
     for line in text.splitlines():

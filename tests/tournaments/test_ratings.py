@@ -99,8 +99,9 @@ def test_the_bootstrap_refuses_an_interval_from_too_few_deal_groups() -> None:
 def test_softscore_is_on_the_0_100_scale() -> None:
     m = bench("x", "y", True, 0)
     m = MatchResult(m.entrants, m.seats, 0, game_id=7)
-    metrics = role_metrics([m], {(7, 0): 0.42})
-    assert metrics["x"]["encoder"]["sneak_softscore"] == 42.0
+    metrics = role_metrics([m], {(7, 0): 0.42}, bluff_scores={(7, 2): 0.3})
+    assert metrics["x"]["encoder"]["sneak_softscore"] == 42.0 and "sneak_bluff" not in metrics["x"]["encoder"]
+    assert [r.get("sneak_bluff") for r in metrics["y"].values()] == [30.0]  # apart, never averaged in
 
 
 def test_the_point_estimate_does_not_depend_on_the_order_games_were_logged() -> None:
