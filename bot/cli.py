@@ -357,8 +357,10 @@ def export(
 def doctor(
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
 ) -> None:
-    """List games that cannot go on: marked broken, or running with a log that no longer replays."""
+    """List what each registered game lacks, then the logged games that cannot go on: marked broken,
+    or running with a log that no longer replays."""
     from bot.core.tables import ReplayFailed, rebuild
+    from bot.gamecheck import report
     from bot.settings import Settings
     from storage.store import Store
     from storage.tables import GameStatus
@@ -387,7 +389,7 @@ def doctor(
     except Exception as exc:  # a missing or outdated database: say so, no traceback
         typer.echo(f"doctor: cannot read {url}: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(2) from None
-    for line in lines:
+    for line in [*report(), *lines]:
         typer.echo(line)
     typer.echo(f"{len(lines)} game(s) need attention" if lines else "all games are healthy", err=True)
     if lines:

@@ -95,7 +95,7 @@ def report_text(rep: ClueReport, names: dict[int, str]) -> str:
 def averages_text(p: PlayerAverages) -> str:
     """The ``/sneak`` answer: your averages against the AI agents you played with (0-100)."""
     if p.player is None:
-        return "No scored clues of yours yet: finish a Chameleon game and its clue report will count."
+        return "No scored clues of yours yet: finish a game whose clues are scored and its clue report will count."
 
     def line(name: str, s: Scores, n: int) -> str:
         v = s.x100()

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from typing_extensions import TypeVar
+
 from games import text as _text
 from games.options import ConfigError as ConfigError
 from games.options import config_from_dict as config_from_dict
@@ -350,58 +352,69 @@ def rng(seed: int, *salt: object) -> random.Random:
 # --------------------------------------------------------------------------- the protocol
 
 
+S = TypeVar("S", default=Any)
+"""A game's state type (``SpyState``); unnamed (``Game`` alone) where code serves every game."""
+C = TypeVar("C", default=Any)
+"""A game's config type (``SpyConfig``)."""
+
+
 @runtime_checkable
-class Game(Protocol):
-    """One game's rules. Implementations are stateless objects; all state is in ``S``."""
+class Game(Protocol[S, C]):
+    """One game's rules, generic over its state ``S`` and config ``C``. Implementations are
+    stateless objects (most derive from ``games.engine.Engine``); all state is in ``S``."""
 
     id: ClassVar[str]
     """Registry name, e.g. ``"decrypto"``."""
     variants: ClassVar[tuple[str, ...]]
     """Variant names; the first is the default."""
 
-    def make_config(self, variant: str | None = None, **options: Any) -> Any:
+    def make_config(self, variant: str | None = None, **options: Any) -> C:
         """A validated config for a variant with options; raises ConfigError."""
 
-    def config_from_dict(self, raw: Mapping[str, Any]) -> Any: ...
+    def config_from_dict(self, raw: Mapping[str, Any]) -> C: ...
 
-    def seat_range(self, cfg: Any) -> tuple[int, int]:
+    def with_deal(self, cfg: C, deal: object) -> C:
+        """``cfg`` playing a deal in the form ``deal_of`` returns (a record's or an export's):
+        how a logged game replays without its seed. Raises ConfigError."""
+
+    def seat_range(self, cfg: C) -> tuple[int, int]:
         """Fewest and most seats this config can be played with."""
 
-    def new(self, cfg: Any, seats: int, seed: int) -> tuple[Any, tuple[Event, ...]]:
+    def new(self, cfg: C, seats: int, seed: int) -> tuple[S, tuple[Event, ...]]:
         """Deal: the first state and the events of the deal (private secrets to their seats)."""
 
-    def to_act(self, s: Any) -> frozenset[Seat]:
+    def to_act(self, s: S) -> frozenset[Seat]:
         """Seats that must act now; several at once for simultaneous moves; empty when over."""
 
-    def legal(self, s: Any, seat: Seat) -> ActionSpec | None:
+    def legal(self, s: S, seat: Seat) -> ActionSpec | None:
         """What this seat may do now, or None when it has nothing to do."""
 
-    def apply(self, s: Any, seat: Seat, a: Action) -> tuple[Any, tuple[Event, ...]]:
+    def apply(self, s: S, seat: Seat, a: Action) -> tuple[S, tuple[Event, ...]]:
         """The next state and what happened. Raises IllegalAction and changes nothing."""
 
-    def observe(self, s: Any, seat: Seat) -> Observation: ...
+    def observe(self, s: S, seat: Seat) -> Observation: ...
 
-    def result(self, s: Any) -> Result | None: ...
+    def result(self, s: S) -> Result | None: ...
 
-    def deal_of(self, s: Any) -> Any:
-        """The complete deal of this game so far, in the form the config's ``deal`` option takes:
-        a record carrying it replays without the seed."""
+    def deal_of(self, s: S) -> object:
+        """The complete deal of this game so far, in the form ``with_deal`` takes: a record
+        carrying it replays without the seed."""
 
-    def secrets(self, s: Any) -> tuple[Secret, ...]:
+    def secrets(self, s: S) -> tuple[Secret, ...]:
         """Values still hidden from some seats in this state (for leak checks)."""
 
-    def timeout_action(self, s: Any, seat: Seat) -> Action | None:
+    def timeout_action(self, s: S, seat: Seat) -> Action | None:
         """The neutral action the rules take for an absent seat (e.g. abstain), or None if
         there is none and someone (an AI) must play the turn instead. ``apply`` accepts it."""
 
     def text(self, e: Event, names: Sequence[str]) -> str:
         """A sentence for humans describing an event, with seats named by ``names``."""
 
-    def rules(self, cfg: Any) -> str:
+    def rules(self, cfg: C) -> str:
         """The rules of this config, in a few paragraphs for players."""
 
 
-def replay(game: Game, cfg: Any, seats: int, seed: int, actions: Iterable[tuple[Seat, Action]]) -> tuple[Any, list[Event]]:
+def replay(game: Game[S, C], cfg: C, seats: int, seed: int, actions: Iterable[tuple[Seat, Action]]) -> tuple[S, list[Event]]:
     """Rebuild a game from its config, seed and actions; returns the state and every event."""
     state, events = game.new(cfg, seats, seed)
     log = list(events)

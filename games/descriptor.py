@@ -93,6 +93,57 @@ class MetricScope(StrEnum):
     ROLE_BLOCK = "role_block"  # a block of the summary: numbers over the seats of ``roles``
 
 
+class ClueScoring(StrEnum):
+    """What a clue is scored against (the game's clue module in ``models/eval/games/<id>.py``)."""
+
+    ONE_SECRET = "one_secret"  # SNEAK's pair: allies who know one secret among candidates, an outsider who names it
+    BOARD = "board"  # a clue points at several words of a board: utility and leakage over the board
+    NONE = "none"  # the game's clues are not scored
+
+
+@dataclass(frozen=True, slots=True)
+class SeatShape:
+    """Roles that belong to seats instead of being dealt from the seed, and the sides those
+    seats form (the Decrypto benchmark: seat 0 encodes and seat 1 decodes for one side, seat 2
+    intercepts for the other). Tournament formats seat one entrant per side in such a variant
+    (every ordered tuple of distinct entrants), or one per seat in the grid."""
+
+    roles: tuple[StrEnum, ...]
+    sides: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        seats = sorted(s for side in self.sides for s in side)
+        if seats != list(range(len(self.roles))):
+            raise ValueError("a seat shape's sides hold every seat exactly once")
+
+    def describe(self) -> str:
+        """The sides in words: "encoder + decoder vs interceptor"."""
+        return " vs ".join(" + ".join(str(self.roles[s]) for s in side) for side in self.sides)
+
+
+@dataclass(frozen=True, slots=True)
+class DealFormat:
+    """What ``deal_of`` returns and the ``deal`` option takes: its keys and a sentence on each
+    (a deal may also be a list of such mappings, one per round, where the game says so)."""
+
+    keys: tuple[str, ...]
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class Golden:
+    """A golden transcript: a seeded random game of this variant, seats and options, written to
+    ``tests/games/golden/<id>-<variant>-seed<seed>.txt`` and compared on every test run."""
+
+    variant: str
+    seats: int
+    seed: int
+    options: tuple[tuple[str, object], ...] = ()
+
+    def name(self, game: str) -> str:
+        return f"{game}-{self.variant}-seed{self.seed}"
+
+
 class SneakScoring(StrEnum):
     """When the clues of a finished chat game are scored and reported."""
 
@@ -139,14 +190,18 @@ class GameDescriptor:
       ``engine.seat_range(cfg)``).
     - ``variants``: its variants, the default first (the engine's ``variants``).
     - ``roles``, ``sides``: every role and side its ``SeatOutcome``s can carry.
-    - ``seat_roles``: variants whose roles belong to seats rather than being dealt, with
-      each seat's role in seat order (the Decrypto benchmark: encoder, decoder,
-      interceptor); tournament formats plan those variants by role.
+    - ``seat_shapes``: variants whose roles belong to seats rather than being dealt, with
+      each seat's role and the sides (``SeatShape``); tournament formats plan those by side.
+    - ``view``: the ``TypedDict`` of ``Observation.view`` (agents read it; the conformance
+      suite checks every view has exactly its keys in every phase).
+    - ``deal``: the deal's format (``deal_of`` and the ``deal`` option).
+    - ``golden``: the seeded games whose transcripts are checked in.
     - ``metrics``: what ``games.metrics`` computes for it, with the roles each describes;
       ``read_seats`` and ``summarize`` compute them (None: ``games.metrics`` reads every
       seat as a ``PLAYER`` on its own ``SELF`` side and counts games only).
     - ``clue_kinds``: action kinds whose text is a clue (SNEAK scoring reads these);
-      ``sneak``: when a chat game's clues are scored.
+      ``clue_scoring``: what a clue is scored against (one secret, a board, nothing);
+      ``sneak``: when a chat game's clue report is posted.
     - ``menu``: its console menu entry (None: not offered there).
     """
 
@@ -165,7 +220,11 @@ class GameDescriptor:
     sneak: SneakScoring = SneakScoring.NEVER
     menu: MenuEntry | None = None
     aliases: tuple[str, ...] = ()
-    seat_roles: Mapping[str, tuple[StrEnum, ...]] = field(default_factory=dict)
+    seat_shapes: Mapping[str, SeatShape] = field(default_factory=dict)
+    clue_scoring: ClueScoring = ClueScoring.NONE
+    view: type | None = None
+    deal: DealFormat | None = None
+    golden: tuple[Golden, ...] = ()
 
     def metric(self, key: str) -> Metric | None:
         """The declared metric with this key, or None."""
@@ -187,6 +246,6 @@ class GameDescriptor:
         """The per-seat numbers a leaderboard shows for this game (those with a column name), in order."""
         return tuple(m for m in self.metrics if m.scope is MetricScope.SEAT and m.short)
 
-    def fixed_roles(self, variant: str) -> tuple[StrEnum, ...] | None:
-        """Each seat's role when this variant fixes roles to seats, else None."""
-        return self.seat_roles.get(str(variant))
+    def seat_shape(self, variant: str) -> SeatShape | None:
+        """The roles and sides of the seats when this variant fixes roles to seats, else None."""
+        return self.seat_shapes.get(str(variant))

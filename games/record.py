@@ -87,10 +87,9 @@ def _header(no: int, raw: dict[str, Any]) -> tuple[Game, Any, int, int, Any]:
     if deal is None and isinstance(raw.get("result"), dict):
         # An exported game carries its result, and every result's details carry the deal.
         deal = (raw["result"].get("details") or {}).get("deal")
-    if deal is not None:
-        config["deal"] = deal  # the complete deal replaces any partial one the config held
     try:
-        cfg = game.config_from_dict(config)
+        # The complete deal replaces any partial one the config held.
+        cfg = game.with_deal(game.config_from_dict(config), deal)
     except (ConfigError, TypeError, ValueError) as exc:
         raise RecordError(no, f"bad config: {exc}") from None
     seats, seed = raw.get("seats"), raw.get("seed")

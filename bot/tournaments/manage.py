@@ -15,14 +15,7 @@ import games
 from bot.core.service import TableService
 from bot.tournaments.cron import check_schedule
 from bot.tournaments.errors import TournamentError
-from bot.tournaments.formats import (
-    BENCHMARK_ROLES,
-    Format,
-    FormatError,
-    count_matches,
-    is_benchmark,
-    plan_matches,
-)
+from bot.tournaments.formats import Format, FormatError, count_matches, plan_matches, seat_shape
 from bot.tournaments.spec import TournamentSpec, status_of
 from games.base import ConfigError, config_to_dict
 from storage import tournaments as repo
@@ -62,7 +55,7 @@ async def create(service: TableService, tenant: str, spec: TournamentSpec) -> in
         raise TournamentError(
             f"Unknown format {str(spec.fmt)[:40]!r}; choose among {', '.join(f.value for f in Format)}.") from None
     lo, hi = engine.seat_range(cfg)
-    n = spec.seats if spec.seats is not None else (3 if is_benchmark(engine.id, cfg.variant) else max(lo, min(hi, 4)))
+    n = spec.seats if spec.seats is not None else max(lo, min(hi, 4))
     if not lo <= n <= hi:
         raise TournamentError(f"{engine.id} ({cfg.variant}) is played with {lo}-{hi} seats, not {n}.")
     if spec.games_per_pairing < 1:
@@ -127,8 +120,9 @@ async def cancel(service: TableService, tenant: str, tournament_id: int) -> Tour
 
 
 def describe(t: TournamentRow) -> str:
-    roles = " (team = encoder + decoder)" if is_benchmark(t.game, t.variant) and t.format == Format.ROUND_ROBIN else ""
-    grid = f" ({' × '.join(BENCHMARK_ROLES)})" if t.format == Format.GRID else ""
+    shape = seat_shape(t.game, t.variant)
+    roles = f" ({shape.describe()})" if shape is not None and t.format == Format.ROUND_ROBIN else ""
+    grid = f" ({' × '.join(map(str, shape.roles))})" if shape is not None and t.format == Format.GRID else ""
     when = f", scheduled {t.schedule}" if t.schedule else ""
     dup = ", duplicate deals" if t.duplicate else ""
     return (f"#{t.id} {t.name or t.game}: {t.game} ({t.variant}), {t.format}{grid}{roles}{dup}, {t.seats} seats, "

@@ -32,7 +32,18 @@ from games.chameleon.metrics import read_seats, summarize
 from games.chameleon.rules import GAME, ChameleonGame
 from games.chameleon.state import ChameleonState, RoundRecord
 from games.chameleon.view import ChameleonView, OpenBallot
-from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
+from games.descriptor import (
+    ClueScoring,
+    DealFormat,
+    GameDescriptor,
+    Golden,
+    MenuEntry,
+    Metric,
+    MetricScope,
+    SeatRole,
+    Side,
+    SneakScoring,
+)
 
 _ROLES = (SeatRole.CHAMELEON, SeatRole.PLAYER)
 _CHAMELEON = (SeatRole.CHAMELEON,)
@@ -69,6 +80,12 @@ DESCRIPTOR = GameDescriptor(
     summarize=summarize,
     clue_kinds=frozenset({"clue"}),
     sneak=SneakScoring.ALWAYS,
+    clue_scoring=ClueScoring.ONE_SECRET,
+    view=ChameleonView,
+    deal=DealFormat(("card", "secret", "chameleon", "first"), "card: a category name or [category, [words]]; secret: "
+                    "a word of the card; chameleon and first: seats; one mapping, or a list of them for a match's "
+                    "rounds; any key left out is drawn from the seed"),
+    golden=(Golden("classic", 5, 1), Golden("classic", 5, 2), Golden("sneak", 5, 1), Golden("sneak", 5, 2)),
     menu=MenuEntry(order=3),
 )
 """What the rest of the system knows of the Chameleon (``games.catalog``)."""

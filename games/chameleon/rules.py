@@ -50,7 +50,6 @@ options) comes from ``rng(seed, purpose, round)``, so a game replays exactly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from games import vote
@@ -59,7 +58,6 @@ from games.base import (
     Action,
     ActionSpec,
     Choice,
-    ConfigError,
     Event,
     IllegalAction,
     Observation,
@@ -71,7 +69,6 @@ from games.base import (
     check_choice,
     check_text,
     check_turn,
-    config_from_dict,
     ready_choice,
     text_values,
 )
@@ -80,35 +77,29 @@ from games.chameleon.narration import event_text, rules_text
 from games.chameleon.state import ChameleonState, ballot_kind, deal_of, result, to_act
 from games.chameleon.transitions import cast_vote, check_deal, deal_round, give_clue, mark_ready, name_secret
 from games.chameleon.view import observe_seat
+from games.engine import Engine, Setup
 from games.text import reveals_secret
 from games.vote import ABSTAIN
 
 # --------------------------------------------------------------------------- the game
 
 
-class ChameleonGame:
-    """The Chameleon rules; stateless, every method a pure function of its arguments."""
+class ChameleonGame(Engine[ChameleonState, ChameleonConfig]):
+    """The Chameleon rules; stateless, every method a pure function of its arguments.
+
+    ``sneak`` defaults to 12 words per card, ``classic`` to 16 (``config.with_defaults``)."""
 
     id: ClassVar[str] = "chameleon"
     variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
-    # ------------------------------------------------------------------ config
-
-    def make_config(self, variant: str | None = None, **options: Any) -> ChameleonConfig:
-        """A validated config. ``sneak`` defaults to 12 words per card, ``classic`` to 16."""
-        return self.config_from_dict({"variant": variant or Variant.CLASSIC.value, **options})
-
-    def config_from_dict(self, raw: Mapping[str, Any]) -> ChameleonConfig:
-        return validate(config_from_dict(ChameleonConfig, with_defaults(raw)))
-
-    def seat_range(self, cfg: ChameleonConfig) -> tuple[int, int]:
-        return (MIN_SEATS, MAX_SEATS)
+    def __init__(self) -> None:
+        super().__init__(Setup(ChameleonConfig, validate, (MIN_SEATS, MAX_SEATS), "The Chameleon", event_text,
+                               rules_text, defaults=with_defaults))
 
     # ------------------------------------------------------------------ flow
 
     def new(self, cfg: ChameleonConfig, seats: int, seed: int) -> tuple[ChameleonState, tuple[Event, ...]]:
-        if not MIN_SEATS <= seats <= MAX_SEATS:
-            raise ConfigError(f"the Chameleon needs {MIN_SEATS} to {MAX_SEATS} players, not {seats}")
+        self.check_seats(cfg, seats)
         check_deal(cfg, seats, seed)
         return deal_round(cfg, seats, seed, 1, (), (0,) * seats, (), ())
 
@@ -198,14 +189,6 @@ class ChameleonGame:
         """The complete deal so far: each round's card, secret, chameleon and first speaker
         (one mapping for a single game, a list for a match)."""
         return deal_of(s)
-
-    # ------------------------------------------------------------------ words for people
-
-    def text(self, e: Event, names: Sequence[str]) -> str:
-        return event_text(e, names)
-
-    def rules(self, cfg: ChameleonConfig) -> str:
-        return rules_text(cfg)
 
 
 GAME = ChameleonGame()

@@ -35,7 +35,19 @@ from games.decrypto.metrics import read_seats, summarize
 from games.decrypto.rules import GAME, Decrypto
 from games.decrypto.state import DecryptoState, GuessRecord, Outcome, Phase, Role, TurnRecord
 from games.decrypto.view import CurrentHints, DecryptoView
-from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
+from games.descriptor import (
+    ClueScoring,
+    DealFormat,
+    GameDescriptor,
+    Golden,
+    MenuEntry,
+    Metric,
+    MetricScope,
+    SeatRole,
+    SeatShape,
+    Side,
+    SneakScoring,
+)
 
 _TEAM = (SeatRole.TEAM_MEMBER,)
 _BENCH = (SeatRole.ENCODER, SeatRole.DECODER, SeatRole.INTERCEPTOR)
@@ -51,7 +63,7 @@ DESCRIPTOR = GameDescriptor(
     variants=tuple(Variant),
     roles=_BOTH,
     sides=(Side.TEAM, Side.INTERCEPTOR, Side.TEAM_A, Side.TEAM_B),
-    seat_roles={Variant.BENCHMARK.value: _BENCH},
+    seat_shapes={Variant.BENCHMARK.value: SeatShape(_BENCH, sides=((BENCH_ENCODER, BENCH_DECODER), (BENCH_INTERCEPTOR,)))},
     metrics=(
         Metric("miscommunications", "miscommunication tokens of the game (benchmark) or of the seat's team",
                MetricScope.SEAT, _BOTH, "misc"),
@@ -77,7 +89,12 @@ DESCRIPTOR = GameDescriptor(
     summarize=summarize,
     clue_kinds=frozenset({"hints"}),
     sneak=SneakScoring.ON_REQUEST,
+    clue_scoring=ClueScoring.ONE_SECRET,
     menu=MenuEntry(order=1),
+    view=DecryptoView,
+    deal=DealFormat(("keywords", "codes"), "keywords: each team's four keywords in order; codes: {\"A:3\": [d, d, d]} "
+                    "per team and turn (the benchmark's one team is A); any key left out is drawn from the seed"),
+    golden=(Golden("benchmark", 3, 1), Golden("benchmark", 3, 2), Golden("teams", 4, 1), Golden("teams", 5, 2)),
 )
 """What the rest of the system knows of Decrypto (``games.catalog``)."""
 

@@ -54,7 +54,6 @@ correct guesses). Hints have no neutral move: the table seats an AI for them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from games import decks
@@ -75,7 +74,6 @@ from games.base import (
     check_choice,
     check_text,
     check_turn,
-    config_from_dict,
     contains_word,
     is_abstain,
     rng,
@@ -105,38 +103,32 @@ from games.decrypto.narration import event_text, rules_text
 from games.decrypto.state import DecryptoState, Phase, deal_of, encoder, keyword_map, members, result, team_of, to_act, used_codes, when
 from games.decrypto.transitions import resolve, resolve_tiebreak, start_decode, start_round
 from games.decrypto.view import observe_seat
+from games.engine import Engine, Setup
 from games.text import has_number, reveals_secret
 
 # --------------------------------------------------------------------------- the game
 
 
-class Decrypto:
+def _seat_range(cfg: DecryptoConfig) -> tuple[int, int]:
+    if cfg.variant is Variant.BENCHMARK:
+        return (BENCHMARK_SEATS, BENCHMARK_SEATS)
+    return (TEAMS_MIN_SEATS, TEAMS_MAX_SEATS)
+
+
+class Decrypto(Engine[DecryptoState, DecryptoConfig]):
     """The Decrypto engine; stateless, every method is a pure function of its arguments."""
 
     id: ClassVar[str] = "decrypto"
     variants: ClassVar[tuple[str, ...]] = VARIANTS
 
-    # ----------------------------------------------------------------- config
-
-    def make_config(self, variant: str | None = None, **options: Any) -> DecryptoConfig:
-        return self.config_from_dict({"variant": variant or Variant.BENCHMARK.value, **options})
-
-    def config_from_dict(self, raw: Mapping[str, Any]) -> DecryptoConfig:
-        return validate(config_from_dict(DecryptoConfig, raw))
-
-    def seat_range(self, cfg: DecryptoConfig) -> tuple[int, int]:
-        if cfg.variant is Variant.BENCHMARK:
-            return (BENCHMARK_SEATS, BENCHMARK_SEATS)
-        return (TEAMS_MIN_SEATS, TEAMS_MAX_SEATS)
+    def __init__(self) -> None:
+        super().__init__(Setup(DecryptoConfig, validate, _seat_range, "Decrypto", event_text, rules_text))
 
     # ----------------------------------------------------------------- deal
 
     def new(self, cfg: DecryptoConfig, seats: int, seed: int) -> tuple[DecryptoState, tuple[Event, ...]]:
         cfg = validate(cfg)
-        low, high = self.seat_range(cfg)
-        if not low <= seats <= high:
-            span = f"exactly {low}" if low == high else f"{low} to {high}"
-            raise ConfigError(f"Decrypto {cfg.variant} needs {span} players, not {seats}")
+        self.check_seats(cfg, seats)
         deck = cfg.deck if cfg.deck is not None else decks.keywords()
         n_teams = team_count(cfg)
         if len(deck) < 4 * n_teams:
@@ -309,12 +301,6 @@ class Decrypto:
     def observe(self, s: DecryptoState, seat: Seat) -> Observation:
         """What ``seat`` may know (``games.decrypto.view``)."""
         return observe_seat(self.id, s, seat)
-
-    def text(self, e: Event, names: Sequence[str]) -> str:
-        return event_text(e, names)
-
-    def rules(self, cfg: DecryptoConfig) -> str:
-        return rules_text(cfg)
 
     # ----------------------------------------------------------------- results
 

@@ -9,7 +9,18 @@ and rules in words), ``metrics`` (numbers over finished games). ``DESCRIPTOR`` r
 
 from __future__ import annotations
 
-from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SeatRole, Side, SneakScoring
+from games.descriptor import (
+    ClueScoring,
+    DealFormat,
+    GameDescriptor,
+    Golden,
+    MenuEntry,
+    Metric,
+    MetricScope,
+    SeatRole,
+    Side,
+    SneakScoring,
+)
 from games.spy.config import (
     MAX_SEATS,
     MIN_SEATS,
@@ -62,6 +73,11 @@ DESCRIPTOR = GameDescriptor(
     summarize=summarize,
     clue_kinds=frozenset({"describe"}),
     sneak=SneakScoring.ON_REQUEST,
+    clue_scoring=ClueScoring.ONE_SECRET,
+    view=SpyView,
+    deal=DealFormat(("pair", "spies", "blank", "order"), "pair: [villager word, spy word]; spies and blank: seats; "
+                    "order: each round's speaking order, every seat once; any key left out is drawn from the seed"),
+    golden=(Golden("classic", 6, 1), Golden("classic", 6, 2), Golden("spygame", 4, 1), Golden("spygame", 4, 2)),
     menu=MenuEntry(order=2, seats=4),  # a spy game reads best with four or more
     aliases=("whoisspy", "who-is-spy", "undercover"),
 )

@@ -52,7 +52,6 @@ and one spy this is exactly what rules 2 and 3 say.)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from games import decks, vote
@@ -74,11 +73,11 @@ from games.base import (
     check_choice,
     check_text,
     check_turn,
-    config_from_dict,
     normalize,
     ready_choice,
     rng,
 )
+from games.engine import Engine, Setup
 from games.spy.config import (
     MAX_SEATS,
     MIN_SEATS,
@@ -105,30 +104,26 @@ from games.vote import ABSTAIN
 # --------------------------------------------------------------------------- the game
 
 
-class SpyGame:
+def _seat_range(cfg: SpyConfig) -> tuple[int, int]:
+    ok = [n for n in range(MIN_SEATS, MAX_SEATS + 1) if seats_ok(cfg, n)]
+    return (ok[0], ok[-1])
+
+
+class SpyGame(Engine[SpyState, SpyConfig]):
     """Who-is-Spy / Undercover. Stateless: every method is a function of its arguments."""
 
     id: ClassVar[str] = "spy"
     variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
-    # ---- config
-
-    def make_config(self, variant: str | None = None, **options: Any) -> SpyConfig:
-        return self.config_from_dict({"variant": variant or Variant.CLASSIC.value, **options})
-
-    def config_from_dict(self, raw: Mapping[str, Any]) -> SpyConfig:
-        return validate(config_from_dict(SpyConfig, raw))
-
-    def seat_range(self, cfg: SpyConfig) -> tuple[int, int]:
-        ok = [n for n in range(MIN_SEATS, MAX_SEATS + 1) if seats_ok(cfg, n)]
-        return (ok[0], ok[-1])
+    def __init__(self) -> None:
+        super().__init__(Setup(SpyConfig, validate, _seat_range, "Who-is-Spy", event_text, rules_text))
 
     # ---- deal
 
     def new(self, cfg: SpyConfig, seats: int, seed: int) -> tuple[SpyState, tuple[Event, ...]]:
-        if not seats_ok(cfg, seats):
-            lo, hi = self.seat_range(cfg)
-            raise ConfigError(f"this Who-is-Spy setup needs {lo}-{hi} players, not {seats}")
+        self.check_seats(cfg, seats)
+        if not seats_ok(cfg, seats):  # a span with a gap: some counts inside it cannot seat these spies
+            raise ConfigError(f"this Who-is-Spy setup cannot be played with {seats} players")
         deal = cfg.deal or SpyDeal()
         check_deal_seats(deal, cfg, seats)
         if deal.pair is not None:
@@ -297,13 +292,6 @@ class SpyGame:
         """The end of the game (``games.spy.state.result`` lists its details). Winners score 1."""
         return result(s)
 
-    # ---- words for people
-
-    def text(self, e: Event, names: Sequence[str]) -> str:
-        return event_text(e, names)
-
-    def rules(self, cfg: SpyConfig) -> str:
-        return rules_text(cfg)
 
 
 GAME = SpyGame()

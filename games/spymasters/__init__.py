@@ -7,10 +7,11 @@ a seat reads), ``narration`` (events and rules in words), ``metrics`` (numbers o
 
 from __future__ import annotations
 
-from games.descriptor import GameDescriptor, MenuEntry, Metric, MetricScope, SneakScoring
+from games.descriptor import ClueScoring, DealFormat, GameDescriptor, Golden, MenuEntry, Metric, MetricScope, SneakScoring
 from games.spymasters.config import MAX_SEATS, MIN_SEATS, Role, Team, Variant
 from games.spymasters.metrics import read_seats, summarize
 from games.spymasters.rules import GAME, SpymastersGame
+from games.spymasters.view import SpymastersView
 
 _BOTH = (Role.SPYMASTER, Role.GUESSER)
 _GAMES = MetricScope.GAMES
@@ -45,9 +46,15 @@ DESCRIPTOR = GameDescriptor(
     read_seats=read_seats,
     summarize=summarize,
     clue_kinds=frozenset({"clue"}),
-    # A clue points at several board words at once: SNEAK's one-secret report does not fit it.
-    # models/eval/games/spymasters.py scores clues on their board (utility and leakage) instead.
+    # A clue points at several board words at once: SNEAK's one-secret pair does not fit it, so
+    # models/eval/games/spymasters.py scores each clue on its board (utility and leakage).
     sneak=SneakScoring.NEVER,
+    clue_scoring=ClueScoring.BOARD,
+    view=SpymastersView,
+    deal=DealFormat(("words", "key", "starting", "spymasters"), "words: the 25 board words; key: 25 of red, blue, "
+                    "bystander, assassin; starting: red or blue; spymasters: [red's seat, blue's seat]; any key left "
+                    "out is drawn from the seed"),
+    golden=(Golden("classic", 4, 1), Golden("classic", 6, 2), Golden("classic", 8, 3, (("guessing", "captain"),))),
     menu=MenuEntry(order=4),
     aliases=("spymaster",),
 )

@@ -8,15 +8,14 @@ the dealt spymasters) is checked when the game is dealt (``check_seats``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from games import deals, decks
-from games.base import ConfigError, Seat, config_from_dict, one_of
+from games.base import ConfigError, Seat, one_of
 from games.text import normalize
 
 MIN_SEATS, MAX_SEATS = 4, 8
@@ -206,10 +205,6 @@ def validate(cfg: SpymastersConfig) -> SpymastersConfig:
     if cfg.deal is not None:
         cfg = dataclasses.replace(cfg, deal=parse_deal(cfg.deal))
     return cfg
-
-
-def make(raw: Mapping[str, Any]) -> SpymastersConfig:
-    return validate(config_from_dict(SpymastersConfig, {"variant": Variant.CLASSIC.value, **raw}))
 
 
 def word_bank(cfg: SpymastersConfig) -> tuple[str, ...]:

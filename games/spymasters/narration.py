@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from games.base import Event
 from games.labels import fill_labels, human_list, seat_ref
 from games.spymasters.config import (
     ASSASSINS,
@@ -103,8 +104,8 @@ def sentence(kind: str, d: Mapping[str, Any]) -> str:
     return f"{kind}: {dict(d)}"
 
 
-def text(kind: str, d: Mapping[str, Any], names: Sequence[str]) -> str:
-    return fill_labels(sentence(kind, d), names)
+def event_text(e: Event, names: Sequence[str]) -> str:
+    return fill_labels(sentence(e.kind, e.data), names)
 
 
 def rules(cfg: SpymastersConfig) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from games.base import (
@@ -55,6 +55,7 @@ from games.base import (
     text_values,
     visible,
 )
+from games.engine import Engine, Setup
 from games.spymasters import narration
 from games.spymasters.config import (
     BOARD_SIZE,
@@ -68,8 +69,8 @@ from games.spymasters.config import (
     Variant,
     check_seats,
     key_counts,
-    make,
     seats_of,
+    validate,
     word_bank,
 )
 from games.spymasters.metrics import clue_metrics
@@ -125,26 +126,20 @@ def _chosen(votes: Sequence[tuple[Seat, str]], order: Sequence[Seat], words: Seq
     return min(tied, key=lambda p: words.index(p) if p in words else len(words))
 
 
-class SpymastersGame:
+class SpymastersGame(Engine[SpymastersState, SpymastersConfig]):
     """The Spymasters rules; stateless, every method a pure function of its arguments."""
 
     id: ClassVar[str] = "spymasters"
     variants: ClassVar[tuple[str, ...]] = tuple(Variant)
 
-    # ------------------------------------------------------------------ config
-
-    def make_config(self, variant: str | None = None, **options: Any) -> SpymastersConfig:
-        return make({"variant": variant or Variant.CLASSIC.value, **options})
-
-    def config_from_dict(self, raw: Mapping[str, Any]) -> SpymastersConfig:
-        return make(raw)
-
-    def seat_range(self, cfg: SpymastersConfig) -> tuple[int, int]:
-        return (MIN_SEATS, MAX_SEATS)
+    def __init__(self) -> None:
+        super().__init__(Setup(SpymastersConfig, validate, (MIN_SEATS, MAX_SEATS), "Spymasters",
+                               narration.event_text, narration.rules))
 
     # ------------------------------------------------------------------ the deal
 
     def new(self, cfg: SpymastersConfig, seats: int, seed: int) -> tuple[SpymastersState, tuple[Event, ...]]:
+        self.check_seats(cfg, seats)
         check_seats(cfg, seats)
         dealt = cfg.deal
         words = dealt.words if dealt is not None and dealt.words is not None else tuple(
@@ -367,13 +362,6 @@ class SpymastersGame:
         return {"words": list(s.words), "key": [c.value for c in s.key], "starting": s.starting.value,
                 "spymasters": list(s.spymasters)}
 
-    # ------------------------------------------------------------------ words for people
-
-    def text(self, e: Event, names: Sequence[str]) -> str:
-        return narration.text(e.kind, e.data, names)
-
-    def rules(self, cfg: SpymastersConfig) -> str:
-        return narration.rules(cfg)
 
 
 GAME = SpymastersGame()

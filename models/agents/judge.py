@@ -106,11 +106,12 @@ class SneakJudge:
     def soft_score(self, clue: str, secret: str, card: Sequence[str], category: str = "") -> float:
         from models.eval.decoys import pick
         from models.eval.evaluators import secret_index
-        from models.eval.instances import Instance
+        from models.eval.instances import BENCH_GAME, Instance
         from models.eval.metrics import score
 
         try:
-            inst = Instance("chameleon", category, tuple(card), secret, clue)
+            # A move being weighed, not a logged one: the instance belongs to no game.
+            inst = Instance(BENCH_GAME, category, tuple(card), secret, clue)
             chosen = pick(self.decoys.pool_now(category, inst.candidates), clue)
         except ValueError:  # the secret is not on the card, or too few decoys: no estimate
             return 0.0

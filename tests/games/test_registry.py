@@ -45,11 +45,11 @@ def test_descriptor_agrees_with_its_engine(d: GameDescriptor) -> None:
     for v in d.variants:
         vlo, vhi = d.engine.seat_range(d.engine.make_config(str(v)))
         assert lo <= vlo <= vhi <= hi, (v, (vlo, vhi), d.seats)
-    for variant, roles in d.seat_roles.items():
+    for variant, shape in d.seat_shapes.items():
         assert variant in d.variants
         vlo, vhi = d.engine.seat_range(d.engine.make_config(variant))
-        assert vlo == vhi == len(roles), "roles fixed to seats name every seat"
-        assert set(roles) <= set(d.roles)
+        assert vlo == vhi == len(shape.roles), "roles fixed to seats name every seat"
+        assert set(shape.roles) <= set(d.roles)
     for m in d.metrics:
         assert set(m.roles) <= set(d.roles), m.key
 

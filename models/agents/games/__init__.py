@@ -4,18 +4,14 @@ A game's agent module is ``models/agents/games/<game id>.py`` and defines one
 ``AGENT = GameAgent(...)`` (``models/agents/games/kit.py``): its prompt renderer, the
 embedding baseline's move for each action kind, and the strategy's evidence for
 choices, candidates for free text and the score of a free-text answer. Nothing else
-needs to change for the agents to play a new game: ``game_agent(game_id)`` imports the
-module by name. Prompt templates go to ``models/agents/prompts/<game>_*.toml``.
+needs to change for the agents to play a new game: ``game_agent(game_id)`` finds the
+module by the game's id (``models.parts``). Prompt templates go to ``models/agents/prompts/<game>_*.toml``.
 """
 
 from __future__ import annotations
 
-import importlib
-import re
-
 from models.agents.games.kit import GameAgent
-
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+from models.parts import Part, part
 
 
 class NoAgentKnowledge(ValueError):
@@ -23,18 +19,12 @@ class NoAgentKnowledge(ValueError):
 
 
 def game_agent(game_id: str) -> GameAgent:
-    """The agent knowledge of ``game_id``, from ``models/agents/games/<game_id>.py``."""
-    if not _ID.match(game_id):
+    """The agent knowledge of ``game_id``, from ``models/agents/games/<game_id>.py`` (``models.parts``)."""
+    agent = part(Part.AGENT, game_id)
+    if agent is None:
         raise NoAgentKnowledge(f"the AI players do not know the game {game_id[:40]!r}")
-    try:
-        module = importlib.import_module(f"{__name__}.{game_id}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{game_id}":
-            raise
-        raise NoAgentKnowledge(f"the AI players do not know the game {game_id!r}") from None
-    agent = getattr(module, "AGENT", None)
     if not isinstance(agent, GameAgent) or agent.game != game_id:
-        raise NoAgentKnowledge(f"models/agents/games/{game_id}.py defines no AGENT = GameAgent({game_id!r}, ...)")
+        raise NoAgentKnowledge(f"{Part.AGENT.path(game_id)} defines no AGENT = GameAgent({game_id!r}, ...)")
     return agent
 
 

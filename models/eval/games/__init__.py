@@ -3,22 +3,23 @@
 Each module in this package describes one game with a module-level ``SNEAK``
 (a ``SneakGame``): the engine's id and the function that maps a logged game to
 its instances (which moves are clues and when the chat report is posted are
-the game's own descriptor's: ``clue_kinds`` and ``sneak``). ``registry()`` imports
-every module of the package once and keys what it finds by game id; nothing
-else in the project names a game to score it. Adding a game is one new file
-here (see "Adding an evaluator" in docs/design.md).
+the game's own descriptor's: ``clue_kinds`` and ``sneak``). ``registry()`` asks
+``models.parts`` for the clue module of every registered game (``games.catalog``)
+and keys what it finds by game id; nothing else in the project names a game to
+score it. Adding a game is one new file here (see "Adding an evaluator" in
+docs/design.md).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
+from games.catalog import ids
 from models.eval.instances import Instance, LogLike
+from models.parts import Part, part
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +32,14 @@ class SneakGame:
 
 @cache
 def registry() -> Mapping[str, SneakGame]:
-    """Every ``SNEAK`` descriptor of this package's modules, by game id (read once)."""
+    """Every registered game's ``SNEAK`` entry, by game id (read once)."""
     found: dict[str, SneakGame] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        desc = getattr(module, "SNEAK", None)
+    for game_id in ids():
+        desc = part(Part.CLUE, game_id)
         if isinstance(desc, SneakGame):
-            if desc.game in found:
-                raise ValueError(f"two SNEAK modules describe the game {desc.game!r}")
-            found[desc.game] = desc
+            if desc.game != game_id:
+                raise ValueError(f"{Part.CLUE.path(game_id)} describes the game {desc.game!r}")
+            found[game_id] = desc
     return MappingProxyType(found)
 
 
