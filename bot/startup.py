@@ -198,9 +198,9 @@ def evaluator_problem(spec: str) -> str | None:
                     return f"{name} must be a positive number"
             except ValueError:
                 return f"{name} must be a number"
-        if arg in _MINILM or Path(arg).expanduser().is_dir():
+        if arg in _MINILM or arg == "assoc" or Path(arg).expanduser().is_dir():
             return None
-        return f"the embedding model {arg[:60]!r} is neither 'minilm' nor a local model folder"
+        return f"the embedding model {arg[:60]!r} is neither 'minilm', 'assoc' nor a local model folder"
     return f"the kind {kind[:20]!r} is not an evaluator; use llm:... or embed:..."
 
 

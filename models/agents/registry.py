@@ -1,6 +1,6 @@
 """Which AI players exist: agents by configured name only.
 
-Players pick an AI by its *name* (``llm:default``, ``llm:plain``, ``embed:minilm``,
+Players pick an AI by its *name* (``llm:default``, ``llm:plain``, ``embed:minilm``, ``embed:assoc``,
 ``random``, or an entry the operator defines). A name is looked up here; anything
 else — a URL, a path, a name with parameters appended — raises ``UnknownAgent``
 and nothing is contacted. Where a model lives (a folder, our worker's URL, an
@@ -49,7 +49,7 @@ class AgentEntry:
 
     name: str
     kind: AgentKind
-    model: str = ""  # llm: "default", a folder, "http://worker", "openai:URL#model", "fake"; embed: "minilm" or a folder
+    model: str = ""  # llm: "default", a folder, "http://worker", "openai:URL#model", "fake"; embed: "minilm", "assoc" or a folder
     params: Mapping[str, str] = field(default_factory=dict)
     api_key: str | None = field(default=None, repr=False)  # never printed, logged or compared with user input
 
@@ -74,6 +74,8 @@ BUILTIN: tuple[AgentEntry, ...] = (
     # The papers' protocol: generate, re-prompt on a refusal (research fidelity).
     AgentEntry("llm:plain", AgentKind.LLM, "default", {"mode": "plain"}),
     AgentEntry("embed:minilm", AgentKind.EMBED, "minilm"),
+    # The same baselines on the association model (models/association.py: word vectors, WordNet, MiniLM).
+    AgentEntry("embed:assoc", AgentKind.EMBED, "assoc"),
 )
 
 

@@ -5,7 +5,9 @@ An ``llm:`` entry builds an LLMAgent that reaches its entry's endpoint through
 a game whose seats never act never loads a model. Only the entry's configured
 location and key are ever passed: nothing a player typed reaches ``connect``.
 An ``embed:`` entry builds an EmbeddingAgent over one shared vocabulary index per
-embedding model, whose embedder comes from ``embedder_for`` and loads on first use.
+embedding model (``minilm``, the sentence encoder; ``assoc``, the association model of
+``models/association.py``; or a local folder), whose embedder comes from ``embedder_for`` and
+loads on first use.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
+from models.association import ASSOC, AssociationEmbedder
 from models.bundled import BundledModelMissing, bundled_path, load_model
 
 MINILM = "minilm"
@@ -171,6 +172,11 @@ class TransformersEmbedder:
 
 
 @cache
-def embedder_for(name: str) -> TransformersEmbedder:
-    """One embedder per model name for the whole process (built now, loaded on first use)."""
+def embedder_for(name: str) -> TransformersEmbedder | AssociationEmbedder:
+    """One embedder per model name for the whole process (built now, loaded on first use).
+
+    ``assoc`` is the association model (``models/association.py``: word vectors, WordNet and this
+    module's MiniLM for phrases); ``minilm`` the bundled sentence encoder; anything else a local folder."""
+    if name == ASSOC:
+        return AssociationEmbedder(embedder_for(MINILM))
     return TransformersEmbedder(name or MINILM)
