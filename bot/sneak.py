@@ -15,6 +15,10 @@ Chameleon always, the others when the table was opened with
 ``sneak_report=yes``), how its moves become instances from its SNEAK module
 (``models/eval/games/``). Every number is 0-100 and says which
 evaluators made it and how many of them agreed.
+
+``judge`` is the SNEAK human study in chat (``models/eval/study.py``): a member's
+next item, or their answer to it and their running score; ``/judge`` on Discord,
+``/hushtable judge`` on Slack, always answered to the member alone.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from models.eval.games import registry
 from models.eval.live import score_games
 from models.eval.metrics import Scores
 from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_report, player_averages
+from models.eval.study import HumanStudy
 from models.eval.validate import admitted
 from models.eval.wordnet import wordnet
 from storage.store import Store
@@ -141,6 +146,7 @@ class SneakService:
         self.specs = tuple(admitted(evaluators))  # EvaluatorRefused (one line) for an unvalidated evaluator
         self._decoys = decoys
         self._evaluators: list[Evaluator] | None = None
+        self.study = HumanStudy(store, self.specs)
 
     async def _ready(self) -> tuple[list[Evaluator], DecoyStrategy]:
         if self._evaluators is None:
@@ -181,6 +187,10 @@ class SneakService:
     async def averages(self, user_key: str, tenant: str | None) -> str:
         """The ``/sneak`` answer for a person (their games of this tenant)."""
         return averages_text(await player_averages(self.store, user_key, tenant=tenant, evaluators=self.specs))
+
+    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str:
+        """The human study's next step for a member (``/judge``): their item, or their answer and the next."""
+        return await self.study.turn(user_key, tenant, answer)
 
     async def on_finish(self, game_id: int, place: Place, tenant: str) -> Outgoing | None:
         try:

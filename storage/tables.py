@@ -390,6 +390,40 @@ class OutboxRow(SQLModel, table=True):
     sent_at: datetime | None = _ts(nullable=True)
 
 
+# --------------------------------------------------------------------------- the human study (storage/annotations.py)
+
+
+class AnnotationItemRow(SQLModel, table=True):
+    """A question of the SNEAK human study (models/eval/human.py ``Item``, as JSON): a logged clue's (its game
+    and tenant; its players never judge it) or a benchmark instance's (no game, every tenant)."""
+
+    __tablename__ = "annotation_items"
+
+    key: str = Field(primary_key=True)
+    task: str
+    source: str = "log"
+    game_id: int | None = _game_fk(nullable=True)
+    tenant: str = Field(default="", index=True)
+    item: dict[str, Any] = _json()
+    created_at: datetime = _ts()
+
+
+class AnnotationRow(SQLModel, table=True):
+    """A member's answer to an item: served (``choice`` null) until answered; one per (item, member)."""
+
+    __tablename__ = "annotations"
+    __table_args__ = (sa.UniqueConstraint("item_key", "annotator", name="uq_annotations_item_annotator"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_key: str = Field(foreign_key="annotation_items.key", index=True)
+    annotator: str = Field(index=True)
+    tenant: str = ""
+    choice: int | None = None
+    correct: bool | None = None
+    served_at: datetime = _ts()
+    answered_at: datetime | None = _ts(nullable=True)
+
+
 metadata = SQLModel.metadata
 """The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
 
@@ -408,4 +442,6 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     SchedulerLeaseRow,
     TableLeaseRow,
     OutboxRow,
+    AnnotationItemRow,
+    AnnotationRow,
 )

@@ -21,6 +21,8 @@ class SneakPort(Protocol):
 
     async def averages(self, user_key: str, tenant: str | None) -> str: ...
 
+    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str: ...
+
 
 class ServicePort(Protocol):
     """What adapters call on the table service."""

@@ -1,7 +1,10 @@
-"""Discord's `/sneak`: the author's own SNEAK averages against the AI agents they played with.
+"""Discord's `/sneak` and `/judge`: a member's SNEAK averages, and the SNEAK human study.
 
-Read-only and answered to the author alone: the SNEAK service (bot/sneak.py), reached through the
-port, reads the stored evaluations of the guild's finished games and names no other person.
+`/sneak` is read-only: the SNEAK service (bot/sneak.py), reached through the port, reads the
+stored evaluations of the guild's finished games and names no other person. `/judge` (Discord's
+form of `/hushtable judge`) shows the member one SNEAK item, and `/judge answer:N` records their
+answer and shows their running score and the next item (models/eval/study.py). Both are
+answered to the member alone.
 """
 
 from __future__ import annotations
@@ -27,4 +30,17 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
             return
         tenant = tenant_of(interaction.guild_id)
         text = await service.averages(user_of(interaction.user).key, None if tenant.endswith(":dm") else tenant)
+        await router.show(interaction, Reply(text))
+
+    @tree.command(name="judge", description="The SNEAK human study: which message, which secret? (only to me)")
+    @app_commands.describe(answer="Your answer to the item shown: its option number")
+    async def judge(interaction: discord.Interaction, answer: int | None = None) -> None:
+        await router.defer(interaction)
+        service = router.service.sneak
+        if service is None:
+            await router.show(interaction, Reply(OFF, ok=False))
+            return
+        tenant = tenant_of(interaction.guild_id)
+        text = await service.judge(user_of(interaction.user).key, None if tenant.endswith(":dm") else tenant,
+                                   None if answer is None else str(answer))
         await router.show(interaction, Reply(text))

@@ -1,6 +1,8 @@
-"""Slack's `/hushtable sneak`: the author's own SNEAK averages against the AI agents they played with.
+"""Slack's `/hushtable sneak` and `/hushtable judge`: a member's SNEAK averages, and the human study.
 
-The listener matches only `/hushtable sneak` and is registered before the general
+`/hushtable judge` shows the member one SNEAK item; `/hushtable judge N` records their answer and
+shows their running score and the next item (models/eval/study.py). The listener matches only
+these two words and is registered before the general
 `/hushtable` one (Bolt runs the first listener that matches). It acks at once and answers
 the author ephemerally through ``response_url``, from the SNEAK service (bot/sneak.py),
 reached through the port: the stored evaluations of the workspace's finished games.
@@ -21,7 +23,7 @@ from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
 
 async def _is_sneak(body: dict[str, Any]) -> bool:
     words = str(body.get("text") or "").split()
-    return bool(words) and words[0].lower() == "sneak"
+    return bool(words) and words[0].lower() in ("sneak", "judge")
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
@@ -32,8 +34,14 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             user = UserRef(PLATFORM, str(body["user_id"]), str(body.get("user_name") or ""))
             team = str(body.get("team_id") or "")
             service = ctx.service.sneak
-            text = (await service.averages(user.key, f"{PLATFORM}:{team}" if team else None) if service is not None
-                    else "SNEAK scoring is not running on this bot.")
+            words = str(body.get("text") or "").split()
+            tenant = f"{PLATFORM}:{team}" if team else None
+            if service is None:
+                text = "SNEAK scoring is not running on this bot."
+            elif words[0].lower() == "judge":
+                text = await service.judge(user.key, tenant, " ".join(words[1:]) or None)
+            else:
+                text = await service.averages(user.key, tenant)
             try:
                 with delivery("sneak answer through response_url"):
                     await respond(text=escape(text), response_type="ephemeral")

@@ -235,6 +235,82 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         _run_on_log(go())
 
     @app.command()
+    def human(
+        add_bench: int = typer.Option(0, "--add-bench", min=0, help="First add N benchmark items: one secret of "
+                                      "each of the first N cards, its message by --generator, judged by "
+                                      "--evaluator (every tenant's members may judge them)."),
+        deck: Path | None = typer.Option(None, "--deck", help="Cards for --add-bench (default: the bundled cards)."),
+        generator: str = typer.Option("embed:minilm", "--generator", "-g", help="Who writes the benchmark items' "
+                                      "messages (embed:... or llm:...)."),
+        evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
+                                            help="Evaluator spec for --add-bench (repeatable)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the benchmark items' secrets and messages."),
+        database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+    ) -> None:
+        """The SNEAK paper's human study (Tables 6 and 7) from the members' answers to /judge."""
+        from models.eval.study import add_bench_items, study_report
+        from storage.store import Store
+
+        _check_specs(evaluator)
+        own = read_deck(deck)
+        e = env()
+
+        async def go() -> None:
+            store = await Store.open(database or e.database_url, must_exist=True)
+            pool = e.pool()
+            try:
+                if add_bench:
+                    try:
+                        added = await add_bench_items(store, own, add_bench, generator=generator, evaluators=evaluator,
+                                                      client_for=pool.get, embedder_for=_embedder_for(), seed=seed)
+                    except ValueError as exc:
+                        raise typer.BadParameter(str(exc)) from None
+                    typer.echo(f"added {added} benchmark item(s)")
+                typer.echo(await study_report(store))
+            finally:
+                await pool.aclose()
+                await store.aclose()
+
+        _run_on_log(go())
+
+    @app.command()
+    def judge(
+        member: str = typer.Option(..., "--member", help="Who is judging (a name of yours; kept as console:NAME)."),
+        database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
+        evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
+                                            help="The evaluators whose scored clues become items (repeatable)."),
+    ) -> None:
+        """The SNEAK human study at the console: one item at a time (an empty line or 'q' stops)."""
+        from models.eval.study import HumanStudy
+        from storage.store import Store
+
+        name = member.strip()
+        if not name or len(name) > 40 or not name.replace("_", "").replace("-", "").isalnum():
+            raise typer.BadParameter("--member takes a name of letters, digits, - and _ (at most 40)")
+        e = env()
+
+        async def go() -> None:
+            store = await Store.open(database or e.database_url, must_exist=True)
+            try:
+                study = HumanStudy(store, evaluator)
+                who = f"console:{name}"
+                text = await study.turn(who, "console")
+                while True:
+                    typer.echo(text)
+                    if text.startswith("No item to judge") or "\nNo item to judge" in text:
+                        return
+                    answer = await asyncio.to_thread(input, "> ")
+                    if answer.strip().lower() in ("", "q", "quit"):
+                        return
+                    text = await study.turn(who, "console", answer)
+            except EOFError:
+                return
+            finally:
+                await store.aclose()
+
+        _run_on_log(go())
+
+    @app.command()
     def validate(
         evaluator: list[str] = typer.Option(..., "--evaluator", "-e", help="Evaluator spec (repeatable)."),
         deck: Path | None = typer.Option(None, "--deck", help="Cards to validate on (card file or category-norms "

@@ -1,0 +1,131 @@
+"""Repository functions for the SNEAK human study (the ``annotation_items`` and ``annotations`` tables).
+
+An item is a question (the study's ``Item`` as JSON, ``models/eval/human.py``); an
+annotation is one member's answer to it, first stored *served* (no choice) when the
+item is shown, so each member has at most one open item and an answer is always
+for the item that member was shown. ``serve`` picks, in one write transaction, an
+item the member has not seen, from their tenant or the benchmark, not from a game
+they sat in, still short of its annotations (answered ones and those served within
+``RESERVE``), the most advanced first so items complete. Nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from storage.ports import UnitsOfWork
+from storage.tables import AnnotationItemRow, AnnotationRow, SeatRow, table_of, utcnow
+
+_items = table_of(AnnotationItemRow)
+_answers = table_of(AnnotationRow)
+_seats = table_of(SeatRow)
+
+RESERVE = timedelta(minutes=30)  # a shown item holds its place this long before others may take it
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    key: str
+    task: str
+    source: str
+    game_id: int | None
+    tenant: str
+    item: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    key: str
+    item: dict[str, Any]
+    fresh: bool  # newly shown (False: the member's open item, shown again)
+
+
+async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
+    """Insert the items whose key is not stored yet; how many were inserted."""
+    if not items:
+        return 0
+    async with store.write() as conn:
+        have = {r[0] for r in (await conn.execute(sa.select(_items.c.key).where(
+            _items.c.key.in_(sorted({i.key for i in items}))))).all()}
+        fresh = {i.key: i for i in items if i.key not in have}
+        if fresh:
+            now = utcnow()
+            await conn.execute(sa.insert(_items), [
+                {"key": i.key, "task": i.task, "source": i.source, "game_id": i.game_id, "tenant": i.tenant,
+                 "item": i.item, "created_at": now} for i in fresh.values()])
+        return len(fresh)
+
+
+async def item_keys(store: UnitsOfWork) -> set[str]:
+    async with store.read() as s:
+        conn = await s.connection()  # Core rows: no ORM objects needed
+        return {r[0] for r in (await conn.execute(sa.select(_items.c.key))).all()}
+
+
+async def serve(store: UnitsOfWork, annotator: str, tenant: str, *, per_item: int,
+                tasks: Iterable[str] | None = None) -> Served | None:
+    """The member's open item, or a new one for them (None: nothing left they may judge)."""
+    async with store.write() as conn:
+        open_ = (await conn.execute(
+            sa.select(_answers.c.item_key, _items.c.item).join(_items, _items.c.key == _answers.c.item_key)
+            .where(_answers.c.annotator == annotator, _answers.c.choice.is_(None)))).first()
+        if open_ is not None:
+            return Served(open_[0], dict(open_[1]), False)
+        cutoff = utcnow() - RESERVE
+        taken = (sa.select(_answers.c.item_key, sa.func.count().label("n"))
+                 .where(sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff))
+                 .group_by(_answers.c.item_key).subquery())
+        seen = sa.select(_answers.c.item_key).where(_answers.c.annotator == annotator)
+        played = sa.select(_seats.c.game_id).where(_seats.c.user_key == annotator)
+        q = (sa.select(_items.c.key, _items.c.item, sa.func.coalesce(taken.c.n, 0).label("n"))
+             .outerjoin(taken, taken.c.item_key == _items.c.key)
+             .where(_items.c.tenant.in_([tenant, ""]), _items.c.key.not_in(seen),
+                    sa.or_(_items.c.game_id.is_(None), _items.c.game_id.not_in(played)),
+                    sa.func.coalesce(taken.c.n, 0) < per_item))
+        if tasks is not None:
+            q = q.where(_items.c.task.in_(sorted(set(tasks))))
+        row = (await conn.execute(q.order_by(sa.desc("n"), _items.c.created_at, _items.c.key).limit(1))).first()
+        if row is None:
+            return None
+        await conn.execute(sa.insert(_answers).values(item_key=row[0], annotator=annotator, tenant=tenant,
+                                                      served_at=utcnow()))
+        return Served(row[0], dict(row[1]), True)
+
+
+async def answer(store: UnitsOfWork, annotator: str, choice: int, correct: bool) -> str | None:
+    """Record the member's answer to their open item; the item's key, or None when they have none open."""
+    async with store.write() as conn:
+        open_ = (await conn.execute(sa.select(_answers.c.id, _answers.c.item_key).where(
+            _answers.c.annotator == annotator, _answers.c.choice.is_(None)))).first()
+        if open_ is None:
+            return None
+        await conn.execute(sa.update(_answers).where(_answers.c.id == open_[0]).values(
+            choice=choice, correct=correct, answered_at=utcnow()))
+        return str(open_[1])
+
+
+async def record(store: UnitsOfWork, annotator: str) -> list[bool]:
+    """The member's answers so far, oldest first (right or not)."""
+    async with store.read() as s:
+        conn = await s.connection()
+        rows = (await conn.execute(sa.select(_answers.c.correct).where(
+            _answers.c.annotator == annotator, _answers.c.choice.is_not(None)).order_by(_answers.c.answered_at,
+                                                                                      _answers.c.id))).all()
+    return [bool(r[0]) for r in rows]
+
+
+async def study(store: UnitsOfWork) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
+    """Every item (as JSON) and the answered choices per item key, for the report."""
+    async with store.read() as s:
+        conn = await s.connection()
+        items = [dict(r[0]) for r in (await conn.execute(sa.select(_items.c.item).order_by(_items.c.key))).all()]
+        votes: dict[str, list[int]] = {}
+        for key, choice in (await conn.execute(sa.select(_answers.c.item_key, _answers.c.choice).where(
+                _answers.c.choice.is_not(None)).order_by(_answers.c.id))).all():
+            votes.setdefault(str(key), []).append(int(choice))
+    return items, votes

@@ -1,0 +1,113 @@
+"""The SNEAK human study with scripted members on a real SQLite log: items from scored clues, five
+different members per item, never a player of that game, bad answers recording nothing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from models.eval.decoys import FixedDecoys
+from models.eval.evaluators import EmbeddingEvaluator
+from models.eval.human import Item, Task
+from models.eval.live import score_games
+from models.eval.study import HumanStudy, study_report
+from models.worker.embedding_backend import embedder_for
+from storage import annotations as notes
+from storage.store import Store
+from tests.eval.logging_helpers import log_random_game
+
+DECOYS = FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular", "classic"])
+
+
+def options(text: str) -> int:
+    """How many numbered options an item shows."""
+    return len(re.findall(r"^\d+\. ", text, re.M))
+
+
+async def scored_game(store: Store, seed: int, player: str) -> int:
+    gid, _ = await log_random_game(store, "chameleon", "sneak", 4, seed=seed, humans=(0,), agent="random",
+                                   user_keys={0: player}, tenant="console")
+    await score_games(store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], DECOYS, game_id=gid)
+    return gid
+
+
+async def test_scripted_members_judge_items_five_times_each_never_their_own_game(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'log.db'}")
+    try:
+        gid = await scored_game(store, 3, "console:ada")
+        study = HumanStudy(store, ["embed:minilm"])
+        assert await study.refresh() > 0
+        raw, _ = await notes.study(store)
+        items = [Item.from_json(d) for d in raw]
+        # Three informed clues (the chameleon's bluff is no item), each an ally and a chameleon item.
+        assert {i.task for i in items} == {Task.ALLY, Task.CHAMELEON} and len(items) == 6
+        assert all(i.game_id == gid and "embed:minilm" in i.probs for i in items)
+        assert all(len(i.options) == (6 if i.task is Task.ALLY else 12) for i in items)
+        # Ada played that game: nothing for her.
+        assert (await study.turn("console:ada", "console")).startswith("No item to judge right now")
+        members = [f"console:m{k}" for k in range(6)]
+        answered: dict[str, int] = {}
+        for m in members:
+            text = await study.turn(m, "console")
+            while text.startswith("SNEAK human study") or "Your score" in text:
+                if "No item to judge" in text:
+                    break
+                n = options(text)
+                # Bad input: one sentence, nothing recorded, the same item still open.
+                bad = await study.turn(m, "console", "seven")
+                assert bad == f"Answer with the option's number, from 1 to {n}; nothing was recorded."
+                assert await study.turn(m, "console", str(n + 1)) == bad
+                text = await study.turn(m, "console", "1")
+                assert "Your score: " in text
+                answered[m] = answered.get(m, 0) + 1
+        # Every item got five answers, by five different members: the sixth member found nothing left.
+        assert [answered.get(m, 0) for m in members] == [6, 6, 6, 6, 6, 0]
+        _, votes = await notes.study(store)
+        assert sorted(len(v) for v in votes.values()) == [5] * 6
+        # Everyone answered 1: right exactly on the items whose right option is shown first.
+        right = sum(1 for i in items if i.gold == 0)
+        assert (await notes_text(store, "console:m0")).startswith(f"{right} of 6 right")
+        report = await study_report(store)
+        assert "Table 6" in report and "embed:minilm" in report
+    finally:
+        await store.aclose()
+
+
+async def notes_text(store: Store, member: str) -> str:
+    from models.eval.human import running_score
+
+    return running_score(await notes.record(store, member))
+
+
+def test_the_console_judges_and_the_report_adds_benchmark_items(tmp_path: Path) -> None:
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'log.db'}"
+
+    async def setup() -> None:
+        store = await Store.open(url)
+        try:
+            await scored_game(store, 5, "console:ada")
+        finally:
+            await store.aclose()
+
+    asyncio.run(setup())
+    runner = CliRunner()
+    res = runner.invoke(app, ["sneak", "human", "--add-bench", "2", "--database", url])
+    assert res.exit_code == 0, res.output
+    assert "added 4 benchmark item(s)" in res.output and "Table 6" in res.output and "Table 7" in res.output
+    # At the console: one item, a bad answer (nothing recorded), an answer with the score, then stop.
+    res = runner.invoke(app, ["sneak", "judge", "--member", "zed", "--database", url], input="nine\n2\n\n")
+    assert res.exit_code == 0, res.output
+    assert "SNEAK human study" in res.output and "nothing was recorded" in res.output
+    assert "Your score: " in res.output and "of 1 right" in res.output
+    bad = runner.invoke(app, ["sneak", "judge", "--member", "ze d", "--database", url])
+    assert bad.exit_code != 0 and "--member" in bad.output
+    res = runner.invoke(app, ["sneak", "human", "--database", url])
+    table6 = res.output.split("Table 6")[1].split("Table 7")[0]
+    rows = [line.split() for line in table6.splitlines() if line.strip().startswith(("ally", "chameleon"))]
+    assert sum(int(r[3]) for r in rows) == 1  # zed's one answer, counted once
