@@ -192,11 +192,33 @@ def _standalone(path: Path, shown: Path) -> None:
         conn.close()
 
 
+def backup_export_key(url: str, out: Path, configured: str | None) -> str:
+    """Copy the export key kept beside the log to ``<out>.export-secret`` (mode 0600): a restored log keeps
+    its pseudonyms. Returns the sentence for the operator (it names files, never the key)."""
+    from storage.export_secret import SUFFIX
+
+    if configured:
+        return "exports use HUSHTABLE_EXPORT_SECRET: keep it with the backup, or restored exports get new pseudonyms"
+    src = sqlite_path(url)
+    key_file = src.with_name(src.name + SUFFIX)
+    if not key_file.is_file():
+        return "no export key yet (one is made on the first export): nothing to carry"
+    target = out.with_name(out.name + SUFFIX)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(key_file.read_text(encoding="ascii"))
+    return f"the export key was copied to {target}: keep it with the backup (pseudonyms in exports depend on it)"
+
+
 def restore_hint(url: str, out: Path) -> str:
     """What to tell the operator after a backup: how to put it back."""
+    from storage.export_secret import SUFFIX
+
     src = sqlite_path(url)
+    key = out.with_name(out.name + SUFFIX)
+    carry = f" && cp {key} {src}{SUFFIX}" if key.is_file() else ""
     return (
         f"To restore: stop the bot, then\n"
-        f"  cp {out} {src} && rm -f {src}-wal {src}-shm\n"
+        f"  cp {out} {src}{carry} && rm -f {src}-wal {src}-shm\n"
         f"and start it again (or point HUSHTABLE_DATABASE_URL at sqlite:///{out.resolve()})."
     )

@@ -28,12 +28,15 @@ def db_copy(
 ) -> None:
     """Copy a whole log (every table) to an empty database, then check counts and replay every game."""
     from bot.ops.dbcopy import CopyRefused, copy_log
+    from bot.settings import Settings
     from storage.records import SchemaOutOfDate
 
     try:
-        report = asyncio.run(copy_log(src, dst))
+        report = asyncio.run(copy_log(src, dst, configured=Settings().export_secret))
     except (CopyRefused, SchemaOutOfDate, ValueError) as exc:
-        typer.echo(f"db copy: {exc}", err=True)
+        from bot.ops.masking import mask_passwords
+
+        typer.echo(f"db copy: {mask_passwords(str(exc))}", err=True)
         raise typer.Exit(2) from None
     width = max(map(len, report.counts), default=0)
     for table, n in report.counts.items():
@@ -45,6 +48,7 @@ def db_copy(
     if not report.ok:
         raise typer.Exit(1)
     typer.echo(f"copied and verified: counts match, {report.replay.replayed} game(s) replayed")
+    typer.echo(report.export_key)
 
 
 def backup(
@@ -52,8 +56,9 @@ def backup(
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
 ) -> None:
     """Back up a SQLite log while the bot runs (online backup API), replay it, and say how to restore."""
-    from bot.ops.backup import BackupFailed, BackupRefused, restore_hint
+    from bot.ops.backup import BackupFailed, BackupRefused, backup_export_key, restore_hint
     from bot.ops.backup import backup as run_backup
+    from bot.settings import Settings
 
     url = _default_url(database)
     try:
@@ -69,6 +74,7 @@ def backup(
     if not report.ok:
         raise typer.Exit(1)
     typer.echo(f"backed up to {out}; {report.replayed} game(s) replayed from the backup")
+    typer.echo(backup_export_key(url, out, Settings().export_secret))
     typer.echo(restore_hint(url, out))
 
 

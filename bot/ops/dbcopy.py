@@ -40,6 +40,7 @@ class CopyReport:
     counts: dict[str, int] = field(default_factory=dict)  # rows copied per table
     mismatched: dict[str, tuple[int, int]] = field(default_factory=dict)  # table: (source, destination)
     replay: ReplayReport = field(default_factory=ReplayReport)
+    export_key: str = ""  # what became of the export key (pseudonyms), one sentence
 
     @property
     def ok(self) -> bool:
@@ -99,6 +100,8 @@ def _sqlite_destination(plan: EnginePlan) -> tuple[Path, bool]:
         parent = path.parent if str(path.parent) else Path(".")
         if parent.exists() and not parent.is_dir():
             raise CopyRefused(f"{parent} is not a folder (a file is in the way)")
+        if not parent.exists():  # as `hushtable run` says it: a typo in a path makes no folders
+            raise CopyRefused(f"the folder {parent} does not exist; create it (mkdir -p {parent}) or fix the path")
         return path, False
     if path.is_dir():
         raise CopyRefused(f"{path} is a folder; name a database file")
@@ -108,8 +111,34 @@ def _sqlite_destination(plan: EnginePlan) -> tuple[Path, bool]:
     return path, True
 
 
-async def copy_log(src_url: str, dst_url: str) -> CopyReport:
-    """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy.
+def carry_export_key(src: EnginePlan, dst: EnginePlan, configured: str | None) -> str:
+    """Keep the copy's pseudonyms those of the source: the key file beside a SQLite source goes beside a
+    SQLite destination (mode 0600, never over another key); a server destination is told how to set
+    it. Returns the sentence for the operator (it names the file, never the key)."""
+    from storage.export_secret import secret_path
+
+    if configured:
+        return "exports of the copy use HUSHTABLE_EXPORT_SECRET, as before: keep it set for the new database"
+    key_file = secret_path(src)
+    if key_file is None or not key_file.is_file():
+        return "no export key yet (one is made on the first export): nothing to carry"
+    target = secret_path(dst)
+    if target is None:
+        return (f"the export key stays in {key_file}: set HUSHTABLE_EXPORT_SECRET to its contents for the new "
+                "database, or exports of the copy get new pseudonyms")
+    if target.exists():
+        if target.read_text(encoding="ascii").strip() == key_file.read_text(encoding="ascii").strip():
+            return f"the export key is already beside the copy ({target})"
+        raise CopyRefused(f"{target} holds another export key; move it away to carry the source's")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(key_file.read_text(encoding="ascii"))
+    return f"the export key was copied to {target}: exports of the copy keep the same pseudonyms"
+
+
+async def copy_log(src_url: str, dst_url: str, *, configured: str | None = None) -> CopyReport:
+    """Copy every table from ``src_url`` to the empty database at ``dst_url`` and verify the copy, then
+    carry the export key (``configured``: HUSHTABLE_EXPORT_SECRET, when set).
 
     A new SQLite destination is written atomically: the copy goes to a hidden file beside it,
     which gets its name only once the counts match and every game replays."""
@@ -138,6 +167,8 @@ async def copy_log(src_url: str, dst_url: str) -> CopyReport:
                 await dst.aclose()
             if target is not None and report.ok:
                 _publish(tmp, target)
+            if report.ok:
+                report.export_key = carry_export_key(plan, dplan, configured)
             return report
         finally:
             if target is not None:

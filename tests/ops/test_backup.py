@@ -63,3 +63,23 @@ def test_backup_refuses_and_explains(tmp_path: Path, pg_url: str) -> None:
     assert "To restore" in ok.output and f"cp {tmp_path / 'b.db'} {tmp_path / 'live.db'}" in ok.output
     again = runner.invoke(app, ["backup", str(tmp_path / "b.db"), "--database", url])
     assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_backup_carries_the_export_key_and_says_so(tmp_path: Path) -> None:
+    import io
+
+    from storage.export import export_games
+
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+
+    async def make() -> None:
+        async with await Store.open(url) as store:
+            await export_games(store, out=io.StringIO(), fmt="jsonl", pseudonymise=True, secret=None)  # makes the key
+
+    asyncio.run(make())
+    ok = CliRunner().invoke(app, ["backup", str(tmp_path / "b.db"), "--database", url])
+    assert ok.exit_code == 0, ok.output
+    key = tmp_path / "b.db.export-secret"
+    assert f"the export key was copied to {key}" in ok.output
+    assert key.read_text() == (tmp_path / "live.db.export-secret").read_text() and key.stat().st_mode & 0o777 == 0o600
+    assert f"cp {tmp_path / 'b.db'} {tmp_path / 'live.db'} && cp {key} {tmp_path / 'live.db'}.export-secret" in ok.output

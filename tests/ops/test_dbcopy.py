@@ -117,3 +117,29 @@ def test_cli_copy_and_refusal(tmp_path: Path) -> None:
     sqlite3.connect(tmp_path / "empty.db").close()  # a file, but never migrated
     old = runner.invoke(app, ["db", "copy", "--from", empty, "--to", f"sqlite:///{tmp_path / 'c.db'}"])
     assert old.exit_code == 2 and "revision" in old.output
+
+
+async def pseudonymised(url: str) -> str:
+    buf = io.StringIO()
+    async with await Store.open(url, create=False) as store:
+        await export_games(store, out=buf, fmt="jsonl", pseudonymise=True, secret=None)
+    return buf.getvalue()
+
+
+def test_cli_copy_carries_the_export_key_and_refuses_a_missing_folder(tmp_path: Path) -> None:
+    import asyncio
+
+    src = f"sqlite:///{tmp_path / 'a.db'}"
+    asyncio.run(filled_log(src))
+    before = asyncio.run(pseudonymised(src))  # makes the key beside a.db
+    assert (tmp_path / "a.db.export-secret").is_file()
+    runner = CliRunner()
+    ok = runner.invoke(app, ["db", "copy", "--from", src, "--to", f"sqlite:///{tmp_path / 'b.db'}"])
+    assert ok.exit_code == 0, ok.output
+    assert f"the export key was copied to {tmp_path / 'b.db.export-secret'}" in ok.output
+    key = tmp_path / "b.db.export-secret"
+    assert key.read_text() == (tmp_path / "a.db.export-secret").read_text() and key.stat().st_mode & 0o777 == 0o600
+    assert asyncio.run(pseudonymised(f"sqlite:///{tmp_path / 'b.db'}")) == before  # the same pseudonyms
+    missing = runner.invoke(app, ["db", "copy", "--from", src, "--to", f"sqlite:///{tmp_path / 'nowhere' / 'c.db'}"])
+    assert missing.exit_code == 2 and "the folder" in missing.output and "does not exist" in missing.output, missing.output
+    assert not (tmp_path / "nowhere").exists()
