@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -37,6 +38,7 @@ BODY_TIMEOUT_S = 5.0
 MAX_CONNECTIONS = 32
 MAX_HEAD_BYTES = 8 * 1024
 MAX_BODY_BYTES = 16 * 1024
+LOG_INTERVAL_S = 60.0
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
             413: "Content Too Large", 503: "Service Unavailable"}
 
@@ -97,14 +99,30 @@ class OpsServer:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._conns: set[asyncio.Task[None]] = set()
+        self._heads: dict[asyncio.StreamWriter, float] = {}  # connections still sending their head, since when
+        self._unlogged = 0
+        self._last_log = float("-inf")
+
+    def _note_refusal(self) -> None:
+        """Connections closed for the cap: one WARNING per interval with their count, not one per connection."""
+        self._unlogged += 1
+        now = asyncio.get_running_loop().time()
+        if now - self._last_log >= LOG_INTERVAL_S:
+            log.warning("ops endpoints: %d connection(s) closed: more than %d were open", self._unlogged,
+                        self.max_connections)
+            self._unlogged, self._last_log = 0, now
 
     @classmethod
     async def start(cls, store: Store, observer: PrometheusObserver, *, host: str = "127.0.0.1", port: int = 0,
-                    **limits: float) -> OpsServer:
+                    sock: socket.socket | None = None, **limits: float) -> OpsServer:
+        """Listen on ``host:port``, or on ``sock`` when the start-up has bound it already."""
         server = cls(store, observer, **limits)  # type: ignore[arg-type]
-        server._server = await asyncio.start_server(server._accept, host, port, limit=MAX_HEAD_BYTES)
-        sock = server._server.sockets[0].getsockname()
-        server.host, server.port = str(sock[0]), int(sock[1])
+        if sock is not None:
+            server._server = await asyncio.start_server(server._accept, sock=sock, limit=MAX_HEAD_BYTES)
+        else:
+            server._server = await asyncio.start_server(server._accept, host, port, limit=MAX_HEAD_BYTES)
+        bound = server._server.sockets[0].getsockname()
+        server.host, server.port = str(bound[0]), int(bound[1])
         log.info("ops endpoints on http://%s:%s (/healthz, /metrics)", host, server.port)
         return server
 
@@ -122,10 +140,17 @@ class OpsServer:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.active >= self.max_connections:
+            # A connection whose request head has not arrived makes room, the oldest first: local
+            # clients holding connections open cannot keep a watchdog's /healthz out.
+            victim = min(self._heads, key=self._heads.__getitem__, default=None)
             self.refused += 1
-            log.debug("ops connection refused: %s connections open", self.active)
-            writer.transport.abort()
-            return
+            self._note_refusal()
+            if victim is None:
+                writer.transport.abort()
+                return
+            del self._heads[victim]
+            victim.transport.abort()
+        self._heads[writer] = asyncio.get_running_loop().time()
         self.active += 1
         task = asyncio.current_task()
         if task is not None:
@@ -133,6 +158,7 @@ class OpsServer:
         try:
             await self._serve(reader, writer)
         finally:
+            self._heads.pop(writer, None)
             self.active -= 1
             if task is not None:
                 self._conns.discard(task)
@@ -142,6 +168,7 @@ class OpsServer:
         method = ""
         try:
             method, path = await self._read_request(reader)
+            self._heads.pop(writer, None)
             answer = await self._answer(method, path)
         except BadRequest as exc:
             log.debug("ops request refused: %s", exc.kind)

@@ -28,6 +28,7 @@ import ipaddress
 import json
 import logging
 import math
+import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -44,6 +45,7 @@ from models.types import (
     ScoringMode,
     messages_from_json,
 )
+from models.worker.httpguard import GuardedServer, guarded, json_too_deep
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance  # typing-only: every backend result is a dataclass
@@ -330,10 +332,14 @@ async def _read_json(request: web.Request) -> Any:
         raise _Reply(_error(413, "too_large", f"request body over the {limit}-byte limit")) from None
     if not raw:
         raise BadRequest("empty body; send a JSON object")
+    if json_too_deep(raw):
+        raise BadRequest("the body is nested too deeply to be a request")
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest("the body is nested too deeply to be a request") from None
 
 
 class _Reply(Exception):
@@ -456,7 +462,7 @@ def make_app(inference: Inference, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYT
 class ServerHandle:
     """A running server: where it listens and how to stop it."""
 
-    runner: web.AppRunner
+    server: GuardedServer
     host: str
     port: int
 
@@ -465,7 +471,7 @@ class ServerHandle:
         return f"http://{self.host}:{self.port}"
 
     async def close(self) -> None:
-        await self.runner.cleanup()
+        await self.server.close()
 
 
 class UnsafeBind(ValueError):
@@ -489,24 +495,32 @@ async def start_server(
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     token: str | None = None,
+    sock: socket.socket | None = None,
+    **limits: float,
 ) -> ServerHandle:
-    """Listen on ``host:port`` (port 0 picks a free one) and return at once.
+    """Listen on ``host:port`` (port 0 picks a free one), or on ``sock`` already bound there, and return at once.
 
     Anything but a loopback address needs a ``token``: the worker runs prompts for whoever reaches it.
     """
     if not token and not is_loopback(host):
         raise UnsafeBind(f"the worker listens on {host} without a token: set HUSHTABLE_WORKER_TOKEN (the same on the bot)")
+    if sock is None:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
     # handler_cancellation: without it aiohttp lets a handler run on after its
     # client has gone, and the model would compute answers nobody reads.
-    runner = web.AppRunner(make_app(inference, max_body_bytes=max_body_bytes, token=token), handler_cancellation=True, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    bound = port
-    server = getattr(site, "_server", None)
-    if server is not None and server.sockets:
-        bound = server.sockets[0].getsockname()[1]
-    return ServerHandle(runner, host, bound)
+    server = guarded(make_app(inference, max_body_bytes=max_body_bytes, token=token), "worker",
+                     handler_cancellation=True, **limits)
+    await server.start(sock)
+    return ServerHandle(server, host, server.port)
 
 
 async def serve(inference: Inference, host: str = "127.0.0.1", port: int = 8000, **kwargs: Any) -> None:

@@ -137,3 +137,61 @@ async def test_slack_answers_a_non_numeric_timestamp_with_400(tmp_path: Path, ca
         await store.aclose()
         await fake.close()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_healthz_is_answered_while_40_local_clients_hold_the_32_connections(tmp_path: Path) -> None:
+    async with await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'h.db'}") as store:
+        server = await OpsServer.start(store, PrometheusObserver())  # the defaults: 32 connections, 5 s for a head
+        conns = []
+        try:
+            for _ in range(40):  # idle: connected, nothing sent
+                conns.append(await asyncio.open_connection("127.0.0.1", server.port))
+            await asyncio.sleep(0.1)
+            reply = await _exchange(server.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", read_s=2.0)
+            assert reply.startswith(b"HTTP/1.1 200 "), reply
+            assert server.active <= server.max_connections + 1
+        finally:
+            for _, w in conns:
+                w.close()
+            await server.aclose()
+
+
+async def test_slack_http_mode_survives_idle_connections_and_deep_json(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from bot.core.service import TableService
+    from bot.slack.adapter import build_app, serve_http
+    from models.agents import AgentRegistry
+    from tests.bot.slack.conftest import SECRET, make_settings
+    from tests.bot.slack.fake_slack import FakeSlack, Signer
+
+    fake = FakeSlack()
+    await fake.start()
+    settings = make_settings(fake, tmp_path / "h.db")
+    store = await Store.open(settings.database_url)
+    server = None
+    conns = []
+    try:
+        bot = build_app(TableService(store, settings=settings, agents=AgentRegistry()), settings)
+        server = await serve_http(bot, "127.0.0.1", 0, settings.slack_path, max_connections=8)
+        port = server.addresses[0][1]
+        for _ in range(20):
+            conns.append(await asyncio.open_connection("127.0.0.1", port))
+        await asyncio.sleep(0.1)
+        url = f"http://127.0.0.1:{port}{settings.slack_path}"
+        deep = '{"type": "event_callback", "event": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        async with aiohttp.ClientSession() as http:
+            headers = Signer(SECRET).headers(deep, "application/json")
+            async with http.post(url, data=deep, headers=headers) as resp:
+                assert resp.status == 400
+            body = '{"type": "url_verification", "challenge": "c1"}'
+            async with http.post(url, data=body, headers=Signer(SECRET).headers(body, "application/json")) as resp:
+                assert resp.status == 200 and "c1" in await resp.text()
+        assert server.closed_for_cap >= 12
+    finally:
+        for _, w in conns:
+            w.close()
+        if server is not None:
+            await server.close()
+        await store.aclose()
+        await fake.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len([r for r in caplog.records if "connection(s) closed" in r.getMessage()]) == 1
