@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.core.messages import MessageRef, Place, UserRef
 from bot.core.replays import record_of
+from bot.ops.masking import MASKER
 from games.base import Action, Game, Seat, replay, rng
 from storage.records import GameLog
 from storage.tables import GameRow, SeatKind
@@ -157,6 +159,28 @@ class Table:
 
     def acting(self) -> frozenset[Seat]:
         return frozenset() if self.over else self.engine.to_act(self.state)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in ("state", "over"):
+            self._hold_secrets()
+
+    def _hold_secrets(self) -> None:
+        """While the game runs its secret words are masked in every log line, exception texts included
+        (bot/ops/masking.py): a library's error may quote a DM that carried one."""
+        if not hasattr(self, "over"):
+            return  # still being built: the state comes before the flag
+        key = id(self)
+        if self.over:
+            MASKER.release(key)
+            return
+        try:
+            words = [s.value for s in self.engine.secrets(self.state)]
+        except Exception:  # noqa: BLE001 - a state the engine cannot read has nothing to hold
+            words = []
+        if "_released" not in self.__dict__:
+            object.__setattr__(self, "_released", weakref.finalize(self, MASKER.release, key))
+        MASKER.hold(key, words)
 
 
 def place_of(row: GameRow) -> Place:

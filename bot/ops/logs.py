@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot.ops.masking import MASKER, Masker
+
 _OURS = "_hushtable_handler"  # marks handlers installed here, so a second set-up replaces them
 MAX_BYTES = 10 * 1024 * 1024
 BACKUPS = 5
@@ -50,23 +52,28 @@ class JsonLines(logging.Formatter):
         return json.dumps(out, ensure_ascii=False)
 
 
-class Redact(logging.Filter):
-    """Replaces each configured credential by ``[redacted]`` in the formatted message."""
+class Masked(logging.Formatter):
+    """The one masking step of every handler: the whole formatted record (message, exception text and
+    stack, whatever a library put there) goes through the process's `Masker` last, so a password in a
+    URL, a configured credential or a running game's secret word never reaches a log line."""
 
-    def __init__(self, secrets: list[str]) -> None:
+    def __init__(self, inner: logging.Formatter, masker: Masker = MASKER) -> None:
         super().__init__()
-        # Short values would mask ordinary words; credentials are long.
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
+        self.inner = inner
+        self.masker = masker
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.masker.mask(self.inner.format(record))
+
+
+class Redact(logging.Filter):
+    """Registers the configured credentials with the masker (the handlers' `Masked` formatter masks them)."""
+
+    def __init__(self, secrets: list[str], masker: Masker = MASKER) -> None:
+        super().__init__()
+        masker.add_credentials(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
-        msg = record.getMessage()
-        clean = msg
-        for s in self.secrets:
-            clean = clean.replace(s, "[redacted]")
-        if clean != msg:
-            record.msg, record.args = clean, None
         return True
 
 
@@ -103,15 +110,29 @@ def _credentials(settings: Any) -> list[str]:
     names = ("discord_token", "slack_bot_token", "slack_app_token", "slack_signing_secret", "openai_api_key",
              "export_secret", "worker_token")
     values = [getattr(settings, n, None) for n in names]
-    return [str(v.get_secret_value() if hasattr(v, "get_secret_value") else v) for v in values if v]
+    out = [str(v.get_secret_value() if hasattr(v, "get_secret_value") else v) for v in values if v]
+    try:  # the database password, wherever a driver quotes it without its URL
+        from sqlalchemy.engine import make_url
+
+        password = make_url(str(getattr(settings, "database_url", ""))).password
+    except Exception:  # noqa: BLE001 - no URL, no password to hide
+        password = None
+    if password:
+        out.append(str(password))
+    return out
 
 
-def setup_logging(settings: Any, console: bool) -> Path:
-    """Install the handlers on the root logger; returns the log file. Safe to call again."""
+def setup_logging(settings: Any, console: bool, *, starting: bool = False) -> Path:
+    """Install the handlers on the root logger; returns the log file. Safe to call again.
+
+    ``starting``: the start-up is still checking; standard error shows WARNING and above only until
+    `after_start` (the file gets everything), so the lines that say what runs are not interleaved with a
+    model's loading news, and a refusal is not followed by it."""
     log_dir = Path(getattr(settings, "log_dir", Path(".hushtable") / "logs")).expanduser()
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / "hushtable.log"
-    formatter: logging.Formatter = JsonLines() if getattr(settings, "log_format", "text") == "json" else logging.Formatter(TEXT_FORMAT)
+    inner: logging.Formatter = JsonLines() if getattr(settings, "log_format", "text") == "json" else logging.Formatter(TEXT_FORMAT)
+    formatter = Masked(inner)
     redact = Redact(_credentials(settings))
     bodies = LibraryBodies()
 
@@ -128,7 +149,10 @@ def setup_logging(settings: Any, console: bool) -> Path:
         logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     ]
     if not console:
-        handlers.append(logging.StreamHandler(sys.stderr))
+        stderr = logging.StreamHandler(sys.stderr)
+        if starting:
+            stderr.setLevel(logging.WARNING)
+        handlers.append(stderr)
     for h in handlers:
         h.setFormatter(formatter)
         h.addFilter(bodies)
@@ -144,3 +168,36 @@ def setup_logging(settings: Any, console: bool) -> Path:
     logging.captureWarnings(False)
     logging.captureWarnings(True)
     return path
+
+
+def setup_process_logging(settings: Any, level: int = logging.INFO) -> None:
+    """Logging for a process with no log file of its own (``hushtable worker``): standard error only, through
+    the same masking and library filters as the bot's handlers."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, _OURS, False):
+            root.removeHandler(h)
+            h.close()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Masked(logging.Formatter(TEXT_FORMAT)))
+    handler.addFilter(LibraryBodies())
+    handler.addFilter(Redact(_credentials(settings)))
+    setattr(handler, _OURS, True)
+    root.addHandler(handler)
+    root.setLevel(level)
+    cap_library_loggers(level)
+
+
+def after_start() -> None:
+    """The start-up has said what runs: standard error shows the configured level from now on."""
+    for h in logging.getLogger().handlers:
+        if getattr(h, _OURS, False) and type(h) is logging.StreamHandler:
+            h.setLevel(logging.NOTSET)
+
+
+def quiet_stderr() -> None:
+    """Stop copying records to standard error (the file handler stays): a refused start has said its line."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, _OURS, False) and type(h) is logging.StreamHandler:
+            root.removeHandler(h)
