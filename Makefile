@@ -24,11 +24,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+# `@`: make does not echo the command, so a refused start reads as the bot's one line and make's own.
 run: $(STAMP)
-	$(BIN)/hushtable run
+	@$(BIN)/hushtable run
 
 worker: $(STAMP)
-	$(BIN)/hushtable worker
+	@$(BIN)/hushtable worker
 
 # Starts what the tests need by itself: a real PostgreSQL (pgserver, from the dev extra) is
 # launched by a session fixture in tests/conftest.py; HUSHTABLE_TEST_POSTGRES=off skips it.

@@ -7,20 +7,23 @@ import asyncio
 import errno
 import logging
 import signal
+import socket
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from bot.core.service import TableService
-from bot.ops.logs import setup_logging
+from bot.ops.logs import after_start, quiet_stderr, setup_logging
 from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
 from bot.sneak import SneakService
 from bot.startup import (
     EXIT_CONFIG,
+    SLACK_HTTP_HOST,
     NetworkDown,
     StartupError,
+    bind_port,
     check_agents,
     check_console_terminal,
     check_database_url,
@@ -68,7 +71,9 @@ def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
     return build_registry(settings, pool.get, embedder_for)
 
 
-async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None) -> App:
+async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None,
+                    ops_socket: socket.socket | None = None) -> App:
+    """Everything wired; ``ops_socket``: the ops port, bound by the start-up before it said what runs."""
     from models.client import ClientPool
 
     settings = settings or Settings()
@@ -92,7 +97,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         await store.aclose()
         await pool.aclose()
         raise SystemExit(f"hushtable: {exc}") from None
-    ops = await start_ops(settings, store)
+    ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
     sneak.attach(service)  # the clue report after each game, and /sneak through the port
     tournaments = TournamentService(service)
@@ -129,11 +134,13 @@ def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
 async def _check_agents(settings: Settings) -> None:
     """A bad HUSHTABLE_AGENTS entry, or an agent name no entry defines, in one line each, before the
     store opens (and before logging starts: a model warming up says nothing then)."""
+    from models.agents.wiring import build_registry
     from models.client import ClientPool
 
     pool = ClientPool(settings.client_options())
     try:
-        check_agents(settings, build_agents(settings, pool).names())
+        # Only the names are wanted: no embedding model is built (its warm-up would log after a later refusal).
+        check_agents(settings, build_registry(settings, pool.get, _NotLoaded).names())
     except UnknownAgent as exc:
         raise StartupError(f"HUSHTABLE_AGENTS: {exc}") from None
     except ValueError as exc:
@@ -143,11 +150,18 @@ async def _check_agents(settings: Settings) -> None:
         await pool.aclose()  # nothing was started: the registry only names its agents
 
 
-async def _open(settings: Settings) -> App:
+class _NotLoaded:
+    """Stands for an embedding model while the agents are only named (it is no `Embedder`: nothing loads)."""
+
+    def __init__(self, name: str) -> None:
+        self.model_id = name
+
+
+async def _open(settings: Settings, ops_socket: socket.socket | None = None) -> App:
     """`build_app` with each failure said in one line: a database that does not open (unreachable
     server, a file SQLite cannot use), a read-only database."""
     try:
-        app = await build_app(settings)
+        app = await build_app(settings, ops_socket=ops_socket)
     except StartupError:
         raise
     except OSError as exc:
@@ -193,6 +207,9 @@ async def main(*, force_console: bool = False, hotseat: bool = False, settings: 
             raise
         say(f"stopped ({stopping[0]})")
     except StartupError as exc:
+        # The start is over: what threads still log (a model that was warming up) goes to the file only,
+        # never after the line that says what to fix.
+        quiet_stderr()
         for line in exc.lines:
             say(line)
         raise SystemExit(EXIT_CONFIG) from None
@@ -213,9 +230,28 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
     # Services log to .hushtable/logs/ and stderr. The console is a game screen: its adapter
     # sends every record to .hushtable/logs/console.log beside the database and none to the screen.
     if not console:
-        setup_logging(settings, console=False)
-    app = await _open(settings)
+        try:
+            setup_logging(settings, console=False, starting=True)
+        except OSError as exc:
+            raise StartupError(f"HUSHTABLE_LOG_DIR: cannot write the log in {settings.log_dir} "
+                               f"({exc.strerror or type(exc).__name__}); name a writable folder") from None
+    # Every port is bound (or refused in one line) before anything says the bot runs.
+    sockets: list[socket.socket] = []
+    ops_socket = slack_socket = None
     runners: list[Awaitable[None]] = []
+    try:
+        if settings.ops_port is not None:
+            ops_socket = bind_port("HUSHTABLE_OPS_PORT", settings.ops_host, settings.ops_port,
+                                   host_setting="HUSHTABLE_OPS_HOST")
+            sockets.append(ops_socket)
+        if slack_on and settings.slack_mode == "http":
+            slack_socket = bind_port("HUSHTABLE_SLACK_PORT", SLACK_HTTP_HOST, settings.slack_port)
+            sockets.append(slack_socket)
+        app = await _open(settings, ops_socket)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
     try:
         platforms: list[str] = []
         if discord_on:
@@ -237,6 +273,7 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         agents = app.service.agent_choices()
         for line in surface_lines(settings, platforms=platforms, agents=agents):
             say(line)
+        after_start()
         if discord_on:
             from bot.discord.adapter import run_discord
 
@@ -245,7 +282,7 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         if slack_on:
             from bot.slack.adapter import run_slack
 
-            runners.append(run_slack(app.service, settings, tournament_port=app.tournaments))
+            runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, http_socket=slack_socket))
         if console:
             from bot.console.app import run_console
 

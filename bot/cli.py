@@ -55,6 +55,21 @@ def _sentence(exc: BaseException) -> str | None:
     return None
 
 
+def _settings_lines(exc: BaseException) -> list[str]:
+    """The lines for settings that did not validate (or a `.env` that is no file), else nothing."""
+    from pydantic import ValidationError
+
+    from bot.settings import EnvFileRefused, Settings
+
+    if isinstance(exc, EnvFileRefused):
+        return [str(exc)]
+    if isinstance(exc, ValidationError) and exc.title == Settings.__name__:
+        from bot.startup import settings_errors
+
+        return settings_errors(exc)
+    return []
+
+
 def _log_file() -> Path:
     try:
         from bot.settings import Settings
@@ -118,10 +133,18 @@ class GuardedGroup(TyperGroup):
             typer.echo("Aborted.", err=True)
             sys.exit(1)
         except Exception as exc:
+            settings_lines = _settings_lines(exc)
+            if settings_lines:  # a setting is wrong: one line each, as `hushtable run` says them
+                for line in settings_lines:
+                    typer.echo(f"error: {line}", err=True)
+                sys.exit(2)
             sentence = _sentence(exc)
             log = _write_log(command, exc)
             where = f"; details in {log}" if log is not None else ""
             if sentence is not None:
+                from bot.ops.masking import mask_passwords
+
+                sentence = mask_passwords(sentence)
                 typer.echo(f"error: {sentence}{where}", err=True)
             else:
                 typer.echo(f"error: unexpected {type(exc).__name__}; this is a bug{where}", err=True)
@@ -387,7 +410,11 @@ def doctor(
     try:
         lines = asyncio.run(go())
     except Exception as exc:  # a missing or outdated database: say so, no traceback
-        typer.echo(f"doctor: cannot read {url}: {type(exc).__name__}: {exc}", err=True)
+        from bot.ops.masking import mask_passwords
+        from bot.startup import shown_url
+
+        reason = mask_passwords(" ".join(str(exc).split()))[:200]
+        typer.echo(f"doctor: cannot read {shown_url(url)}: {type(exc).__name__}: {reason}", err=True)
         raise typer.Exit(2) from None
     for line in [*report(), *lines]:
         typer.echo(line)
@@ -402,22 +429,27 @@ def worker(
     device: str = typer.Option("cpu", "--device", help="cpu, cuda, cuda:1, mps..."),
     dtype: str = typer.Option("float32", "--dtype", help="float32, bfloat16 or float16."),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8100, "--port"),
-    max_batch: int = typer.Option(8, "--max-batch", help="Most requests run in one batch."),
-    max_wait_ms: float = typer.Option(5.0, "--max-wait-ms", help="Longest a request waits for its batch to fill."),
+    port: int = typer.Option(8100, "--port", min=0, max=65535, help="0 picks a free port."),
+    max_batch: int = typer.Option(8, "--max-batch", help="Most requests run in one batch (1 to 256)."),
+    max_wait_ms: float = typer.Option(5.0, "--max-wait-ms", help="Longest a request waits for its batch to fill (0 to 10000)."),
 ) -> None:
     """Serve a model over HTTP for bots elsewhere (point HUSHTABLE_WORKER_URL at it)."""
-    import logging
-
+    from bot.ops.logs import setup_process_logging
     from bot.settings import Settings
-    from models.worker.cli import run_worker
+    from models.worker.cli import WorkerRefused, check_flags, run_worker
     from models.worker.server import UnsafeBind
 
-    token = Settings().worker_token
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings()
+    token = settings.worker_token
+    try:
+        check_flags(model, dtype, max_batch, max_wait_ms)  # before logging starts: a refusal is the only line
+    except WorkerRefused as e:
+        typer.echo(f"Error: {e}.", err=True)
+        raise typer.Exit(2) from None
+    setup_process_logging(settings)
     try:
         run_worker(model, device, dtype, host, port, max_batch, max_wait_ms, token.get_secret_value() if token else None)
-    except UnsafeBind as e:
+    except (UnsafeBind, WorkerRefused) as e:
         typer.echo(f"Error: {e}.", err=True)
         raise typer.Exit(2) from None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 if TYPE_CHECKING:
     from models.client import ClientOptions
@@ -32,6 +32,11 @@ class ShardPlan:
         return self.ids is None or self.count is None or (guild_id >> 22) % self.count in self.ids
 
 
+MAX_SHARDS = 16384
+ADMIN_PLATFORMS = ("discord", "slack")
+MIN_EXPORT_SECRET_CHARS = 16
+
+
 def parse_shards(text: str) -> ShardPlan | None:
     """``""`` → None, ``"auto"`` → every recommended shard, ``"0-3/8"`` / ``"0,2/8"`` / ``"5/8"`` → those of 8."""
     value = text.strip().lower()
@@ -39,16 +44,19 @@ def parse_shards(text: str) -> ShardPlan | None:
         return None
     if value == "auto":
         return ShardPlan(None, None)
-    what = f"HUSHTABLE_DISCORD_SHARDS={text.strip()!r}"
+    what = f"HUSHTABLE_DISCORD_SHARDS={text.strip()[:40]!r}"
     ids_part, slash, count_part = value.partition("/")
-    if not slash or not count_part.isascii() or not count_part.isdigit() or int(count_part) < 1:
+    if not slash or not count_part.isascii() or not count_part.isdigit() or int(count_part[:7]) < 1:
         raise ValueError(f"{what}: write the shards of the total, as '0-3/8', '5/8' or 'auto'")
-    count = int(count_part)
+    count = int(count_part[:7]) if len(count_part) <= 6 else MAX_SHARDS + 1
+    if count > MAX_SHARDS:
+        # Every shard is a gateway connection of this process: the bound keeps a typo from taking the memory.
+        raise ValueError(f"{what}: at most {MAX_SHARDS} shards in all (Discord's largest bots use a few thousand)")
     ids: set[int] = set()
     for piece in ids_part.split(","):
         lo, dash, hi = piece.strip().partition("-")
         bounds = (lo, hi) if dash else (lo, lo)
-        if not all(b.isascii() and b.isdigit() for b in bounds):
+        if not all(b.isascii() and b.isdigit() and len(b) <= 6 for b in bounds):
             raise ValueError(f"{what}: {piece.strip()!r} is not a shard number or range like 0-3")
         first, last = int(bounds[0]), int(bounds[1])
         if first > last or last >= count:
@@ -57,8 +65,37 @@ def parse_shards(text: str) -> ShardPlan | None:
     return ShardPlan(tuple(sorted(ids)), count)
 
 
+MAX_ENV_FILE_BYTES = 1 << 20
+
+
+class EnvFileRefused(ValueError):
+    """``.env`` is there but is no file to read settings from (a FIFO, a device, a folder, or huge)."""
+
+
+def check_env_file(path: Path) -> None:
+    """Refuse a ``.env`` that is not a regular file of a sane size: pydantic-settings would block on a
+    FIFO (it reads one on purpose) and read a device until memory runs out."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if not path.is_file():
+        raise EnvFileRefused(f"{path} is not a regular file (a FIFO, a device, a folder or a broken link); "
+                             "settings are read from a plain .env file: replace it or remove it")
+    if path.stat().st_size > MAX_ENV_FILE_BYTES:
+        raise EnvFileRefused(f"{path} is over {MAX_ENV_FILE_BYTES // 1024} KiB: that is no settings file; fix it or remove it")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HUSHTABLE_", env_file=".env", extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        env_file = cls.model_config.get("env_file")
+        if isinstance(env_file, str | os.PathLike):
+            check_env_file(Path(env_file))
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     # storage
     database_url: str = "sqlite+aiosqlite:///hushtable.db"
@@ -95,8 +132,8 @@ class Settings(BaseSettings):
     fallback_agent: str = "embed:minilm"  # plays a turn an AI failed; the random player backs it up
     agent_choices: str = "llm:default,llm:plain,embed:minilm,random"
     agents: str = ""  # HUSHTABLE_AGENTS: the operator's named agent entries (JSON, see above)
-    ai_timeout_s: float = 60.0
-    ai_retries: int = 3
+    ai_timeout_s: float = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)  # each AI move's deadline
+    ai_retries: int = Field(default=3, ge=0, le=20)  # asks after a failed one, before the fallback agent plays
     worker_url: str | None = None  # HUSHTABLE_WORKER_URL: use a separate inference worker
     # HUSHTABLE_WORKER_TOKEN: the bearer token a worker asks of every call (set the same on both sides);
     # a worker listening beyond loopback refuses to start without one.
@@ -140,6 +177,74 @@ class Settings(BaseSettings):
         parse_shards(value)  # a ValueError names what is wrong
         return value
 
+    @field_validator("admin_users")
+    @classmethod
+    def _admin_keys(cls, value: str) -> str:
+        import difflib
+
+        for raw in value.split(","):
+            key = raw.strip()
+            platform, colon, user = key.partition(":")
+            if key and (not colon or not platform.isascii() or not platform.isalpha() or not user.strip()):
+                raise ValueError(f"{key[:40]!r} names no platform; write each admin as discord:<user id> or "
+                                 "slack:<member id> (a bare id would make nobody an admin)")
+            close = difflib.get_close_matches(platform, ADMIN_PLATFORMS, n=1, cutoff=0.7)
+            if key and platform not in ADMIN_PLATFORMS and close:
+                raise ValueError(f"{key[:40]!r}: did you mean {close[0]}:{user.strip()[:30]}?")
+        return value
+
+    @field_validator("worker_url")
+    @classmethod
+    def _worker_urls(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from urllib.parse import urlsplit
+
+        for raw in value.split(","):
+            url = raw.strip()
+            try:
+                parts = urlsplit(url)
+                host, _ = parts.hostname, parts.port  # a port that is no number raises here
+            except ValueError:
+                host, parts = None, None
+            if parts is None or parts.scheme not in ("http", "https") or not host:
+                raise ValueError(f"{mask_url(url)[:60]!r} is not a worker URL; write one such as http://10.0.0.5:8100 "
+                                 "(several: comma-separated)")
+            if parts.username is not None or parts.password is not None:
+                raise ValueError("a worker URL carries no user name or password; give the worker's token in "
+                                 "HUSHTABLE_WORKER_TOKEN (the same on the worker) and remove it from the URL")
+        return value
+
+    @field_validator("export_secret")
+    @classmethod
+    def _export_secret_long(cls, value: str | None) -> str | None:
+        if value is not None and len(value.strip()) < MIN_EXPORT_SECRET_CHARS:
+            raise ValueError(f"the key is too short to hide who played: give at least {MIN_EXPORT_SECRET_CHARS} "
+                             "random characters, e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`")
+        return value
+
+    @field_validator("ops_host")
+    @classmethod
+    def _ops_host_form(cls, value: str) -> str:
+        import ipaddress
+        import re
+
+        host = value.strip().strip("[]")
+        if re.fullmatch(r"[0-9.]+", host):
+            try:
+                ipaddress.IPv4Address(host)
+            except ValueError:
+                raise ValueError(f"{host[:40]!r} is not an IPv4 address; use 127.0.0.1 (this machine only) or "
+                                 "0.0.0.0 (every interface)") from None
+        elif ":" in host:
+            try:
+                ipaddress.IPv6Address(host)
+            except ValueError:
+                raise ValueError(f"{host[:40]!r} is not an IPv6 address") from None
+        elif not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})", host):
+            raise ValueError(f"{host[:40]!r} is not a host name or address; use 127.0.0.1 or 0.0.0.0")
+        return value
+
     @property
     def shard_plan(self) -> ShardPlan | None:
         """How this process connects to Discord's gateway (None: one plain connection)."""
@@ -176,6 +281,13 @@ class Settings(BaseSettings):
         return ClientOptions(worker_url=self.worker_url, worker_token=token, device=self.device, dtype=self.dtype,
                              model_cache=str(self.model_cache), openai_api_key=self.openai_api_key)
 
+def mask_url(text: str) -> str:
+    """``text`` with the password of any URL in it replaced by ``***`` (``user:pw@``, ``?password=``)."""
+    from bot.ops.masking import mask_passwords
+
+    return mask_passwords(text)
+
+
 PREFIX = "HUSHTABLE_"
 # Variables of the test suite and its tools, never read by the bot: not taken for settings.
 _NOT_SETTINGS_PREFIXES = ("HUSHTABLE_TEST_",)
@@ -196,6 +308,8 @@ def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None 
     """``HUSHTABLE_*`` variables in the environment or ``.env`` that no setting reads (typos), as written."""
     environ = os.environ if environ is None else environ
     found = list(environ)
+    if env_file is not None:
+        check_env_file(env_file)
     if env_file is not None and env_file.is_file():
         from dotenv import dotenv_values
 

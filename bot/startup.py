@@ -10,9 +10,12 @@ the platforms, the database (password hidden), the agents and the SNEAK evaluato
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
+import errno
 import logging
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import Any, TextIO, TypeVar
 
 from pydantic import ValidationError
 
-from bot.settings import PREFIX, Settings, setting_names, stray_names
+from bot.settings import PREFIX, Settings, mask_url, setting_names, stray_names
 
 log = logging.getLogger("hushtable.startup")
 
@@ -30,6 +33,7 @@ _SECRET_WORDS = ("token", "secret", "key", "agents")  # values never echoed back
 BACKOFF_FIRST_S = 1.0
 BACKOFF_CAP_S = 60.0
 EXIT_CONFIG = 2
+SLACK_HTTP_HOST = "0.0.0.0"  # Slack's HTTP mode is reached from the internet (through a proxy or not)
 
 
 class StartupError(Exception):
@@ -94,12 +98,18 @@ def _error_line(err: Mapping[str, Any]) -> str:
         return f"{name} must be a whole number, not {shown}; fix it or unset it"
     if kind in ("float_parsing", "float_type", "finite_number"):
         return f"{name} must be a number, not {shown}; fix it or unset it"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"{name} must be at least {ctx.get('ge', ctx.get('gt'))}, not {shown}"
+    if kind == "greater_than":
+        return f"{name} must be more than {ctx.get('gt')}, not {shown}"
+    if kind == "greater_than_equal":
+        return f"{name} must be at least {ctx.get('ge')}, not {shown}"
     if kind in ("less_than_equal", "less_than"):
         return f"{name} must be at most {ctx.get('le', ctx.get('lt'))}, not {shown}"
     if kind in ("bool_parsing", "bool_type"):
         return f"{name} must be true or false, not {shown}"
+    if kind == "value_error" and ctx.get("error") is not None:
+        # The validators' own sentence (bot/settings.py), which may start with the name already.
+        text = mask_url(" ".join(str(ctx["error"]).split()))
+        return text if text.startswith(name) else f"{name}: {text}"
     return f"{name}: {err.get('msg', 'invalid value')} (got {shown})"
 
 
@@ -114,22 +124,107 @@ def unknown_names(stray: Iterable[str]) -> list[str]:
     return lines
 
 
+def settings_errors(exc: ValidationError) -> list[str]:
+    """One line per mistake of a `Settings()` that did not validate."""
+    return [_error_line(e) for e in exc.errors()]
+
+
 def load_settings(env_file: Path = Path(".env")) -> Settings:
     """Settings from the environment and ``.env``, or `StartupError` with one line per mistake."""
-    lines = unknown_names(stray_names(env_file=env_file))
+    from bot.settings import EnvFileRefused
+
     settings: Settings | None = None
     try:
+        lines = unknown_names(stray_names(env_file=env_file))
         settings = Settings()
+    except EnvFileRefused as exc:
+        raise StartupError(str(exc)) from None
     except ValidationError as exc:
-        lines += [_error_line(e) for e in exc.errors()]
+        lines += settings_errors(exc)
     if settings is not None:
         try:
             settings.discord_admin_roles  # noqa: B018 - the property refuses a role id that is not a number
         except ValueError as exc:
             lines.append(str(exc))
+        lines += folder_problems(settings)
     if lines or settings is None:
         raise StartupError(*lines)
     return settings
+
+
+# --------------------------------------------------------------------------- folders and files
+
+def _creatable(folder: Path) -> str | None:
+    """Why ``folder`` cannot be used or made (None: it can). Probes by making and removing a temporary
+    folder in the nearest existing parent, which changes nothing that stays."""
+    import tempfile
+
+    folder = folder.expanduser()
+    if folder.exists():
+        if not folder.is_dir():
+            return f"{folder} is not a folder"
+        return None
+    existing = next((p for p in folder.parents if p.exists()), None)
+    if existing is None:
+        return f"nothing of {folder} exists"
+    if not existing.is_dir():
+        return f"{folder} goes through {existing}, which is not a folder"
+    try:
+        probe = tempfile.mkdtemp(prefix=".hushtable-probe-", dir=existing)
+    except OSError as exc:
+        return f"cannot create {folder} ({exc.strerror or type(exc).__name__} in {existing})"
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return None
+
+
+def folder_problems(settings: Settings) -> list[str]:
+    """The log folder must be writable and its log file a regular file (a FIFO would hang the start); the
+    model cache must be a folder or one that can be made (a read-only, ready-made cache is fine)."""
+    lines = []
+    log_dir = Path(settings.log_dir).expanduser()
+    why = _creatable(log_dir)
+    if why is None and log_dir.is_dir() and not os.access(log_dir, os.W_OK | os.X_OK):
+        why = f"{log_dir} is not writable"
+    log_file = log_dir / "hushtable.log"
+    if why is None and (log_file.exists() or log_file.is_symlink()) and not log_file.is_file():
+        why = f"{log_file} is not a regular file (a FIFO, a device or a folder)"
+    if why is not None:
+        lines.append(f"HUSHTABLE_LOG_DIR: {why}; name a writable folder for the log files")
+    cache = Path(settings.model_cache).expanduser()
+    why = _creatable(cache)
+    if why is None and cache.is_dir() and not os.access(cache, os.R_OK | os.X_OK):
+        why = f"{cache} is not readable"
+    if why is not None:
+        lines.append(f"HUSHTABLE_MODEL_CACHE: {why}; name a folder the bot may read (and write, before the first download)")
+    return lines
+
+
+# --------------------------------------------------------------------------- ports
+
+def bind_port(setting: str, host: str, port: int, *, host_setting: str | None = None) -> socket.socket:
+    """A listening socket on ``host:port``, bound now (before any banner says the bot runs), or
+    `StartupError` with one line that blames the right setting."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, OverflowError) as exc:
+        blamed = host_setting or setting
+        reason = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else type(exc).__name__
+        raise StartupError(f"{blamed}: {host[:60]!r} is not an address of this machine ({reason}); "
+                           "use 127.0.0.1 or 0.0.0.0") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        blamed = host_setting if host_setting and exc.errno == errno.EADDRNOTAVAIL else setting
+        raise StartupError(f"{blamed}: cannot listen on {host}:{port} ({exc.strerror or type(exc).__name__}); "
+                           "pick a free port, or stop what listens there") from None
+    sock.setblocking(False)
+    return sock
 
 
 # --------------------------------------------------------------------------- agents and evaluators
@@ -229,7 +324,7 @@ def shown_url(url: str) -> str:
     try:
         u = make_url(url)
     except Exception:  # noqa: BLE001 - shown as given; check_database_url says what is wrong with it
-        return url[:80]
+        return mask_url(url)[:80]
     from storage.engine import plan_engine
 
     try:
@@ -238,7 +333,7 @@ def shown_url(url: str) -> str:
         path = None
     if path is not None and not path.is_absolute() and u.query.get("uri") is None:
         u = u.set(database=str(path.resolve()))
-    return u.render_as_string(hide_password=True)
+    return mask_url(u.render_as_string(hide_password=True))
 
 
 def check_database_url(url: str) -> None:
@@ -250,8 +345,9 @@ def check_database_url(url: str) -> None:
     try:
         u = make_url(url)
     except ArgumentError:
-        hint = f"sqlite+aiosqlite:///{url}" if "://" not in url else "sqlite+aiosqlite:///hushtable.db"
-        raise StartupError(f"{name} {url[:80]!r} is not a database URL; write one such as {hint} "
+        hint = (("postgresql+asyncpg://" if "@" in url else "sqlite+aiosqlite:///") + mask_url(url)[:80]
+                if "://" not in url else "sqlite+aiosqlite:///hushtable.db")
+        raise StartupError(f"{name} {mask_url(url)[:80]!r} is not a database URL; write one such as {hint} "
                            "or postgresql+asyncpg://user:password@host/db") from None
     from storage.engine import plan_engine
 
@@ -317,7 +413,7 @@ def database_open_error(url: str, exc: BaseException) -> StartupError:
             reason = reason.replace(str(pw), "***")
     except Exception:  # noqa: BLE001
         pass
-    reason = reason[:160]
+    reason = mask_url(reason)[:160]
     what = "cannot reach the database server" if server and isinstance(exc, OSError | TimeoutError) else "cannot open the database"
     todo = "check that it runs and the host, port and password" if server else "check the path and its permissions"
     return StartupError(f"HUSHTABLE_DATABASE_URL: {what} {shown_url(url)} ({type(exc).__name__}: {reason}); {todo}")

@@ -80,7 +80,7 @@ def test_export_then_replay(tmp_path: Path) -> None:
 
     asyncio.run(play())
     out = tmp_path / "export.jsonl"
-    r = runner.invoke(app, ["export", "--database", url, "--out", str(out)], env={"HUSHTABLE_EXPORT_SECRET": "k1"})
+    r = runner.invoke(app, ["export", "--database", url, "--out", str(out)], env={"HUSHTABLE_EXPORT_SECRET": "k1-" + "0" * 29})
     assert r.exit_code == 0, r.output
     record = json.loads(out.read_text().splitlines()[0])
     assert ALICE.user_id not in json.dumps(record["seats"]), "user ids are pseudonymised"

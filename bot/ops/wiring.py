@@ -4,6 +4,7 @@ hands to ``TableService(observer=...)`` and, when ``HUSHTABLE_OPS_PORT`` is set,
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +24,14 @@ class Ops:
             self.server = None
 
 
-async def start_ops(settings: Any, store: Store) -> Ops:
-    """The observer always (counting is cheap); the HTTP endpoints only when a port is configured."""
+async def start_ops(settings: Any, store: Store, sock: socket.socket | None = None) -> Ops:
+    """The observer always (counting is cheap); the HTTP endpoints only when a port is configured
+    (on ``sock`` when the start-up bound it before saying what runs)."""
     observer = PrometheusObserver()
     port = getattr(settings, "ops_port", None)
     server = None
-    if port is not None:
+    if sock is not None:
+        server = await OpsServer.start(store, observer, sock=sock)
+    elif port is not None:
         server = await OpsServer.start(store, observer, host=getattr(settings, "ops_host", "127.0.0.1"), port=int(port))
     return Ops(observer, server)

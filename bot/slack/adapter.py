@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +31,13 @@ from bot.settings import Settings
 from bot.slack import actions, commands, events, sneak, tournaments, views
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
-from bot.startup import NetworkDown, StartupError, network_reason
+from bot.startup import SLACK_HTTP_HOST, NetworkDown, StartupError, network_reason
 from bot.tournaments.port import TournamentPort
+from models.worker.httpguard import GuardedServer, guarded
 
 log = logging.getLogger("hushtable.slack")
+
+SLACK_MAX_CONNECTIONS = 256  # Slack sends a few requests at a time; the rest of a burst waits for a slot
 
 
 class SlackPlatform(Platform):
@@ -107,18 +111,28 @@ _APP_TOKEN_HELP = "make an app-level token with connections:write under your app
 
 
 async def _ask(what: str, setting: str, help_text: str, call: Any) -> dict[str, Any]:
+    """One Web API call at start. Slack's own refusal (``ok: false`` with an error) is a mistake to fix;
+    an answer that is not the Web API's JSON (a 5xx, a rate limit, an HTML outage page, a proxy's page)
+    is an outage, retried by the caller."""
     try:
         resp = await call
     except SlackApiError as exc:
-        status = getattr(exc.response, "status_code", 200)
-        error = str(exc.response.get("error", "")) if hasattr(exc.response, "get") else ""
+        answer = exc.response
+        # The SDK hands over its own response or, for a body that is no JSON, aiohttp's.
+        status = int(getattr(answer, "status_code", None) or getattr(answer, "status", None) or 200)
+        data = getattr(answer, "data", None)
+        error = str(data.get("error", "")) if isinstance(data, dict) else ""
         if status >= 500 or status == 429:
             raise NetworkDown(f"Slack answered HTTP {status}") from None
+        if not error:
+            raise NetworkDown(f"Slack answered HTTP {status} with something other than its Web API's JSON") from None
         if error in _REFUSALS:
             raise StartupError(f"{setting} was refused by Slack ({error}); {help_text}") from None
-        raise StartupError(f"{setting}: Slack answered {error or status} to {what}; {help_text}") from None
+        raise StartupError(f"{setting}: Slack answered {error[:60]} to {what}; {help_text}") from None
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         raise NetworkDown(network_reason(exc)) from None
+    except (AttributeError, TypeError, ValueError):  # the SDK choking on a body that is not JSON
+        raise NetworkDown("Slack answered with something other than its Web API's JSON") from None
     return dict(resp.data) if isinstance(resp.data, dict) else {}
 
 
@@ -198,18 +212,25 @@ async def _plain_timestamp(request: web.Request, handler: Handler) -> web.Stream
     return response
 
 
-async def serve_http(bot: SlackBot, host: str, port: int, path: str) -> web.AppRunner:
-    """Serve the signed-request endpoint; returns the runner (``runner.addresses`` has the port)."""
+async def serve_http(bot: SlackBot, host: str, port: int, path: str, *, sock: socket.socket | None = None,
+                     **limits: float) -> GuardedServer:
+    """Serve the signed-request endpoint within the limits of a public port (models/worker/httpguard.py:
+    a connection cap, head and body deadlines, JSON nesting); returns the server (``.addresses`` has the
+    port). ``sock``: the port, bound by the start-up before it said what runs."""
     app = bot.app.web_app(path=path)
     app.middlewares.append(_plain_timestamp)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
+    if sock is None:
+        from bot.startup import bind_port
+
+        sock = bind_port("HUSHTABLE_SLACK_PORT", host, port)
+    server = guarded(app, "Slack HTTP mode", **{"max_connections": SLACK_MAX_CONNECTIONS, **limits})
+    await server.start(sock)
+    return server
 
 
 async def run_slack(service: ServicePort, settings: Settings, *, start_service: bool = True,
-                    admin_users: Collection[str] = (), tournament_port: TournamentPort | None = None) -> None:
+                    admin_users: Collection[str] = (), tournament_port: TournamentPort | None = None,
+                    http_socket: socket.socket | None = None) -> None:
     """Connect to Slack and serve until cancelled. The caller owns `service` (built from
     the same settings); this attaches the platform and, unless ``start_service`` is False
     (another adapter starts it once all platforms are attached), starts and stops the service."""
@@ -221,7 +242,7 @@ async def run_slack(service: ServicePort, settings: Settings, *, start_service: 
         await service.start()
     try:
         if settings.slack_mode == "http":
-            runner = await serve_http(bot, "0.0.0.0", settings.slack_port, settings.slack_path)
+            runner = await serve_http(bot, SLACK_HTTP_HOST, settings.slack_port, settings.slack_path, sock=http_socket)
             log.info("Slack HTTP mode on port %s%s", settings.slack_port, settings.slack_path)
             try:
                 await asyncio.Event().wait()

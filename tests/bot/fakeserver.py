@@ -26,6 +26,7 @@ class Fault:
     applies: Callable[[str, str], bool]
     body: Any
     status: int = 200
+    content_type: str = JSON  # with ``body`` as text: a page that is no JSON (an outage page, a proxy's)
 
 
 class FakeServer:
@@ -68,6 +69,8 @@ class FakeServer:
         for f in self.faults:
             if f.applies(method, path):
                 self.faulted.append((method, path))
+                if f.content_type != JSON:
+                    return web.Response(status=f.status, text=str(f.body), headers={"Content-Type": f.content_type})
                 return web.Response(status=f.status, body=json.dumps(f.body), headers={"Content-Type": JSON})
         return None
 
