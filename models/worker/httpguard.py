@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +87,7 @@ class GuardedServer:
     port: int = 0
     _runner: web.AppRunner | None = None
     _server: asyncio.Server | None = None
-    _born: weakref.WeakKeyDictionary[RequestHandler, float] = field(default_factory=weakref.WeakKeyDictionary)
+    _born: dict[RequestHandler, float] = field(default_factory=dict)  # when each connection came (pruned)
     _unlogged: int = 0
     _last_log: float = float("-inf")
 
@@ -126,7 +125,8 @@ class GuardedServer:
     def _connection(self) -> asyncio.BaseProtocol:
         assert self._runner is not None and self._runner.server is not None
         server = self._runner.server
-        handlers = server.connections
+        # A connection closed a moment ago stays listed until its task ends: only open ones count.
+        handlers = [h for h in server.connections if h.transport is not None]
         refuse = False
         if len(handlers) >= self.limits.max_connections:
             idle = [h for h in handlers if not getattr(h, "_request_in_progress", False)]
@@ -139,7 +139,11 @@ class GuardedServer:
         if refuse:
             return _Refuse()
         handler = server()
-        self._born[handler] = asyncio.get_running_loop().time()
+        now = asyncio.get_running_loop().time()
+        if len(self._born) > 2 * self.limits.max_connections:  # forget the connections that have gone
+            alive = set(handlers)  # (one accepted a moment ago is not listed yet: kept by its age)
+            self._born = {h: t for h, t in self._born.items() if h in alive or now - t < 1.0}
+        self._born[handler] = now
         return handler
 
     def _note_cap(self) -> None:
