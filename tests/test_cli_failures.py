@@ -278,3 +278,24 @@ def test_commands_that_warm_the_embedder_exit_cleanly(tmp_path: Path) -> None:
         run = cli("tournament", "list", cwd=tmp_path, env=env)
         assert run.returncode == 0, run.stderr[-2000:]
         assert "terminate called" not in run.stderr
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["sneak", "validate", "-e", "embed:minilm", "--deck", "/dev/zero"], "--deck /dev/zero is not a regular file"),
+    (["sneak", "validate", "-e", "embed:minilm", "--deck", "{fifo}"], "is not a regular file"),
+    (["deep", "-a", "llm:fake", "--judge", "llm:fake", "--words", "{fifo}"], "--words {fifo} is not a regular file"),
+    (["deep", "-a", "llm:fake", "--judge", "llm:fake", "--words", "{big}"], "is larger than 16 MiB"),
+    (["tournament", "create", "-g", "spy", "-e", "random", "--name", "{long}"], "at most 80 characters"),
+])
+def test_input_files_are_checked_and_read_with_a_bound(tmp_path: Path, args: list[str], fragment: str) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # nothing ever writes: reading it would hang
+    big = tmp_path / "big.txt"
+    with big.open("wb") as fh:
+        fh.truncate(17 * 1024 * 1024)  # sparse: 17 MiB of nothing
+    names = {"fifo": str(fifo), "big": str(big), "long": "x" * 100_000}
+    run = cli(*[a.format(**names) for a in args], cwd=tmp_path, env={"HUSHTABLE_AGENT_CHOICES": "random",
+                                                                      "HUSHTABLE_DEFAULT_AGENT": "random",
+                                                                      "HUSHTABLE_FALLBACK_AGENT": "random"}, timeout=240)
+    one_sentence(run, 2 if args[0] != "tournament" else run.returncode, fragment.format(**names))
+    assert run.returncode != 0

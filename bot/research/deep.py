@@ -259,6 +259,9 @@ def render(rows: dict[str, dict[Mode, Cell]], judge: str, words: int) -> str:
     return "\n".join(lines)
 
 
+MAX_WORDS = 5000
+
+
 def deep_command() -> Any:
     """``hushtable deep`` (registered in bot/cli.py)."""
     import asyncio
@@ -266,7 +269,7 @@ def deep_command() -> Any:
 
     import typer
 
-    from models.cli_files import check_file_option
+    from models.cli_files import check_file_option, read_input_option
 
     def deep(
         agent: list[str] = typer.Option(..., "--agent", "-a", help="A language model that describes (llm:...; "
@@ -289,9 +292,11 @@ def deep_command() -> Any:
                 raise typer.BadParameter(f"{spec} is not a language model: DEEP agents and judges are llm:...")
         check_file_option(out, "--out")
         try:
-            targets = parse_targets(words.read_text(encoding="utf-8")) if words else default_targets(count)
+            targets = parse_targets(read_input_option(words, "--words")) if words else default_targets(count)
         except (OSError, ValueError) as exc:
             raise typer.BadParameter(f"--words: {exc}") from None
+        if len(targets) > MAX_WORDS:  # every word is described and rated by a language model
+            raise typer.BadParameter(f"--words: {len(targets)} words; at most {MAX_WORDS} in one run (split the list)")
         settings = Settings()
 
         async def go() -> tuple[str, dict[str, Any]]:

@@ -29,10 +29,13 @@ MAX_ENTRANTS = 64
 MAX_SCHEDULES = 10
 """Scheduled tournaments per tenant (each one a recurring run of AI games)."""
 MAX_ID = 2**62
+MAX_NAME_CHARS = 80
 
 
 async def create(service: TableService, tenant: str, spec: TournamentSpec) -> int:
     """Store a tournament with its planned matches; raises TournamentError with a readable reason."""
+    if len(spec.name) > MAX_NAME_CHARS:  # it heads every leaderboard, in chat and on the command line
+        raise TournamentError(f"A tournament's name has at most {MAX_NAME_CHARS} characters; this one has {len(spec.name)}.")
     try:
         engine = games.get(spec.game)
     except KeyError:

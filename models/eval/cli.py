@@ -51,11 +51,18 @@ def read_deck(path: Path | None) -> list[tuple[str, list[str]]] | None:
     if path is None:
         return None
     from games import decks
+    from models.cli_files import read_input_option
 
     try:
-        return [(c, list(w)) for c, w in decks.parse_cards(path.read_text(encoding="utf-8"), size=12)]
+        cards = [(c, list(w)) for c, w in decks.parse_cards(read_input_option(path, "--deck"), size=12)]
     except (OSError, decks.DeckError) as exc:
         raise typer.BadParameter(f"--deck: {exc}") from None
+    if len(cards) > MAX_DECK_CARDS:  # each card is scored by every evaluator: hours, not a mistake to wait for
+        raise typer.BadParameter(f"--deck: {len(cards)} cards; a deck holds at most {MAX_DECK_CARDS} (split it)")
+    return cards
+
+
+MAX_DECK_CARDS = 2000  # the paper's benchmark has 117 categories
 
 
 def _embedder_for() -> Callable[[str], Any]:
