@@ -16,23 +16,35 @@ apart again:
   Whole words only: ``danger`` does not mention ``anger``. ``compounds=True`` also
   refuses a longer word containing the secret (the Chameleon's "snowman" rule).
 - ``reveals_secret(text, secret)``: the check every game's clue rule uses (Chameleon clues,
-  Decrypto hints, Who-is-Spy descriptions): ``mentions_secret``, plus the secret read
+  Decrypto hints, Who-is-Spy descriptions, Spymasters clues): ``mentions_secret``, a word
+  of the text that is a variant of the secret (``is_variant``), plus the secret read
   letters-only inside a word (``snowman``, ``st'rawberry``, ``strawberry2``) or spelled
   across consecutive words (``straw berry``, ``s t r a w b e r r y``).
+- ``is_variant(a, b)``: two words are forms of one word: inflected (``mice``, ``flew``),
+  derived (``painter``, ``pianist``, ``librarian``, ``icy``), the other spelling
+  (``colour``, ``doughnut``), digits for a number word (``7`` for seven), or a three-letter
+  word with a suffix (``eggy``, ``taxman``; ``tiny`` stays a word of its own).
 - ``clean(s)``: the text a player meant, as an engine stores it: whitespace collapsed,
   invisible characters and seat-label delimiters removed, the visible letters kept.
 - ``has_number(s)``: a word of the text is a number (a Decrypto hint may not be a code).
 
-The look-alike table is our own (about forty letters) rather than a confusables
-library: the engines must stay free of third-party imports and data files, and only
-the fold to Latin is needed, not detection across all scripts.
+Letters that read as Latin ones (``ı``, a Cyrillic ``о``) fold to Latin: Unicode's
+confusables for letters that look like one ASCII letter (``games/data/confusables.txt``)
+and our own table of about forty Cyrillic and Greek letters, which wins where they differ.
+What the variant check knows of English (WordNet 3.0's derivational links and exception
+lists, British and American spellings, words shaped like a short word plus a suffix that
+are not made from it) is ``games/data/wordforms.txt``. Both files are built by
+``models/wordforms.py`` from packages the project installs and read here as this package's
+own data, once, on first use: the engines import nothing from outside the standard library.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from importlib import resources
 
 # Cyrillic and Greek letters that render like Latin ones, mapped before case folding so
 # that upper and lower case keep their own look (Greek ``Η`` is an H, ``η`` an n).
@@ -52,7 +64,26 @@ _LOOKALIKES: dict[str, str] = {
     "α": "a", "ο": "o", "ρ": "p", "ι": "i", "κ": "k", "ν": "v", "υ": "u", "χ": "x", "γ": "y",
     "ε": "e", "τ": "t", "ς": "c",
 }  # fmt: skip
-_FOLD = str.maketrans(_LOOKALIKES)
+CONFUSABLES_FILE = "confusables.txt"
+WORDFORMS_FILE = "wordforms.txt"
+
+
+def _data(name: str) -> list[str]:
+    """The lines of one of this package's data files (``games/data``), comments left out."""
+    text = resources.files("games").joinpath("data", name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+@cache
+def _fold() -> dict[int, str]:
+    """Unicode's confusables (letters that read as one Latin letter: ``ı`` as i), from
+    ``games/data/confusables.txt``; our own table above wins where the two differ."""
+    table = {}
+    for line in _data(CONFUSABLES_FILE):
+        ch, _, latin = line.partition(" ")
+        table[ch] = latin
+    table.update(_LOOKALIKES)
+    return str.maketrans(table)
 
 # Letters, digits and apostrophes inside a word; everything else separates words.
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -74,11 +105,11 @@ def normalize(s: str) -> str:
     combining marks (accents) removed, case-folded. Word boundaries are kept."""
     s = unicodedata.normalize("NFKC", s)
     s = "".join(ch for ch in s if not _invisible(ch))
-    s = s.translate(_FOLD)
+    s = s.translate(_fold())
     s = unicodedata.normalize("NFKD", s.casefold())
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
     # Folding again after NFKD catches look-alikes that carried an accent (``ё``).
-    return unicodedata.normalize("NFC", s).translate(_FOLD).casefold()
+    return unicodedata.normalize("NFC", s).translate(_fold()).casefold()
 
 
 def words(s: str) -> list[str]:
@@ -132,6 +163,8 @@ def _plural_stems(word: str) -> frozenset[str]:
         out.add(word[:-1])
     if n >= 4 and word.endswith("'s"):
         out.add(word[:-2])
+    if n >= 3 and word.endswith("men"):
+        out.add(word[:-3] + "man")  # women, firemen
     return frozenset(out)
 
 
@@ -164,6 +197,166 @@ def _stems(word: str) -> frozenset[str]:
 def _same_word(said: str, secret: str) -> bool:
     """``said`` is the secret word or one of its forms; or the secret is a plural of ``said``."""
     return said == secret or secret in _stems(said) or said in _plural_stems(secret)
+
+
+# --------------------------------------------------------------------------- variants
+
+SHORT_SUFFIXES = frozenset({
+    "y", "ey", "ie", "ies", "ier", "iest", "ily", "iness", "ish", "less", "ful", "fuls", "ly", "ness", "like",
+    "er", "ers", "ed", "ing", "ings", "s", "es", "en", "let", "lets", "ling", "lings", "dom", "hood", "ship",
+    "ery", "age", "ism", "ist", "ists", "ian", "man", "men", "woman", "women",
+})  # fmt: skip
+"""What makes a word from a three-letter one (``eggy``, ``ashen``, ``taxman``)."""
+
+# WordNet's morphy: the regular endings undone, each onto a lemma of its part of speech.
+_MORPHY: tuple[tuple[str, str, str], ...] = (
+    ("s", "", "n"), ("ses", "s", "n"), ("xes", "x", "n"), ("zes", "z", "n"), ("ches", "ch", "n"),
+    ("shes", "sh", "n"), ("men", "man", "n"), ("ies", "y", "n"),
+    ("s", "", "v"), ("ies", "y", "v"), ("es", "e", "v"), ("es", "", "v"), ("ed", "e", "v"), ("ed", "", "v"),
+    ("ing", "e", "v"), ("ing", "", "v"),
+    ("er", "", "a"), ("est", "", "a"), ("er", "e", "a"), ("est", "e", "a"),
+)  # fmt: skip
+_AGENT = ("ians", "ian", "ists", "ist")  # librarian, pianist: the player of a word's root
+_ROOT_ENDINGS = ("y", "e", "o", "a", "ic", "ics", "ism", "ity")
+
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen twenty").split()
+_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+         "hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_ORDINAL_UNITS = ("zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+                  "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_NUMBER_WORDS: dict[str, int] = {
+    **{w: i for i, w in enumerate(_UNITS)}, **_TENS, **{w: i for i, w in enumerate(_ORDINAL_UNITS)},
+    **{w[:-1] + "ieth": n for w, n in _TENS.items() if w.endswith("y")},
+    **{w + "th": n for w, n in _TENS.items() if not w.endswith("y")},
+}
+_DIGITS = re.compile(r"(\d+)(?:st|nd|rd|th)?")
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexicon:
+    """``games/data/wordforms.txt`` (built by ``models/wordforms.py`` from WordNet and breame)."""
+
+    pos: dict[str, str]  # lemma -> its parts of speech ("nv")
+    links: dict[str, frozenset[str]]  # lemma -> the lemmas derived from it or it from them
+    irregular: dict[str, frozenset[str]]  # mice -> mouse, flew -> fly
+    spelling: dict[str, str]  # British -> American spelling
+    innocent: frozenset[str]  # words shaped like a short word plus a suffix that are not made from it
+
+    def morphy(self, word: str) -> set[str]:
+        out = set(self.irregular.get(word, ()))
+        for suffix, repl, pos in _MORPHY:
+            if not word.endswith(suffix) or len(word) <= len(suffix) + 1:
+                continue
+            stem = word[: -len(suffix)]
+            for base in (stem + repl, stem[:-1] + repl if len(stem) > 2 and stem[-1] == stem[-2] else ""):
+                if base and (pos in self.pos.get(base, "") or base in self.spelling):
+                    out.add(base)
+        return out
+
+
+@cache
+def _lexicon() -> _Lexicon:
+    pos: dict[str, str] = {}
+    links: dict[str, frozenset[str]] = {}
+    irregular: dict[str, frozenset[str]] = {}
+    spelling: dict[str, str] = {}
+    innocent: set[str] = set()
+    section = ""
+    for line in _data(WORDFORMS_FILE):
+        if line.startswith("@"):
+            section = line[1:]
+            continue
+        parts = line.split()
+        if section == "family":
+            pos[parts[0]] = parts[1]
+            links[parts[0]] = frozenset(parts[2:])
+        elif section == "irregular":
+            irregular[parts[0]] = frozenset(parts[1:])
+        elif section == "spelling":
+            spelling[parts[0]] = parts[1]
+        elif section == "innocent":
+            innocent.update(parts)
+    return _Lexicon(pos, links, irregular, spelling, frozenset(innocent))
+
+
+def _number(word: str) -> int | None:
+    """``seven``, ``7``, ``seventh``, ``7th`` -> 7; None for a word that is no number."""
+    m = _DIGITS.fullmatch(word)
+    if m:
+        return int(m.group(1))
+    return _NUMBER_WORDS.get(word)
+
+
+@lru_cache(maxsize=32768)
+def _family(word: str) -> frozenset[str]:
+    """The word, its base forms (WordNet's morphy and exception lists), both spellings of each,
+    and the words WordNet derives from them or them from (``painter`` -> paint, painterly);
+    a number word and its digits share ``#7``."""
+    lex = _lexicon()
+    bases = {word, *lex.morphy(word)}
+    bases |= {lex.spelling[b] for b in bases if b in lex.spelling}
+    out = set(bases)
+    for b in bases:
+        out |= lex.links.get(b, frozenset())
+    for b in bases | _plural_stems(word):  # sevens, 7s
+        n = _number(b)
+        if n is not None:
+            out.add(f"#{n}")
+    out |= {lex.spelling[w] for w in out if w in lex.spelling}
+    return frozenset(out)
+
+
+def short_affix_kind(word: str, short: str) -> str:
+    """How ``word`` is the three-letter ``short`` with a suffix: "doubled" (``sunny``, ``catty``:
+    the last letter doubled), "plain" (``eggy``, ``taxman``, ``icy`` with the final e dropped),
+    or "" (no such shape: ``tin`` and ``tinsel``)."""
+    if len(short) != 3 or len(word) <= 3:
+        return ""
+    if word.startswith(short):
+        if short[-1] not in _VOWELS and word[3] == short[-1] and word[4:] in SHORT_SUFFIXES:
+            return "doubled"
+        return "plain" if word[3:] in SHORT_SUFFIXES else ""
+    if short.endswith("e") and word.startswith(short[:2]) and word[2:] in SHORT_SUFFIXES:
+        return "plain"
+    return ""
+
+
+def _short_affix(word: str, short: str) -> bool:
+    kind = short_affix_kind(word, short)
+    return kind == "doubled" or (kind == "plain" and word not in _lexicon().innocent)
+
+
+def _agent_root(word: str) -> str | None:
+    for suffix in _AGENT:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return None
+
+
+def _roots(word: str) -> set[str]:
+    return {word, *(word[: -len(e)] for e in _ROOT_ENDINGS if word.endswith(e) and len(word) - len(e) >= 4)}
+
+
+@lru_cache(maxsize=65536)
+def is_variant(a: str, b: str) -> bool:
+    """Two normalised single words are forms of one word: the same word inflected (``mice``,
+    ``flew``), derived (``painter``, ``pianist``, ``icy``), spelled the British or the American
+    way (``colour``), as digits (``7``), or a three-letter word with a suffix (``eggy``,
+    ``taxman``; not ``tiny`` for "tin": a word of its own)."""
+    a, b = a.replace("'", ""), b.replace("'", "")
+    if not a or not b:
+        return False
+    if a == b or _same_word(a, b) or _same_word(b, a):
+        return True
+    if _family(a) & _family(b):
+        return True
+    ra, rb = _agent_root(a), _agent_root(b)
+    if (ra is not None and ra in _roots(b)) or (rb is not None and rb in _roots(a)):
+        return True
+    if a in _roots(b) or b in _roots(a):  # baker, bakery
+        return True
+    return _short_affix(a, b) or _short_affix(b, a)
 
 
 def mentions_secret(text: str, secret: str, *, compounds: bool = False) -> bool:
@@ -211,17 +404,20 @@ def reveals_secret(text: str, secret: str) -> bool:
     sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``."""
     if mentions_secret(text, secret):
         return True
+    said, needle = words(text), words(secret)
+    if len(needle) == 1 and any(is_variant(w, needle[0]) for w in said):
+        return True
     target = _letters(key(secret))
     if not target:
         return False
-    pieces = [_letters(w) for w in words(text)]
+    pieces = [_letters(w) for w in said]
     if any(p == target or (len(target) >= 4 and target in p) for p in pieces):
         return True
     for i in range(len(pieces)):
         joined = pieces[i]
         for piece in pieces[i + 1 :]:
             joined += piece
-            if _same_word(joined, target):
+            if _same_word(joined, target) or is_variant(joined, target):
                 return True
             if len(joined) > len(target) + 4:  # longer than any inflected form: stop extending
                 break

@@ -28,6 +28,7 @@ import numpy as np
 
 from games import decks
 from games.base import Text, contains_word, normalize, words_of
+from games.text import reveals_secret
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ def overlaps(candidate: str, word: str) -> bool:
     if not a or not b:
         return False
     if contains_word(candidate, word) or contains_word(word, candidate) or a == b:
+        return True
+    if reveals_secret(candidate, word) or reveals_secret(word, candidate):  # variants: icy, colour, pianist
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 4 and short in long_

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.clue_check import INNOCENT, VARIANTS
 from games.base import Action, IllegalAction, Text, check_text
 from games.chameleon import GAME as CHAMELEON
 from games.chameleon import ChameleonState
@@ -12,7 +13,7 @@ from games.decrypto import DecryptoState
 from games.spy import GAME as SPY
 from games.spy import Phase as SpyPhase
 from games.spy import SpyState
-from games.text import clean, has_number, mentions_secret, normalize, reveals_secret, same_words, word_count
+from games.text import clean, has_number, is_variant, mentions_secret, normalize, reveals_secret, same_words, word_count
 
 ZWSP, SHY = "\u200b", "\u00ad"
 
@@ -273,3 +274,61 @@ def test_chameleon_plural_of_the_secret_is_refused() -> None:
     s, seat = _chameleon_with("Bee")
     with pytest.raises(IllegalAction, match="secret"):
         CHAMELEON.apply(s, seat, Action.say("clue", "bees"))
+
+
+# --------------------------------------------------------------------------- variants of a word
+
+def _all_variants() -> list[tuple[str, str, str]]:
+    return [(kind, c, s) for kind, pairs in VARIANTS.items() for c, s in pairs]
+
+
+@pytest.mark.parametrize(("kind", "clue", "secret"), _all_variants())
+def test_every_variant_of_the_secret_is_refused(kind: str, clue: str, secret: str) -> None:
+    assert reveals_secret(clue, secret), (kind, clue, secret)
+    assert reveals_secret(f"a {clue} perhaps", secret), (kind, clue, secret)  # inside a description too
+
+
+@pytest.mark.parametrize(("clue", "secret"), [
+    ("library", "librarian"), ("color", "colour"), ("theater", "theatre"), ("donut", "doughnut"), ("gray", "grey"),
+    ("jewelry", "jewellery"), ("tire", "tyre"), ("mouse", "mice"), ("tooth", "teeth"), ("woman", "women"),
+    ("fly", "flew"), ("piano", "pianist"), ("science", "scientist"), ("sun", "sunny"), ("ice", "icy"),
+    ("swimming", "swimmer"), ("painting", "painter"), ("yogurt", "yoghurt"), ("pirate", "piracy"), ("7", "seven"),
+    ("tax", "taxman"), ("egg", "eggy"), ("ash", "ashy"), ("net", "netman"), ("pilot", "pılot"), ("shirt", "ſhırt"),
+])
+def test_the_issue_pairs_are_refused_the_other_way_round(clue: str, secret: str) -> None:
+    # Spymasters checks a clue against each board word both ways; a variant is one either way.
+    assert reveals_secret(clue, secret)
+
+
+def test_variants_are_refused_through_inflections_and_disguises() -> None:
+    assert reveals_secret("colours", "color") and reveals_secret("Librarians", "library")
+    assert reveals_secret("SEVENTH", "7") and reveals_secret("sevens", "7") and reveals_secret("７", "seven")
+    assert reveals_secret("pian\u200bist", "piano") and reveals_secret("Ｔｅｅｔｈ", "tooth")
+    assert reveals_secret("painters", "painting") and reveals_secret("swimmers", "swim")
+
+
+def test_confusable_letters_fold_to_latin() -> None:
+    assert normalize("pılot") == "pilot" and normalize("ſhırt") == "shirt"
+    assert normalize("ɑpple") == "apple"
+    assert normalize("Кот") == "kot"  # our own table keeps its choices (Cyrillic К reads as K)
+
+
+def test_innocent_clues_are_not_refused() -> None:
+    refused = [(c, s) for c, s in INNOCENT if reveals_secret(c, s)]
+    # The known few: a secret of four letters inside a longer word (the snowman rule: knight, planet,
+    # bullet) and two words shaped like a short word with a suffix (battery for bat, bury for bur).
+    assert len(refused) <= 5, refused
+    print(f"\ninnocent clues refused: {len(refused)} of {len(INNOCENT)} ({100 * len(refused) / len(INNOCENT):.1f}%): {refused}")
+
+
+@pytest.mark.parametrize(("clue", "secret"), [
+    ("tiny", "tin"), ("busy", "bus"), ("solar", "sun"), ("carpet", "car"), ("season", "sea"), ("category", "cat"),
+    ("general", "generous"), ("nation", "native"), ("sight", "see"), ("moon", "sun"), ("ear", "year"),
+])
+def test_words_that_merely_look_alike_stay_free(clue: str, secret: str) -> None:
+    assert not reveals_secret(clue, secret)
+    assert not is_variant(normalize(clue), normalize(secret))
+
+
+def test_multi_word_secrets_keep_their_rules() -> None:
+    assert reveals_secret("ice creams", "ice cream") and not reveals_secret("icy cone", "ice cream")
