@@ -13,6 +13,7 @@ import pytest
 from games.base import Action, Choice, Text
 from games.spymasters import GAME
 from games.spymasters.state import STOP, SpymastersState
+from games.text import reveals_secret
 from models.agents.embed import EmbeddingAgent
 from models.agents.games import game_agent
 from models.agents.games.spymasters import clue_scores, hidden_by_card, view_of
@@ -185,3 +186,103 @@ def test_llm_agents_play_a_whole_game_on_the_fake_model() -> None:
     assert any("Your team's hidden words:" in a for a in asked), "the spymaster's prompt shows its words"
     assert all(c["clue"].startswith("zorquin") for c in result.details["clues"])
     assert any("refused" in a for a in asked), "the board word was sent back with the reason"
+
+
+# --------------------------------------------------------------------------- the strategic agent (llm:default)
+
+
+def strategic_game(index: VocabIndex, seed: int, seats: int = 4, **options: Any) -> tuple[SpymastersState, list[Any]]:
+    """A whole game, every seat the strategic agent with its default settings (no model use; the fake
+    backend is there to prove it is never asked), each move checked by the engine as it comes."""
+    from models.agents.llm import LLMAgent, Mode
+    from models.agents.propose import Strategy
+    from models.client import InProcessClient
+    from models.worker.fake_backend import FakeBackend
+
+    client = InProcessClient.over(FakeBackend())
+
+    async def inference_for(spec: str):
+        await client.start()
+        return client
+
+    async def game() -> tuple[SpymastersState, list[Any]]:
+        s, _ = GAME.new(GAME.make_config(**options), seats, seed)
+        agents = [LLMAgent(inference_for, seed=seed * 10 + i, mode=Mode.STRATEGIC, strategy=Strategy(index=index))
+                  for i in range(seats)]
+        decisions = []
+        for _ in range(300):
+            if GAME.result(s) is not None:
+                break
+            seat = min(GAME.to_act(s))
+            spec = GAME.legal(s, seat)
+            assert spec is not None
+            decision = await agents[seat].act(GAME.observe(s, seat), spec)
+            s, _ = GAME.apply(s, seat, decision.action)  # legal on the first try, or this raises
+            decisions.append(decision)
+        await client.aclose()
+        return s, decisions
+
+    return asyncio.run(game())
+
+
+def test_the_strategic_spymaster_links_its_words_away_from_the_assassin(index: VocabIndex) -> None:
+    agent = game_agent("spymasters")
+    s, _ = GAME.new(GAME.make_config(deal=DEAL), 4, 0)
+    obs = GAME.observe(s, 0)
+    spec = GAME.legal(s, 0)
+    assert isinstance(spec, Text)
+    (words,) = agent.candidates(index, obs, spec, 5)
+    best = max(words, key=lambda w: agent.text_score(index, None, obs, Action.say("clue", w)))  # type: ignore[arg-type]
+    s, _ = GAME.apply(s, 0, Action.say("clue", best))
+    number_spec = GAME.legal(s, 0)
+    assert isinstance(number_spec, Choice)
+    number_ev = agent.evidence(index, GAME.observe(s, 0), number_spec)
+    assert number_ev is not None
+    number = int(max(number_ev, key=number_ev.__getitem__))
+    assert number >= 2, (best, number)  # nine fruit, tools and places: there is a link to make
+    sims = {w: float(index.vec(w) @ index.vec(best)) for w in WORDS}
+    nearest = sorted(sims, key=sims.__getitem__, reverse=True)[:number]
+    assert all(w in RED for w in nearest), (best, nearest)
+    assert sims[ASSASSIN] < min(sims[w] for w in nearest)
+
+
+def test_the_strategic_guessers_stop_at_the_number_and_when_unsure(index: VocabIndex) -> None:
+    agent = game_agent("spymasters")
+    s, _ = GAME.new(GAME.make_config(deal=DEAL), 4, 0)
+    s, _ = GAME.apply(s, 0, Action.say("clue", "fruit"))
+    s, _ = GAME.apply(s, 0, Action.choose("number", "2"))
+    for _ in range(2):
+        spec = GAME.legal(s, 2)
+        assert isinstance(spec, Choice)
+        scores = agent.evidence(index, GAME.observe(s, 2), spec)
+        assert scores is not None
+        pick = max(scores, key=scores.__getitem__)
+        assert pick in RED[:5], pick
+        s, _ = GAME.apply(s, 2, Action.choose("guess", pick))
+    spec = GAME.legal(s, 2)
+    assert isinstance(spec, Choice)
+    scores = agent.evidence(index, GAME.observe(s, 2), spec)
+    assert scores is not None and max(scores, key=scores.__getitem__) == STOP  # no bonus guess risked
+    # A clue that points nowhere on the board: one guess (the rules ask for it), then stop.
+    s, _ = GAME.new(GAME.make_config(deal=DEAL), 4, 0)
+    s, _ = GAME.apply(s, 0, Action.say("clue", "quantum"))
+    s, _ = GAME.apply(s, 0, Action.choose("number", "3"))
+    s, _ = GAME.apply(s, 2, Action.choose("guess", "apple"))
+    spec = GAME.legal(s, 2)
+    assert isinstance(spec, Choice)
+    scores = agent.evidence(index, GAME.observe(s, 2), spec)
+    assert scores is not None and max(scores, key=scores.__getitem__) == STOP
+
+
+def test_strategic_self_play_links_words_with_no_variant_clue_and_replays_exactly(index: VocabIndex) -> None:
+    s, decisions = strategic_game(index, 5)
+    result = GAME.result(s)
+    assert result is not None
+    clues = list(s.history)
+    assert clues and max(c.number for c in clues) >= 2
+    for c in clues:
+        assert not any(reveals_secret(c.clue, w) or reveals_secret(w, c.clue) for w in s.words), c.clue
+    assert {d.source.value for d in decisions} <= {"specialist", "rules"}, {d.source for d in decisions}  # never the model
+    again, _ = strategic_game(index, 5)
+    assert [(c.clue, c.number, [g.word for g in c.guesses]) for c in again.history] == \
+        [(c.clue, c.number, [g.word for g in c.guesses]) for c in s.history]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import cast
 
 import numpy as np
@@ -153,14 +154,111 @@ def _guess(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) ->
 
 
 # --------------------------------------------------------------------------- the strategy
+#
+# The strategic agent (``llm:default``) links words: a clue aims at the k nearest of its team's
+# hidden words (k up to 3) when all k stand clear of every word the team must avoid, and says
+# k. Similarities are read against the board's own spread (the mean and deviation of the
+# vocabulary's similarity to the board's words), so the same thresholds hold for any embedder:
+#
+# - related: the k-th intended word is well above chance (RELATED deviations over the mean);
+# - clear: it leads the nearest other-team word or bystander by LEAD deviations (a bystander
+#   a little less: it only ends the turn), and the assassin by ASSASSIN_LEAD deviations.
+#
+# Of the clues that are related and clear, the one for the most words wins, then the widest
+# lead. With none, the clue for one word with the widest lead (the baseline's choice). The
+# guessers take the hidden words nearest the clue, stop once they have the number (the bonus
+# guess is never risked), and stop early when the nearest word left is not related.
+
+LINK_MAX = 3
+RELATED = 1.6
+LEAD = 0.35
+ASSASSIN_LEAD = 1.0
+BYSTANDER_EASE = 0.15
+LEAD_CAP = 2.0
+LEAD_WEIGHT = 0.2
+
+
+@lru_cache(maxsize=64)
+def board_spread(index: VocabIndex, words: tuple[str, ...]) -> tuple[float, float]:
+    """The mean and standard deviation of the vocabulary's similarity to the board's words."""
+    sims = index.matrix @ index.vecs(list(words)).T
+    return float(sims.mean()), max(float(sims.std()), 1e-6)
+
+
+def linked_scores(index: VocabIndex, rows: np.ndarray, v: SpymastersView) -> tuple[np.ndarray, np.ndarray]:
+    """For each row (a clue's vector): its score and its number (see above)."""
+    mean, sd = board_spread(index, tuple(v["board"]))
+    cards = hidden_by_card(v)
+    team, other = v["team"], ("blue" if v["team"] == "red" else "red")
+    own = _sims(index, rows, cards[team])
+    n = rows.shape[0]
+    bad = np.full(n, -1.0, dtype=np.float32)
+    for words, ease in ((cards[other], 0.0), (cards["bystander"], BYSTANDER_EASE * sd)):
+        sims = _sims(index, rows, words)
+        if sims.shape[1]:
+            bad = np.maximum(bad, sims.max(axis=1) - ease)
+    sims = _sims(index, rows, cards["assassin"])
+    assassin = sims.max(axis=1) if sims.shape[1] else np.full(n, -1.0, dtype=np.float32)
+    top = -np.sort(-own, axis=1)
+    best = np.full(n, -np.inf, dtype=np.float32)
+    number = np.ones(n, dtype=np.int64)
+    if not top.shape[1]:
+        return best, number
+    # No clue stands clear: one word, the widest lead over the nearest word to avoid (the assassin first).
+    best = np.minimum(top[:, 0] - bad, top[:, 0] - assassin - ASSASSIN_LEAD * sd) / sd - 10.0
+    for k in range(1, min(LINK_MAX, top.shape[1]) + 1):
+        kth = top[:, k - 1]
+        lead = (kth - bad) / sd
+        clear = (kth >= mean + RELATED * sd) & (lead >= LEAD) & ((kth - assassin) / sd >= ASSASSIN_LEAD)
+        score = k + LEAD_WEIGHT * np.minimum(lead, LEAD_CAP)
+        better = clear & (score > best)
+        best = np.where(better, score, best)
+        number = np.where(better, k, number)
+    return best, number
+
+
+def linked_clues(index: VocabIndex, v: SpymastersView, spec: Text, k: int) -> list[tuple[str, float, int]]:
+    """The ``k`` best clue words by ``linked_scores`` that are no variant of any word on the board
+    (revealed words too: "yoghurt" reads as "yogurt" whether or not it is still hidden)."""
+    board = list(v["board"])
+    scores, numbers = linked_scores(index, index.matrix, v)
+    out: list[tuple[str, float, int]] = []
+    for i in np.argsort(-scores, kind="stable"):
+        word = index.words[int(i)]
+        if clue_allowed(word, board, spec):
+            out.append((word, float(scores[int(i)]), int(numbers[int(i)])))
+            if len(out) >= k:
+                break
+    return out
+
+
+def linked_number(index: VocabIndex, v: SpymastersView, clue: str) -> int:
+    _, numbers = linked_scores(index, index.vec(normalize(clue))[None, :], v)
+    return int(numbers[0])
+
+
+def linked_guesses(index: VocabIndex, v: SpymastersView, spec: Choice) -> dict[str, float]:
+    """Similarity of each hidden word to the clue; stop above every word once the team has the
+    clue's number or when the nearest word left is not related to the clue, below them before."""
+    clue = v["clue"]
+    assert clue is not None
+    words = [o.id for o in spec.options if o.id not in (STOP, PASS)]
+    sims = index.vecs(words) @ index.vec(clue["clue"])
+    scores = {w: float(x) for w, x in zip(words, sims, strict=True)}
+    if any(o.id == STOP for o in spec.options):
+        mean, sd = board_spread(index, tuple(v["board"]))
+        done = _guesses_made(v) >= clue["number"]
+        unsure = max(scores.values()) < mean + RELATED * sd
+        scores[STOP] = (max(scores.values()) + 1.0) if done or unsure else (min(scores.values()) - 1.0)
+    return scores
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
     v = view_of(obs)
     if spec.kind == "guess" and v["clue"] is not None:
-        return guess_scores(index, v, spec)
+        return linked_guesses(index, v, spec)
     if spec.kind == "number" and v["pending_clue"]:
-        k = number_for(index, v, v["pending_clue"])
+        k = linked_number(index, v, v["pending_clue"])
         return {o.id: -abs(int(o.id) - k) for o in spec.options}
     return None
 
@@ -168,14 +266,14 @@ def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, flo
 def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[list[str]]:
     if spec.kind != "clue":
         return [[] for _ in spec.fields]
-    return [[w for w, _, _ in ranked_clues(index, view_of(obs), spec, k)]]
+    return [[w for w, _, _ in linked_clues(index, view_of(obs), spec, k)]]
 
 
 def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
-    """A clue's margin: its intended words against the other team's words and the assassin."""
+    """A clue's score: the number of words it links, then its lead over the words to avoid."""
     if action.kind != "clue" or not action.value:
         return 0.0
-    scores, _ = clue_scores(index, index.vec(normalize(action.value[0]))[None, :], view_of(obs))
+    scores, _ = linked_scores(index, index.vec(normalize(action.value[0]))[None, :], view_of(obs))
     return float(scores[0])
 
 
