@@ -9,6 +9,12 @@ Baseline (``embed:minilm``):
 - spymaster, number: the k that clue was chosen for (recomputed from the view).
 - guesser: the hidden board word nearest the clue; once the team has found as many words
   as the clue's number, stop (the bonus guess is never risked).
+
+Strategy (``llm:default``'s specialist; see "the strategy" below): the clue that links the
+most of the team's words (up to three) while each stands clear of the other team's words,
+the bystanders and, by a wider lead, the assassin; the number says how many; no clue is a
+variant of any word on the board. Its guessers stop at the number, and early when the
+nearest word left is not related to the clue.
 """
 
 from __future__ import annotations
