@@ -327,6 +327,7 @@ def _short_affix(word: str, short: str) -> bool:
     return kind == "doubled" or (kind == "plain" and word not in _lexicon().innocent)
 
 
+@lru_cache(maxsize=32768)
 def _agent_root(word: str) -> str | None:
     for suffix in _AGENT:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
@@ -334,8 +335,9 @@ def _agent_root(word: str) -> str | None:
     return None
 
 
-def _roots(word: str) -> set[str]:
-    return {word, *(word[: -len(e)] for e in _ROOT_ENDINGS if word.endswith(e) and len(word) - len(e) >= 4)}
+@lru_cache(maxsize=32768)
+def _roots(word: str) -> frozenset[str]:
+    return frozenset({word, *(word[: -len(e)] for e in _ROOT_ENDINGS if word.endswith(e) and len(word) - len(e) >= 4)})
 
 
 @lru_cache(maxsize=65536)

@@ -28,7 +28,7 @@ import numpy as np
 
 from games import decks
 from games.base import Text, contains_word, normalize, words_of
-from games.text import reveals_secret
+from games.text import is_variant
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,9 @@ def overlaps(candidate: str, word: str) -> bool:
         return False
     if contains_word(candidate, word) or contains_word(word, candidate) or a == b:
         return True
-    if reveals_secret(candidate, word) or reveals_secret(word, candidate):  # variants: icy, colour, pianist
+    wa, wb = words_of(candidate), words_of(word)
+    # A variant of the other (icy, colour, pianist): the rules refuse it, see games.text.is_variant.
+    if (len(wb) == 1 and any(is_variant(x, wb[0]) for x in wa)) or (len(wa) == 1 and any(is_variant(x, wa[0]) for x in wb)):
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 4 and short in long_
