@@ -32,11 +32,12 @@ import typer
 from bot.core.messages import Outgoing, Place
 from bot.core.service import TableService
 from games.catalog import find
-from games.descriptor import SneakScoring
+from games.descriptor import ClueScoring, SneakScoring
+from games.labels import fill_labels
 from models.eval.cli import EvalEnv, make_app
 from models.eval.decoys import DecoyStrategy, WordNetDecoys
 from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
-from models.eval.games import registry
+from models.eval.games import ClueHook, hooks, registry
 from models.eval.live import score_games
 from models.eval.metrics import Scores
 from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_report, player_averages
@@ -165,7 +166,7 @@ class SneakService:
     def wanted(self, game: str, lobby: dict[str, Any] | None) -> bool:
         """The game's descriptor says when (``sneak``); a SNEAK module must say how (``models/eval/games``)."""
         desc = find(game)
-        if desc is None or game not in registry() or desc.sneak is SneakScoring.NEVER:
+        if desc is None or (game not in registry() and game not in hooks()) or desc.sneak is SneakScoring.NEVER:
             return False
         # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
         return desc.sneak is SneakScoring.ALWAYS or (lobby or {}).get(REPORT_OPTION) is True
@@ -175,6 +176,9 @@ class SneakService:
         row = await self.store.game(game_id)
         if row is None or not self.wanted(row.game, row.lobby):
             return None
+        hook = hooks().get(row.game)
+        if hook is not None:
+            return await self._own_report(game_id, hook)
         evaluators, decoys = await self._ready()
         await score_games(self.store, evaluators, decoys, game_id=game_id)
         rep = await clue_report(self.store, game_id, self.specs)
@@ -183,6 +187,20 @@ class SneakService:
         glog = await self.store.load_game(game_id)
         names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
         return report_text(rep, names)
+
+    async def _own_report(self, game_id: int, hook: ClueHook) -> str | None:
+        """A game whose clues are scored its own way (``models/eval/games``' ``ClueHook``): its
+        report as the hook writes it, seats named as at the table."""
+        desc = find(hook.game)
+        needs = desc is not None and desc.clue_scoring is not ClueScoring.OUTCOME  # the log alone says an outcome
+        evaluators = (await self._ready())[0] if needs else []
+        glog = await self.store.load_game(game_id)
+        rep = await hook.report(glog, evaluators)
+        if not rep.lines:
+            return None
+        names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
+        by = f" (0-100; evaluator{'s' if len(self.specs) > 1 else ''}: {', '.join(self.specs)})" if needs else ""
+        return "\n".join([f"{TITLE}{by}:", *(fill_labels(line, names) for line in rep.lines)])
 
     async def averages(self, user_key: str, tenant: str | None) -> str:
         """The ``/sneak`` answer for a person (their games of this tenant)."""

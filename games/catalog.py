@@ -21,6 +21,7 @@ GAME_PACKAGES: tuple[str, ...] = (
     "games.spy",
     "games.chameleon",
     "games.spymasters",
+    "games.justone",
 )
 """Every registered game's package, in registration order (the console menu has its own order)."""
 

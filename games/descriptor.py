@@ -98,6 +98,7 @@ class ClueScoring(StrEnum):
 
     ONE_SECRET = "one_secret"  # SNEAK's pair: allies who know one secret among candidates, an outsider who names it
     BOARD = "board"  # a clue points at several words of a board: utility and leakage over the board
+    OUTCOME = "outcome"  # judged by what the table did with it: did the guesser find the word (Just One)
     NONE = "none"  # the game's clues are not scored
 
 
@@ -200,7 +201,7 @@ class GameDescriptor:
       ``read_seats`` and ``summarize`` compute them (None: ``games.metrics`` reads every
       seat as a ``PLAYER`` on its own ``SELF`` side and counts games only).
     - ``clue_kinds``: action kinds whose text is a clue (SNEAK scoring reads these);
-      ``clue_scoring``: what a clue is scored against (one secret, a board, nothing);
+      ``clue_scoring``: what a clue is scored against (one secret, a board, what the table did with it, nothing);
       ``sneak``: when a chat game's clue report is posted.
     - ``menu``: its console menu entry (None: not offered there).
     """

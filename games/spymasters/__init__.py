@@ -47,8 +47,9 @@ DESCRIPTOR = GameDescriptor(
     summarize=summarize,
     clue_kinds=frozenset({"clue"}),
     # A clue points at several board words at once: SNEAK's one-secret pair does not fit it, so
-    # models/eval/games/spymasters.py scores each clue on its board (utility and leakage).
-    sneak=SneakScoring.NEVER,
+    # models/eval/games/spymasters.py scores each clue on its board (utility and leakage), when
+    # the table was opened with sneak_report=yes.
+    sneak=SneakScoring.ON_REQUEST,
     clue_scoring=ClueScoring.BOARD,
     view=SpymastersView,
     deal=DealFormat(("words", "key", "starting", "spymasters"), "words: the 25 board words; key: 25 of red, blue, "

@@ -202,7 +202,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         """Score the logged clues, hints and descriptions not scored yet, then print the averages (0-100)."""
         from models.eval.decoys import WordNetDecoys
         from models.eval.evaluators import resolve, warm_up
-        from models.eval.live import live_summary, score_games
+        from models.eval.live import live_summary, score_games, score_own
         from models.eval.wordnet import wordnet
         from storage.store import Store
 
@@ -227,8 +227,13 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
                 with _Progress() as progress:
                     run = await score_games(store, evs, WordNetDecoys(wordnet()), game_id=game, since=since,
                                             progress=lambda n, total: progress("score", n, total))
-                typer.echo(f"{run.games} game(s), {run.instances} message(s); scored {run.scored} pair(s), stored "
-                           f"{run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
+                own = await score_own(store, evs, game_id=game, since=since)
+                typer.echo(f"{run.games + sum(o.games for o in own)} game(s), "
+                           f"{run.instances + sum(o.clues for o in own)} message(s); scored {run.scored} pair(s), "
+                           f"stored {run.inserted}, already stored {run.skipped}, evaluation failures {run.failures}")
+                for o in own:  # games whose clues SNEAK's pair does not fit, scored by their own hook
+                    numbers = ", ".join(f"{k} {v:.0f}" for k, v in o.numbers.items()) or "no numbers"
+                    typer.echo(f"{o.game}: {o.games} game(s), {o.clues} clue(s) scored its own way (0-100): {numbers}")
                 ids = [game] if game is not None else None
                 summary = await live_summary(store, secret=_secret(store, e), game_ids=ids, since=since,
                                              evaluators=[ev.spec for ev in evs])

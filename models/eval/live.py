@@ -15,7 +15,7 @@ from datetime import datetime
 
 from models.eval.decoys import DEFAULT_DECOYS, DecoyStrategy
 from models.eval.evaluators import Evaluator
-from models.eval.games import instances_from_log, scored_games
+from models.eval.games import hooks, instances_from_log, scored_games
 from models.eval.instances import Instance, SpeakerKind
 from models.eval.metrics import Scores
 from models.eval.score import Evaluation, evaluate, settings_key, settings_of
@@ -76,6 +76,34 @@ async def score_games(
     inserted = await save_evaluations(store, [record_of(r) for r in results])
     return ScoreRun(len(logs), len(instances), len(results), inserted, sum(1 for r in results if r.scores is None),
                     skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnRun:
+    """The games of one game type scored by its own hook (``models/eval/games``' ``ClueHook``):
+    how many games and clues, and the mean of each game's headline numbers (0-100)."""
+
+    game: str
+    games: int
+    clues: int
+    numbers: dict[str, float]
+
+
+async def score_own(store: Store, evaluators: Sequence[Evaluator], *, game_id: int | None = None,
+                    since: datetime | None = None) -> list[OwnRun]:
+    """Every finished game whose clues its game scores its own way, one run per game type. These
+    judgements are computed from the log on demand and not stored: a report is as cheap as its
+    evaluators' calls on the game's clues."""
+    out = []
+    for game, hook in hooks().items():
+        logs = await games_to_score(store, games=[game], game_id=game_id, since=since)
+        reports = [await hook.report(log, evaluators) for log in logs]
+        keys = sorted({k for r in reports for k in r.numbers})
+        means = {k: sum(r.numbers[k] for r in reports if k in r.numbers) / sum(1 for r in reports if k in r.numbers)
+                 for k in keys}
+        if logs:
+            out.append(OwnRun(game, len(logs), sum(r.clues for r in reports), means))
+    return out
 
 
 # --------------------------------------------------------------------------- reading back

@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import pytest
 
-import games
+from games.catalog import descriptors
+from games.descriptor import GameDescriptor
+from games.play import play_random
 from models.agents.games import GameAgent, NoAgentKnowledge, game_agent
+from models.parts import Part, module
 from tests.test_boundaries import cycles, import_graph
 
+WITH_AGENTS = [d for d in descriptors() if module(Part.AGENT, d.id) is not None]
 
-@pytest.mark.parametrize("game_id", sorted(games.registry()))
-def test_every_registered_game_has_an_agent_module(game_id: str) -> None:
-    agent = game_agent(game_id)
-    assert isinstance(agent, GameAgent) and agent.game == game_id
-    assert agent.baseline, "the embedding baseline plays every game"
+
+@pytest.mark.parametrize("d", WITH_AGENTS, ids=lambda d: d.id)
+def test_an_agent_module_plays_every_move_its_game_asks_for(d: GameDescriptor) -> None:
+    """A game may have no agent module (``hushtable doctor`` says what that costs); one that has
+    it names the game, has a baseline move and a prompt for every kind of move the game asks for."""
+    agent = game_agent(d.id)
+    assert isinstance(agent, GameAgent) and agent.game == d.id
+    for variant in d.variants:
+        cfg = d.engine.make_config(str(variant))
+        seats = d.engine.seat_range(cfg)[0]
+        pt = play_random(d.engine, cfg, seats, 5)
+        state, _ = d.engine.new(cfg, seats, 5)
+        for seat, action in pt.actions:
+            spec = d.engine.legal(state, seat)
+            assert spec is not None and spec.kind in agent.baseline, (variant, spec)
+            assert agent.prompt(d.engine.observe(state, seat), spec).template.startswith(f"{d.id}_")
+            state, _ = d.engine.apply(state, seat, action)
 
 
 @pytest.mark.parametrize("name", ["nosuchgame", "../decrypto", "Decrypto", "kit", ""])

@@ -3,8 +3,9 @@ leakage (the other team's words or the assassin get picked).
 
 A Spymasters clue points at several words at once and is read by people who do not know the
 key, so SNEAK's one-secret pair of judgements (an ally who knows the secret, an outsider who
-names it) does not fit it; this module therefore defines no ``SNEAK`` entry (the generic
-clue report leaves the game out) and scores a clue with the one judgement that does fit:
+names it) does not fit it; this module's ``SNEAK`` is therefore the per-game scoring hook
+(``ClueHook``: the chat report after a game and ``hushtable sneak score`` reach it through the
+registry) and scores a clue with the one judgement that does fit:
 any SNEAK evaluator's *outsider* judgement (``Evaluator.chameleon``), a distribution over
 the board words still hidden when the clue was given, from the clue alone (LLM label
 scoring with shuffled labels, or embeddings). From that distribution p over the hidden
@@ -30,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.base import normalize
+from games.labels import seat_ref
 from models.eval.evaluators import Evaluator
+from models.eval.games import ClueHook, OwnReport
 from models.eval.instances import ActionLike, EventLike, Instance, LogLike, speaker_of, walk
 
 GAME = "spymasters"
@@ -189,5 +192,39 @@ def board_clues(log: LogLike) -> list[BoardClue]:
     return out
 
 
-__all__ = ["BoardClue", "BoardScores", "Report", "above_chance", "board_clues", "board_scores", "mean",
-           "score_clue", "score_clues"]
+def _n(x: float) -> str:
+    return f"{100 * x:.0f}"
+
+
+async def board_report(log: LogLike, evaluators: Sequence[Evaluator]) -> OwnReport:
+    """One logged game's clues scored on their board, as the chat report and ``sneak score`` show them."""
+    clues = board_clues(log)
+    if not clues or not evaluators:
+        return OwnReport(len(clues), ())
+    rep = await score_clues(evaluators, clues)
+    lines = []
+    for i, c in enumerate(clues):
+        scored = [s for per in rep.per_clue.values() if (s := per[i]) is not None]
+        who = seat_ref(c.seat) if c.seat is not None else "?"
+        if not scored:
+            lines.append(f"- {who}: \u201c{c.clue}\u201d, {c.number}: not scored")
+            continue
+        m = mean(scored)
+        lines.append(f"- {who}: \u201c{c.clue}\u201d, {c.number}: utility {_n(m.utility)}, leakage {_n(m.leakage)} "
+                     f"(assassin {_n(m.assassin)}), SoftScore {_n(m.soft)}")
+    numbers: dict[str, float] = {}
+    if rep.average is not None:
+        numbers = rep.average.x100()
+        lines.append(f"Game mean: utility {_n(rep.average.utility)}, leakage {_n(rep.average.leakage)}, "
+                     f"SoftScore {_n(rep.average.soft)}.")
+    failed = sum(rep.failures.values())
+    if failed:
+        lines.append(f"({failed} judgement(s) failed and are left out.)")
+    return OwnReport(len(clues), tuple(lines), numbers)
+
+
+SNEAK = ClueHook(GAME, board_report)
+"""The per-game scoring hook: each clue on the board as it stood (utility, leakage, assassin)."""
+
+__all__ = ["SNEAK", "BoardClue", "BoardScores", "Report", "above_chance", "board_clues", "board_scores", "mean",
+           "board_report", "score_clue", "score_clues"]

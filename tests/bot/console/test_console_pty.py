@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pexpect
-import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -38,27 +37,6 @@ def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) ->
         else:
             child.sendline(answers.get("text") or next(fresh))
     raise AssertionError("the game did not end")
-
-
-@pytest.mark.parametrize(("menu", "variant"), [("1", "1"), ("2", ""), ("3", "")])
-def test_newcomer_plays_a_whole_game(tmp_path: Path, menu: str, variant: str) -> None:
-    child = spawn(tmp_path)
-    child.expect("Your name")
-    child.sendline("Ann")
-    child.expect("game> ")
-    child.sendline(menu)
-    child.expect(r"variant \(")
-    child.sendline(variant)
-    transcript = ""
-    if menu == "1":
-        # The Decrypto benchmark: hints are three answers separated by ';'.
-        transcript = play_to_the_end(child, "Ann", {"text": "gizmo; wobble; quark"})
-    else:
-        transcript = play_to_the_end(child, "Ann", {})
-    assert "begins" in transcript
-    assert "only you see" in transcript, "the player's own secrets are shown to them"
-    child.sendline("quit")
-    child.expect(pexpect.EOF)
 
 
 def test_bad_answers_get_a_clear_message(tmp_path: Path) -> None:
