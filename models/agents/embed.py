@@ -16,6 +16,7 @@ import random
 import time
 
 from games.base import Action, ActionSpec, Choice, Observation, rng
+from models.agents import wordsense
 from models.agents.base import CallLog, Check, Decision, Source
 from models.agents.games import game_agent
 from models.agents.games.decrypto import code_scores, decrypto_decode, decrypto_hints, decrypto_intercept
@@ -36,8 +37,9 @@ class EmbeddingAgent:
         self.k = k
 
     def warm(self) -> None:
-        """Embed the vocabulary now, so that no move's time includes it."""
+        """Embed the vocabulary now, and read WordNet, so that no move's time includes them."""
         self.index.warm()
+        wordsense.warm()
 
     async def act(
         self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0, check: Check | None = None

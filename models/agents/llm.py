@@ -35,6 +35,7 @@ from dataclasses import replace
 from enum import StrEnum
 
 from games.base import Action, ActionSpec, Choice, Observation, Option, Text, rng
+from models.agents import wordsense
 from models.agents.answers import answer_format, parse_choice_answer, parse_text_answer, refuse_copied_instructions
 from models.agents.base import AnswerRefused, CallLog, Check, Decision, Source
 from models.agents.judge import JudgeCache
@@ -100,6 +101,7 @@ class LLMAgent:
         """Embed the strategy's vocabulary now, so that no move's time includes it (the model loads on first use)."""
         if self.strategy.index is not None:
             self.strategy.index.warm()
+            wordsense.warm()
 
     async def client(self) -> Inference:
         if self._client is None:

@@ -40,6 +40,7 @@ from models.agents.judge import TAU, EmbeddingJudge, Judge, JudgeCache, softmax
 from models.agents.prompts import build_messages
 from models.agents.strategy import (
     choice_evidence,
+    choice_spreads,
     evidence_probs,
     field_candidates,
     field_score,
@@ -254,7 +255,19 @@ async def choose(agent: LLMAgent, obs: Observation, spec: Choice, *, feedback: s
     weight = s.evidence if p_ev else 0.0
     final = _normalise([p * (q ** weight) for p, q in zip(p_llm, p_spec, strict=True)])
 
+    # A vote the seat is unsure of is drawn from its posterior (one draw, so the evidence alone and the
+    # combined distribution are read at the same point).
+    spread = p_ev is not None and choice_spreads(obs, spec)
+    u = agent.rng(obs, "llm-spread", attempt).random() if spread else 0.0
+
     def pick(dist: Sequence[float]) -> int:
+        if spread:
+            acc = 0.0
+            for i in order:
+                acc += dist[i]
+                if u < acc:
+                    return i
+            return order[-1]
         if agent.temperature > 0:
             weights = [p ** (1.0 / agent.temperature) for p in dist]
             return agent.rng(obs, "llm-sample", attempt).choices(range(len(ids)), weights=weights)[0]

@@ -20,6 +20,12 @@ def choice_evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[s
     return game_agent(obs.game).evidence(index, obs, spec)
 
 
+def choice_spreads(obs: Observation, spec: Choice) -> bool:
+    """True when the seat draws this choice in proportion to its evidence (the game module says which)."""
+    spreads = game_agent(obs.game).spreads
+    return spreads is not None and spreads(obs, spec)
+
+
 def evidence_probs(scores: Mapping[str, float], ids: Sequence[str], tau: float = TAU) -> list[float]:
     """The evidence as a distribution over ``ids`` (missing options get the lowest score)."""
     low = min(scores.values()) if scores else 0.0
@@ -59,6 +65,7 @@ __all__ = [
     "Judge",
     "SneakJudge",
     "choice_evidence",
+    "choice_spreads",
     "evidence_probs",
     "field_candidates",
     "field_score",

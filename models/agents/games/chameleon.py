@@ -8,6 +8,7 @@ caught chameleon guesses the card word closest to the mean of the other players'
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from typing import cast
@@ -16,9 +17,11 @@ import numpy as np
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from games.chameleon import ChameleonView
+from models.agents import wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
-from models.agents.games.spy import least
+from models.agents.games.spy import best_sense, least
 from models.agents.judge import TAU, Judge, softmax
+from models.agents.reading import pointing, spread_draw, suspicion, vote_weights
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 
@@ -47,7 +50,12 @@ def _clue(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> 
 
 
 def _vote(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
+    """A player draws its ballot from its vote posterior (``vote_posterior``); the chameleon votes for the clue
+    least like the card's centroid."""
     assert isinstance(spec, Choice)
+    post = vote_posterior(b.index, obs, spec)
+    if post is not None:
+        return Action.choose(spec.kind, spread_draw(post, spec.ids(), r)), post
     v = view_of(obs)
     target = _target(b.index, v)
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
@@ -82,28 +90,50 @@ def card_posterior(index: VocabIndex, card: Sequence[str], clues: Sequence[str])
     return out
 
 
+def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+    """How a player who knows the secret spreads its vote: a posterior over the options of who the chameleon is.
+
+    Each clue is read by what it points to among the card's words (``models/agents/reading.py``):
+    a clue that singles out another card word is evidence against its speaker, one that points
+    at no card word in particular is weak evidence either way, and nothing depends on how much a
+    clue resembles the other clues. None for the chameleon (it plays to win)."""
+    v = view_of(obs)
+    card = list(v["card"])
+    secret = v["secret"]
+    at = next((i for i, w in enumerate(card) if secret and normalize(w) == normalize(secret)), None)
+    if v["is_chameleon"] or at is None:
+        return None
+    clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
+    prior = np.ones(len(card))  # the chameleon aims at a card word it cannot tell apart
+    susp = {opt: suspicion(pointing(index, [clue_of[opt]] if opt in clue_of else [], card), at, prior)
+            for opt in spec.ids()}
+    return vote_weights(susp)
+
+
+def spreads(obs: Observation, spec: Choice) -> bool:
+    """A player's vote is drawn from its posterior; the chameleon's own vote plays to win."""
+    return spec.kind == "vote" and not view_of(obs)["is_chameleon"]
+
+
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
-    """Votes weigh every clue against the whole card: a player's clue should single out the secret among
-    the card's words; the chameleon's fits the card only loosely. The chameleon, not knowing the secret,
-    weighs each clue against the secret the other clues point to."""
+    """A player's vote: scores whose softmax at TAU is its vote posterior (``vote_posterior``). The chameleon,
+    not knowing the secret, weighs each clue against the secret the other clues point to and accuses the
+    clue that fits it worst (the seat the players are likeliest to suspect)."""
     v = view_of(obs)
     card = list(v["card"])
     if spec.kind == "vote":
+        post = vote_posterior(index, obs, spec)
+        if post is not None:
+            return {o: TAU * math.log(max(p, 1e-12)) for o, p in post.items()}
         clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-        secret = v["secret"]
-        at = next((i for i, w in enumerate(card) if secret and normalize(w) == normalize(secret)), None)
         out: dict[str, float] = {}
         for opt in spec.ids():
             if opt not in clue_of:
                 out[opt] = -1.0
                 continue
             p_clue = card_posterior(index, card, [clue_of[opt]])
-            if at is not None and not v["is_chameleon"]:
-                belief = np.zeros(len(card))
-                belief[at] = 1.0
-            else:
-                others = [c for s, c in clue_of.items() if s != opt and s != str(v["seat"])]
-                belief = card_posterior(index, card, others)
+            others = [c for s, c in clue_of.items() if s != opt and s != str(v["seat"])]
+            belief = card_posterior(index, card, others)
             # How unlikely this clue is for the secret: higher = more suspicious.
             out[opt] = -float(np.log(max(float(belief @ p_clue), 1e-12)))
         return out
@@ -111,8 +141,8 @@ def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, flo
         clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
         if not clues:
             return None
-        post = card_posterior(index, card, clues)
-        by_word = {normalize(w): float(np.log(max(p, 1e-12))) for w, p in zip(card, post, strict=True)}
+        on_card = card_posterior(index, card, clues)
+        by_word = {normalize(w): float(np.log(max(p, 1e-12))) for w, p in zip(card, on_card, strict=True)}
         # The card word the clues single out.
         return {o.id: by_word.get(normalize(o.label), float(index.vec(o.label) @ mean_vec(index.vecs(clues))))
                 for o in spec.options}
@@ -124,7 +154,25 @@ def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[
         return [[] for _ in spec.fields]
     v = view_of(obs)
     given = [str(c["clue"]) for c in v["clues"]]
-    return [neighbour_words(index, _target(index, v), k, [*v["card"], *given], spec)]
+    near = neighbour_words(index, _target(index, v), k, [*v["card"], *given], spec)
+    secret = v["secret"]
+    if not secret or v["is_chameleon"]:
+        return [near]
+    people = [w for w in said_by_people(index, secret, v["card"])
+              if fits(w, spec) and not any(overlaps(w, a) for a in [*v["card"], *given])]
+    return [list(dict.fromkeys([*people, *near]))]
+
+
+PEOPLE_BONUS = 0.1
+"""What a word from WordNet's definition is worth over an embedding neighbour (a SoftScore is 0-1): people wrote
+the definitions, while the embedding's neighbours include look-alikes (badger for whisk)."""
+
+
+def said_by_people(index: VocabIndex, secret: str, card: Sequence[str]) -> list[str]:
+    """Single words people link with the secret (WordNet: its kind and its definition's words), for the sense the
+    card means (whisk the kitchen tool beside the ladle, not the clothes brush)."""
+    sense = best_sense(index, secret, [w for w in card if normalize(w) != normalize(secret)][:6])
+    return [w for w in wordsense.words(sense) if " " not in w] if sense is not None else []
 
 
 def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
@@ -134,7 +182,8 @@ def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action
     text = action.value[0]
     card = list(v["card"])
     if v["secret"] and not v["is_chameleon"]:
-        return judge.soft_score(text, v["secret"], card, str(v.get("category") or ""))
+        known = normalize(text) in {normalize(w) for w in said_by_people(index, v["secret"], card)}
+        return judge.soft_score(text, v["secret"], card, str(v.get("category") or "")) + (PEOPLE_BONUS if known else 0.0)
     # The chameleon: fit the likely secrets about equally, the ones the clues so far point to most.
     sims = index.vecs(card) @ index.vec(text)
     clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
@@ -175,6 +224,7 @@ AGENT = GameAgent(
     prompt=prompt,
     baseline={"clue": _clue, "vote": _vote, "guess": _guess},
     evidence=evidence,
+    spreads=spreads,
     candidates=candidates,
     text_score=text_score,
     role=role,

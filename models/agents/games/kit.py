@@ -50,6 +50,8 @@ TextScore = Callable[[VocabIndex, Judge, Observation, Action], float]
 """How good a free-text answer is for the seat's side (higher is better)."""
 FieldScore = Callable[[VocabIndex, Observation, str, int, str], float]
 """(index, obs, kind, field number, text) -> the part of a multi-field answer's score one field earns."""
+Spreads = Callable[[Observation, Choice], bool]
+"""True when the seat draws this choice from its evidence (a vote it is unsure of spreads), False to take the best."""
 
 
 def no_evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
@@ -86,7 +88,10 @@ class GameAgent:
     - ``baseline``: the embedding baseline's move per action kind (``embed:minilm``);
     - ``evidence``, ``candidates``, ``text_score``, ``field_score``: the strategic agent's
       specialist (``llm:default``): evidence for choices, candidate words for free text, and
-      the ranking of whole answers and of single fields.
+      the ranking of whole answers and of single fields;
+    - ``spreads``: which choices are drawn in proportion to the evidence (an innocent voter's
+      ballot: the evidence is then the seat's posterior, and a table that is unsure spreads its
+      votes rather than converging on one seat).
     """
 
     game: str
@@ -96,8 +101,9 @@ class GameAgent:
     candidates: Candidates = no_candidates
     text_score: TextScore = no_score
     field_score: FieldScore | None = None
+    spreads: Spreads | None = None  # choices drawn in proportion to the evidence, not taken at its top
     role: Callable[[Observation, ActionSpec], str] | None = None  # the seat's role for a move (default: the action kind)
 
 
-__all__ = ["Baseline", "BaselineMove", "Candidates", "Evidence", "FieldScore", "GameAgent", "Prompt", "TextScore",
+__all__ = ["Baseline", "BaselineMove", "Candidates", "Evidence", "FieldScore", "GameAgent", "Prompt", "Spreads", "TextScore",
            "neighbour_words", "no_candidates", "no_evidence", "no_score", "player_name"]

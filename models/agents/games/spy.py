@@ -7,15 +7,21 @@ own word. Mr. White (no word) aims at the mean of the table's descriptions.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
 
+from games import decks
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from games.spy import SpyView
+from games.text import mentions_secret, reveals_secret, tokens
+from models.agents import wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
-from models.agents.judge import Judge
+from models.agents.judge import TAU, Judge, softmax
+from models.agents.reading import INNOCENCE, POINT_T, clarity, pointing, spread_draw, suspicion, vote_weights
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 
@@ -38,8 +44,11 @@ def _describe(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random)
     said = {normalize(str(d["text"])) for d in v["descriptions"]}
     target = spy_target(b.index, v)
 
+    secrets = frozenset(secret_words()) - {normalize(word or "")}
+
     def allowed(i: int, w: str) -> bool:
-        return fits(w, spec) and w not in said and not (word and overlaps(w, word))
+        # A worded seat never says a word of the game's list: it could be the other side's word.
+        return (fits(w, spec) and w not in said and not (word and (overlaps(w, word) or says_a_secret(w, secrets))))
 
     if target is None:  # Mr. White speaking first: any word will do
         pool = [w for i, w in enumerate(b.index.words) if allowed(i, w)]
@@ -49,17 +58,14 @@ def _describe(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random)
 
 
 def _vote(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
+    """A worded seat draws its ballot from its vote posterior (``vote_posterior``); Mr. White votes for the seat
+    whose descriptions are least like the table's."""
     assert isinstance(spec, Choice)
-    v = view_of(obs)
-    target = spy_target(b.index, v)
-    scores: dict[str, float] = {}
-    for opt in spec.ids():
-        texts = [str(d["text"]) for d in v["descriptions"] if str(d["seat"]) == opt]
-        if target is None or not texts:
-            scores[opt] = 1.0  # nothing to hold against them
-        else:
-            scores[opt] = float(mean_vec(b.index.vecs(texts)) @ target)
-    return Action.choose(spec.kind, least(scores, r)), scores
+    post = vote_posterior(b.index, obs, spec)
+    if post is not None:
+        return Action.choose(spec.kind, spread_draw(post, spec.ids(), r)), post
+    scores = _white_evidence(b.index, obs, spec) or {o: 0.0 for o in spec.ids()}
+    return Action.choose(spec.kind, least({o: -x for o, x in scores.items()}, r)), scores
 
 
 def _guess(b: Baseline, obs: Observation, spec: ActionSpec, r: random.Random) -> tuple[Action, dict[str, float]]:
@@ -80,21 +86,119 @@ def least(scores: dict[str, float], r: random.Random) -> str:
     return str(ties[r.randrange(len(ties))])
 
 
+ALTERNATIVES = 8
+"""How many of the game's words nearest one's own word are weighed as the other side's word."""
+
+
+def secret_words() -> tuple[str, ...]:
+    """The words a Who-is-Spy seat can be dealt: every word of the bundled pairs (the game's own list)."""
+    return _SECRET_WORDS or _secret_words()
+
+
+_SECRET_WORDS: tuple[str, ...] = ()
+
+
+def _secret_words() -> tuple[str, ...]:
+    global _SECRET_WORDS
+    _SECRET_WORDS = tuple(dict.fromkeys(normalize(w) for pair in decks.pairs() for w in pair))
+    return _SECRET_WORDS
+
+
+def alternatives(index: VocabIndex, word: str) -> tuple[list[str], np.ndarray]:
+    """One's own word first, then the words the other side's could be: the game's words nearest it (none a form
+    of it), with a prior over them (nearer: likelier; the own word's entry is 0).
+
+    A seat cannot know the other word; it knows the game's list of words and that the two words
+    of a deal are alike. Associates of the word (fire, ash for smoke) are no candidates: a
+    description may point at them without pointing away from one's word."""
+    key = normalize(word)
+    hit = _ALTS.get((id(index), key))
+    if hit is not None and hit[0] is index:
+        return hit[1], hit[2]
+    at = {w: i for i, w in enumerate(index.words)}
+    pool = [w for w in secret_words() if not overlaps(w, word) and w in at]
+    sims = index.matrix[[at[w] for w in pool]] @ index.vec(word)
+    near = [int(i) for i in np.argsort(-sims, kind="stable")[:ALTERNATIVES]]
+    words = [word, *(pool[i] for i in near)]
+    prior = np.array([0.0, *softmax([float(sims[i]) for i in near])])
+    if len(_ALTS) > 512:
+        _ALTS.clear()
+    _ALTS[(id(index), key)] = (index, words, prior)
+    return words, prior
+
+
+_ALTS: dict[tuple[int, str], tuple[VocabIndex, list[str], np.ndarray]] = {}
+
+
+def _by_seat(v: SpyView) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for d in v["descriptions"]:
+        out.setdefault(str(d["seat"]), []).append(str(d["text"]))
+    return out
+
+
+def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+    """How a worded seat spreads its vote: a posterior over the options of who holds another word.
+
+    Each seat's descriptions are read by what they point to among one's own word and the words a
+    spy's could be (``alternatives``), never by how much they resemble the other descriptions
+    (``models/agents/reading.py``). Nobody knows their own role, so the seat also weighs the
+    chance that it is the spy itself (everyone else pointing at one other word); in that case
+    it votes, to win, for the seat the others' word makes most suspicious. None for Mr. White."""
+    v = view_of(obs)
+    word = v["my_word"]
+    if not word:
+        return None
+    words, prior = alternatives(index, word)
+    by_seat = _by_seat(v)
+    me = str(v["my_seat"])
+    opts = spec.ids()
+    susp: dict[str, float] = {}
+    rel_all = np.zeros(len(words) - 1)
+    for opt in opts:
+        texts = by_seat.get(opt, [])
+        z = pointing(index, texts, words)
+        susp[opt] = suspicion(z, 0, prior)
+        if texts:
+            c = clarity(z)
+            rel_all += ((z[:, 1:] - z[:, [0]]) / POINT_T * c[:, None]).sum(axis=0)
+    # I am the spy: every other seat points at one word that is not mine.
+    heard = any(by_seat.get(o) for o in opts)
+    log_p = rel_all + np.log(np.maximum(prior[1:], 1e-12))
+    me_llr = float(np.logaddexp.reduce(log_p)) if heard else -math.inf
+    me_llr = me_llr if me_llr > 0 else INNOCENCE * me_llr
+    weights = vote_weights({**susp, me: me_llr})
+    p_me = weights.pop(me)
+    if p_me <= 0.0:
+        return weights
+    # As the likely spy: the villagers' word is the one the table points at; vote with them.
+    guess = 1 + int(np.argmax(log_p))
+    theirs = prior.copy()
+    theirs[0] = float(prior.max())
+    theirs[guess] = 0.0
+    as_them = {o: suspicion(pointing(index, by_seat.get(o, []), words), guess, theirs) for o in opts}
+    target = max(opts, key=lambda o: (as_them[o], -opts.index(o)))
+    total = sum(weights.values())
+    return {o: (1 - p_me) * (w / total if total > 0 else 1 / len(opts)) + (p_me if o == target else 0.0)
+            for o, w in weights.items()}
+
+
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
-    """Each player's descriptions (every round) weighed against one's own word and against what everyone
-    else said: the spy's word differs from the majority's, so the odd one out is the likeliest spy. A seat
-    cannot know it is the spy itself; the consensus term keeps it from voting on its own word alone.
-    Mr. White (no word) has the consensus only. Higher = more suspicious."""
+    """Scores whose softmax at TAU is the seat's vote posterior (``vote_posterior``); Mr. White, who has no
+    word, weighs each seat's descriptions against what everyone else said. Higher = more suspicious."""
     if spec.kind != "vote":
         return None
+    post = vote_posterior(index, obs, spec)
+    if post is not None:
+        return {o: TAU * math.log(max(p, 1e-12)) for o, p in post.items()}
+    return _white_evidence(index, obs, spec)
+
+
+def _white_evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
     v = view_of(obs)
-    by_seat: dict[str, list[str]] = {}
-    for d in v["descriptions"]:
-        by_seat.setdefault(str(d["seat"]), []).append(str(d["text"]))
+    by_seat = _by_seat(v)
     me = str(v["my_seat"])
-    word = v["my_word"]
-    own = index.vec(word) if word else None
-    if own is None and len(by_seat) < 2:
+    if len(by_seat) < 2:
         return None
     out: dict[str, float] = {}
     for opt in spec.ids():
@@ -104,11 +208,61 @@ def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, flo
             continue
         centre = mean_vec(index.vecs(texts))
         others = [t for s, ts in by_seat.items() if s not in (opt, me) for t in ts]
-        fit_others = float(centre @ mean_vec(index.vecs(others))) if others else None
-        fit_own = float(centre @ own) if own is not None else None
-        parts = [x for x in (fit_own, fit_others) if x is not None]
-        out[opt] = -sum(parts) / len(parts) if parts else 0.0
+        out[opt] = -float(centre @ mean_vec(index.vecs(others))) if others else 0.0
     return out
+
+
+def spreads(obs: Observation, spec: Choice) -> bool:
+    """A worded seat's vote is drawn from its posterior (it cannot know it is the spy); Mr. White plays to win."""
+    return spec.kind == "vote" and bool(view_of(obs)["my_word"])
+
+
+def best_sense(index: VocabIndex, word: str, context: Sequence[str]) -> wordsense.Sense | None:
+    """The WordNet sense of ``word`` this game means: of its first senses, the one whose kind and definition
+    are nearest the word together with ``context`` (chess the game beside draughts, not the grass)."""
+    found = wordsense.senses(word)
+    if len(found) <= 1:
+        return found[0] if found else None
+    glosses = index.vecs([wordsense.gloss(x) for x in found])
+    centre = mean_vec(index.vecs([word, *context]))
+    return found[int(np.argmax(glosses @ centre))]
+
+
+def says_a_secret(text: str, words: frozenset[str]) -> bool:
+    """True when ``text`` names one of the game's words (``words``: normalised): such a word could be the other
+    side's, and a villager who says it hands the spy its own word."""
+    if normalize(text) in words:
+        return True
+    toks = tokens(text)
+    return any(mentions_secret(text, w) for w in words if any(t[:3] == w[:3] for t in toks))
+
+
+def descriptions(index: VocabIndex, word: str, spec: Text, said: Sequence[str], k: int) -> list[str]:
+    """Descriptions of ``word`` a person would recognise: the vocabulary's nearest words and WordNet's words and
+    short phrases for the word's sense; none names the word, a word of the game's list, or repeats what was said."""
+    words, _ = alternatives(index, word)
+    sense = best_sense(index, word, words[1:4])
+    secrets = frozenset(secret_words()) - {normalize(word)}
+    taken = {normalize(t) for t in said}
+
+    def keep(texts: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for text in texts:
+            key = normalize(text)
+            if (key in taken or key in out or not fits(text, spec) or overlaps(text, word) or reveals_secret(text, word)
+                    or says_a_secret(text, secrets) or any(overlaps(text, t) for t in said)):
+                continue
+            out.append(key)
+        return out
+
+    # What people wrote about the word comes first; the embedding's neighbours only where it says too little.
+    people = keep(wordsense.words(sense) + wordsense.phrases(sense, spec.max_words)) if sense is not None else []
+    if len(people) >= PEOPLE_ENOUGH:
+        return people
+    return keep([*people, *neighbour_words(index, index.vec(word), k, [word, *said], spec)])
+
+
+PEOPLE_ENOUGH = 4
 
 
 def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[list[str]]:
@@ -119,19 +273,62 @@ def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[
         return [[]]
     if spec.kind == "guess":
         return [neighbour_words(index, target, k, said, spec)]
-    avoid = [v["my_word"]] if v["my_word"] else []
-    return [neighbour_words(index, target, k, [*avoid, *said], spec)]
+    word = v["my_word"]
+    if not word:  # Mr. White blends in with what the table said
+        return [neighbour_words(index, target, k, said, spec)]
+    return [descriptions(index, word, spec, said, k)]
+
+
+OWN_CAP = 5.0
+"""Pointing at one's word beyond this many background deviations adds nothing (it only helps the spy)."""
+MARGIN_CAP = 2.0
+
+
+def describe_score(index: VocabIndex, word: str, text: str) -> float:
+    """How well a description serves a worded seat: it points clearly at the word (on the one scale of
+    ``models/agents/reading.py``, so a phrase competes with a single word) and more at it than at the
+    words the other side's could be, up to caps past which it would only give the word away."""
+    words, _ = alternatives(index, word)
+    z = pointing(index, [text], words)[0]
+    own = float(z[0])
+    margin = own - float(z[1:].max()) if len(words) > 1 else 0.0
+    return min(own, OWN_CAP) + 0.5 * min(margin, MARGIN_CAP) + (PEOPLE_BONUS if text in _said_by_people(index, word) else 0.0)
+
+
+PEOPLE_BONUS = 1.0
+"""What a word or phrase from WordNet's definition is worth over a neighbour in the embedding space: people
+wrote the definitions, while the embedding's neighbours include look-alikes (whist for whisk)."""
+
+
+def _said_by_people(index: VocabIndex, word: str) -> frozenset[str]:
+    key = (id(index), normalize(word))
+    hit = _PEOPLE.get(key)
+    if hit is not None and hit[0] is index:
+        return hit[1]
+    words, _ = alternatives(index, word)
+    sense = best_sense(index, word, words[1:4])
+    found = frozenset(normalize(t) for t in (wordsense.words(sense) + wordsense.phrases(sense, 12) if sense else []))
+    if len(_PEOPLE) > 512:
+        _PEOPLE.clear()
+    _PEOPLE[key] = (index, found)
+    return found
+
+
+_PEOPLE: dict[tuple[int, str], tuple[VocabIndex, frozenset[str]]] = {}
 
 
 def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
     v = view_of(obs)
     text = action.value[0]
     if action.kind == "describe":
+        word = v["my_word"]
+        if word:
+            return describe_score(index, word, text)
         target = spy_target(index, v)
         if target is None:
             return 0.0
         sim = float(index.vec(text) @ target)
-        # Related enough for the allies, not so close that it gives the word away to the other side.
+        # Mr. White: near what the table said, not so near that it looks copied.
         return sim - 2.0 * max(0.0, sim - 0.55)
     if action.kind == "guess":
         said = [str(d["text"]) for d in v["descriptions"] if d["seat"] != v["my_seat"]]
@@ -176,6 +373,7 @@ AGENT = GameAgent(
     prompt=prompt,
     baseline={"describe": _describe, "vote": _vote, "guess": _guess},
     evidence=evidence,
+    spreads=spreads,
     candidates=candidates,
     text_score=text_score,
     role=role,

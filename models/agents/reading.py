@@ -1,0 +1,112 @@
+"""How an AI seat reads what the others said: which candidate word each description points to.
+
+Who-is-Spy and the Chameleon vote on evidence about seats. The evidence must be fair to a
+person at the table, who speaks in phrases and in words of their own, not in the AI
+describers' single words at a tuned similarity. So a description is judged only by what it
+points to among the candidate words (one's own word or the secret against the other
+plausible words), never by its distance from the other descriptions:
+
+- ``pointing``: each text's cosine with each candidate, as standard scores against the
+  text's cosines with the whole vocabulary (the background). A phrase and a single word
+  have different cosine levels; against their own background both sit on one scale. A text
+  near no candidate has scores near 0 everywhere: it points nowhere.
+- ``clarity``: how clearly a text points at any candidate at all (its best score, through
+  a logistic): an unexplained outlier says little, so its evidence is scaled down.
+- ``suspicion``: a seat's log likelihood ratio "has another word" against "has my word",
+  the other word weighted by its prior, summed over the seat's descriptions. Evidence of
+  innocence counts only ``INNOCENCE`` as much as evidence of guilt: a description that is
+  merely less clear than an AI's single word must not make its speaker the odd one out.
+- ``vote_weights``: one seat of several is the outsider, so the weights are a posterior over
+  seats; voters draw their ballot from it (``spread_draw``), so a table that is unsure
+  spreads its votes instead of converging on one seat.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from models.embeddings import VocabIndex
+
+POINT_T = 1.0
+"""Temperature over standard scores: one background standard deviation is one unit of log evidence."""
+CLEAR_AT = 2.5
+"""Standard score at which a text counts as half-clear (it points at a candidate 2.5 deviations above its background)."""
+CLEAR_WIDTH = 0.5
+INNOCENCE = 0.3
+"""The weight of evidence that a seat shares one's word, against 1 for evidence that it does not."""
+
+
+def pointing(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+    """(texts, candidates): each text's cosine with each candidate as a standard score against the vocabulary."""
+    if not texts or not candidates:
+        return np.zeros((len(texts), len(candidates)), dtype=np.float64)
+    tv = index.vecs(list(texts))
+    cv = index.vecs(list(candidates))
+    back = (tv @ index.matrix.T).astype(np.float64)  # (texts, vocabulary)
+    mu = back.mean(axis=1, keepdims=True)
+    sd = np.maximum(back.std(axis=1, keepdims=True), 1e-6)
+    out: np.ndarray = ((tv @ cv.T).astype(np.float64) - mu) / sd
+    return out
+
+
+def clarity(z: np.ndarray) -> np.ndarray:
+    """Per text (row of ``z``): 0 for a text that points at no candidate, up to 1 for one that clearly does."""
+    if z.size == 0:
+        return np.zeros(z.shape[0])
+    best = z.max(axis=1)
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-(best - CLEAR_AT) / CLEAR_WIDTH))
+    return out
+
+
+def _logsumexp(xs: np.ndarray) -> float:
+    m = float(xs.max())
+    return m + math.log(float(np.exp(xs - m).sum()))
+
+
+def suspicion(z: np.ndarray, own: int, prior: np.ndarray) -> float:
+    """Log likelihood ratio that the texts (rows of ``z`` over the candidates) come from a seat with another
+    word than candidate ``own``, the other word drawn from ``prior`` (over the candidates; ``own`` is ignored),
+    each text's evidence scaled by its clarity, evidence of innocence by ``INNOCENCE``."""
+    if z.shape[0] == 0:
+        return 0.0
+    others = [i for i in range(z.shape[1]) if i != own and prior[i] > 0]
+    if not others:
+        return 0.0
+    c = clarity(z)
+    # log of P(texts | word a) / P(texts | own word), per alternative a, summed over texts
+    rel = ((z[:, others] - z[:, [own]]) / POINT_T * c[:, None]).sum(axis=0)
+    p = prior[others] / prior[others].sum()
+    llr = _logsumexp(rel + np.log(p))
+    return llr if llr > 0 else INNOCENCE * llr
+
+
+def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:
+    """A posterior over the options from their suspicions (one of them is the outsider, uniform prior)."""
+    if not scores:
+        return {}
+    m = max(scores.values())
+    w = {k: math.exp(v - m) for k, v in scores.items()}
+    z = sum(w.values())
+    return {k: v / z for k, v in w.items()}
+
+
+def spread_draw(weights: Mapping[str, float], order: Sequence[str], r: random.Random) -> str:
+    """A seeded draw in proportion to ``weights``, over ``order`` (so the same seed and weights give the same ballot)."""
+    u = r.random()
+    total = sum(max(0.0, weights.get(o, 0.0)) for o in order)
+    if total <= 0:
+        return order[int(u * len(order)) % len(order)]
+    acc = 0.0
+    for o in order:
+        acc += max(0.0, weights.get(o, 0.0)) / total
+        if u < acc:
+            return o
+    return order[-1]
+
+
+__all__ = ["CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "POINT_T", "clarity", "pointing", "spread_draw", "suspicion",
+           "vote_weights"]

@@ -1,0 +1,157 @@
+"""Votes that are fair to a person at the table, and descriptions that do not give the other word away.
+
+A description is judged by what it points to among the candidate words, on one scale for a phrase
+and a single word, never by its distance from the other descriptions; an outlier that points
+nowhere is weak evidence and spreads the votes. Real all-MiniLM-L6-v2 (bundled) and real engines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+import games
+from bench.fairness import chameleon_deals, load_human, play, spy_deals
+from games import decks
+from games.base import Action, Text, rng
+from games.text import reveals_secret
+from models.agents.embed import EmbeddingAgent
+from models.agents.games import chameleon, spy
+from models.agents.llm import LLMAgent, Mode
+from models.agents.propose import Strategy
+from models.agents.reading import INNOCENCE, pointing, spread_draw, suspicion, vote_weights
+from models.embeddings import VocabIndex
+from models.types import Inference
+from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
+
+
+def spy_table(pair: tuple[str, str], spy_seat: int, texts: list[str]) -> Any:
+    g = games.get("spy")
+    cfg = g.make_config("spygame", deal={"pair": list(pair), "spies": [spy_seat], "order": [[0, 1, 2, 3]]})
+    s, _ = g.new(cfg, 4, 1)
+    for seat, text in enumerate(texts):
+        s, _ = g.apply(s, seat, Action.say("describe", text))
+    return s
+
+
+def posterior_of(s: Any, voter: int, index: VocabIndex) -> dict[str, float]:  # noqa: F811
+    g = games.get("spy")
+    post = spy.vote_posterior(index, g.observe(s, voter), g.legal(s, voter))
+    assert post is not None
+    return post
+
+
+def test_a_phrase_that_points_at_the_word_is_not_suspected_like_the_spy(index: VocabIndex) -> None:  # noqa: F811
+    # Seat 0 speaks as people do; seats 1 and 3 give single words; seat 2 is the spy (judge).
+    s = spy_table(("lawyer", "judge"), 2, ["argues cases in court for clients", "legal", "verdict", "lawsuits"])
+    post = posterior_of(s, 3, index)
+    assert post["2"] > 0.5, post
+    assert post["0"] < post["2"] / 4, post
+    words, prior = spy.alternatives(index, "lawyer")
+    z = pointing(index, ["argues cases in court for clients", "attorney"], words)
+    # On one scale: the phrase clearly points at the word, like a single word does, and is no evidence against.
+    assert z[0, 0] > z[0, 1:].max() and z[1, 0] > z[1, 1:].max()
+    assert suspicion(z[:1], 0, prior) < 0
+
+
+def test_an_outlier_that_points_nowhere_is_weak_evidence_and_spreads_votes(index: VocabIndex) -> None:  # noqa: F811
+    s = spy_table(("lawyer", "judge"), 2, ["xylophone", "legal", "verdict", "lawsuits"])
+    words, prior = spy.alternatives(index, "lawyer")
+    z = pointing(index, ["xylophone"], words)
+    assert abs(suspicion(z, 0, prior)) < 0.5
+    post = posterior_of(s, 3, index)
+    assert post["0"] < 2 * post["1"], "the outlier is treated about like an innocent seat"
+    # Seat 3 voting on 60 seeds: the ballots are drawn from the posterior, not all on one seat.
+    ballots = Counter(spread_draw(post, sorted(post), rng(k, "test-vote")) for k in range(60))
+    assert len(ballots) >= 2 and ballots.most_common(1)[0][0] == "2"
+
+
+def test_suspicion_is_evidence_against_a_seat_and_only_weakly_for_it() -> None:
+    z = np.array([[0.0, 6.0, 0.0], [6.0, 0.0, 0.0]])  # clearly points at the other word; at one's own
+    prior = np.array([0.0, 0.5, 0.5])
+    against, for_ = suspicion(z[:1], 0, prior), suspicion(z[1:], 0, prior)
+    assert against > 1.0 and -against < for_ < 0
+    assert for_ == pytest.approx(INNOCENCE * -6.0, rel=0.05)
+    weights = vote_weights({"a": 0.0, "b": 0.0, "c": 0.0})
+    assert all(w == pytest.approx(1 / 3) for w in weights.values())
+
+
+def test_a_chameleon_clue_for_another_card_word_is_suspected_a_vague_one_much_less(index: VocabIndex) -> None:  # noqa: F811
+    g = games.get("chameleon")
+    cfg = g.make_config("classic", deal={"card": "Jobs", "secret": "Lawyer", "chameleon": 2, "first": 0})
+    s, _ = g.new(cfg, 4, 3)
+    for seat, clue in enumerate(["court", "xylophone", "cockpit", "lawsuits"]):
+        s, _ = g.apply(s, seat, Action.say("clue", clue))
+    obs = g.observe(s, 3)
+    post = chameleon.vote_posterior(index, obs, g.legal(s, 3))
+    assert post is not None
+    assert post["2"] == max(post.values()) and post["1"] < post["2"] / 2, post
+    assert chameleon.spreads(obs, g.legal(s, 3)) and not chameleon.spreads(g.observe(s, 2), g.legal(s, 2))
+
+
+PAIRS = list(decks.pairs())[::12]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_villager_never_says_the_other_word(index: VocabIndex, pair: tuple[str, str]) -> None:  # noqa: F811
+    spec = Text("describe", "", ("Your description",), max_words=12, max_chars=200)
+    for word, other in (pair, pair[::-1]):
+        for text in spy.descriptions(index, word, spec, [], 12):
+            assert not reveals_secret(text, other), (word, text)
+            assert not reveals_secret(text, word), (word, text)
+
+
+def _factory(index: VocabIndex) -> Any:  # noqa: F811
+    async def no_model(name: str) -> Inference:
+        raise AssertionError("the default agent's votes and descriptions need no language model")
+
+    def make(name: str, seed: int) -> Any:
+        if name == "embed:minilm":
+            return EmbeddingAgent(index, seed=seed)
+        return LLMAgent(no_model, seed=seed, mode=Mode.STRATEGIC, strategy=Strategy(index=index), spec=name)
+
+    return make
+
+
+@pytest.mark.parametrize("game", ["spy", "chameleon"])
+def test_a_small_seeded_fairness_run_is_reproducible(index: VocabIndex, game: str) -> None:  # noqa: F811
+    human = load_human()
+    deals = spy_deals(human, 2) if game == "spy" else chameleon_deals(human, 2)
+
+    def once() -> list[dict[str, Any]]:
+        async def go() -> list[dict[str, Any]]:
+            rows = []
+            for deal in deals:
+                for seat0_human in (True, False):
+                    row = await play(deal, "llm:default", _factory(index), human_seat=seat0_human, human=human, table_no=1)
+                    for m in row["moves"]:
+                        m.pop("wall_ms")
+                    rows.append(row)
+            return rows
+        return asyncio.run(go())
+
+    first, second = once(), once()
+    assert first == second
+    assert all(r["said"] for r in first) and all(r["ballot"] for r in first)
+    # The person's descriptions come from the hand-written data; the outsider never sits in seat 0.
+    for r in first:
+        if r["arm"] == "human":
+            said = next(x["text"] for x in r["said"] if x["seat"] == 0)
+            assert said in human[r["word"].lower()]
+        assert r["outsider"] != 0
+
+
+def test_the_human_data_is_sayable_and_names_neither_word() -> None:
+    human = load_human()
+    partner = {a.lower(): b.lower() for x, y in decks.pairs() for a, b in ((x, y), (y, x))}
+    for word, entries in human.items():
+        assert len(entries) >= 4, word
+        for e in entries:
+            assert not reveals_secret(e, word), (word, e)
+            if word in partner:
+                assert not reveals_secret(e, partner[word]), (word, e)
+    assert len(spy_deals(human, 40)) == 40 and len(chameleon_deals(human, 40)) == 40
