@@ -221,10 +221,13 @@ def best_sense(index: VocabIndex, word: str, context: Sequence[str]) -> wordsens
     """The WordNet sense of ``word`` this game means: of its first senses, the one whose kind and definition
     are nearest the word together with ``context`` (chess the game beside draughts, not the grass)."""
     found = wordsense.senses(word)
-    if len(found) <= 1:
-        return found[0] if found else None
-    glosses = index.vecs([wordsense.gloss(x) for x in found])
-    centre = mean_vec(index.vecs([word, *context]))
+    if not found:
+        return None
+    try:
+        glosses = index.vecs([wordsense.gloss(x) for x in found])
+        centre = mean_vec(index.vecs([word, *context]))
+    except (KeyError, ValueError):  # an embedder with a closed vocabulary cannot read definitions
+        return None
     return found[int(np.argmax(glosses @ centre))]
 
 
