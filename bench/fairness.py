@@ -254,9 +254,23 @@ def print_table(label: str, summary: Mapping[str, Mapping[str, Any]], other: Map
               + (f"  (before {json.dumps(b['sources'], sort_keys=True)})" if b else ""))
 
 
-async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from bench.players import build_factory
+def build_factory(define: str = "") -> tuple[Any, Any]:
+    """The app's agent registry over one shared client pool; ``define`` adds entries (HUSHTABLE_AGENTS' JSON)."""
+    from models.agents import AgentRegistry
+    from models.agents.registry import entries_from_json
+    from models.agents.wiring import register_agents
+    from models.client import ClientOptions, ClientPool
+    from models.worker.embedding_backend import embedder_for
 
+    pool = ClientPool(ClientOptions())
+    registry = AgentRegistry()
+    for entry in entries_from_json(define):
+        registry.define(entry)
+    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
+    return registry, pool
+
+
+async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     human = load_human(Path(args.data))
     registry, pool = build_factory(args.define)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
