@@ -234,18 +234,22 @@ class GameRepository:
         inbound_key: str | None,
         agent_calls: Sequence[AgentCallRecord] = (),
         outbox: Sequence[OutboxRecord] = (),
+        seq: int | None = None,
     ) -> bool:
         """Log one action with its events, agent calls and the messages it sends (``outbox``),
         all or nothing.
 
         Returns False, having written nothing, when ``inbound_key`` was seen
         before. Raises GameStateError (writing nothing) when the game is not running.
+        ``seq``: the action's place as the caller's copy of the game expects it (written
+        there exactly once; ``storage.turnlog.LogAhead`` when the log already holds another
+        action there); None takes the next free place.
 
         Turns that arrive while a write is in progress are committed together in
         the next transaction (group commit): one writer, few round trips, each turn
         still all-or-nothing and answered only once it is durable.
         """
-        return await self._turns.append(game_id, action, events, inbound_key, agent_calls, outbox)
+        return await self._turns.append(game_id, action, events, inbound_key, agent_calls, outbox, seq)
 
     async def finish_game(
         self,

@@ -57,6 +57,12 @@ async def point_at(conn: AsyncConnection, key: str, game_id: int) -> None:
     await conn.execute(sa.update(_inbound).where(_inbound.c.key == key).values(game_id=game_id))
 
 
+def release_keys(conn: sa.Connection, keys: Sequence[str]) -> None:
+    """Give back keys this transaction claimed for turns it then refused (they stay unhandled)."""
+    if keys:
+        conn.execute(sa.delete(_inbound).where(_inbound.c.key.in_(sorted(set(keys)))))
+
+
 def seen_keys(conn: sa.Connection, keys: Sequence[str]) -> set[str]:
     """Which of these keys were claimed before (reads only)."""
     if not keys:

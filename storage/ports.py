@@ -9,7 +9,7 @@ and only ``bot/app.py`` and the command-line tools name it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -73,6 +73,7 @@ class GamePort(GameReader, Protocol):
     async def append_turn(
         self, game_id: int, *, action: ActionRecord, events: Sequence[EventRecord], inbound_key: str | None,
         agent_calls: Sequence[AgentCallRecord] = (), outbox: Sequence[OutboxRecord] = (),
+        seq: int | None = None,
     ) -> bool: ...
 
     async def finish_game(
@@ -141,6 +142,9 @@ class TableStore(GamePort, DeadlinePort, OutboxPort, InboundPort, ExportSource, 
     @property
     def leases(self) -> TableLeases | None:
         """This process's hold on the games it drives, when several processes share the database."""
+
+    def watch_commits(self, seen: Callable[[], None]) -> None:
+        """``seen()`` for each turn whose COMMIT outcome was lost and that was read back."""
 
     async def check_writable(self) -> None: ...
 

@@ -17,6 +17,16 @@ class GameStateError(ValueError):
     """The game is not in a status that allows this write (e.g. a turn for a finished game)."""
 
 
+class LogAhead(GameStateError):
+    """The log already holds another action at the place this turn expected: the process's copy of
+    the game is behind its log (a turn of its own whose commit answer was lost). Nothing was written."""
+
+    def __init__(self, game_id: int, seq: int) -> None:
+        super().__init__(f"game {game_id} already has an action {seq} in its log: this copy of the game is behind")
+        self.game_id = game_id
+        self.seq = seq
+
+
 class GameNotFound(KeyError):
     """No game has this id."""
 

@@ -182,6 +182,10 @@ class Store(Database):
         # Connections opened before (the migration's) were not named: they are let go.
         self.engine.sync_engine.pool.dispose()
 
+    def watch_commits(self, seen: Callable[[], None]) -> None:
+        """``seen()`` for each turn whose COMMIT outcome was lost and that was found committed."""
+        self._turnlog.on_recovered = seen
+
     async def aclose(self) -> None:
         await self._turnlog.aclose()
         await super().aclose()

@@ -11,12 +11,23 @@ On a server database (PostgreSQL) several bot processes may write at once: the
 games of a group are locked (``SELECT ... FOR UPDATE``) before their last
 sequence numbers are read, so ``max(seq) + 1`` is safe across processes too.
 SQLite needs no such lock: ``BEGIN IMMEDIATE`` already holds the whole file.
+
+A turn is written once. The table in memory knows which sequence number its next action
+takes, and the turn is written at exactly that number: ``(game_id, seq)`` is the actions'
+primary key, so the log cannot hold two turns at one place. When a group's COMMIT fails
+with an unknown outcome (the connection dropped after COMMIT was sent: it may or may not
+have committed), each turn is tried again in a transaction of its own, which first reads
+the place it was meant for: a turn already there with this turn's inbound key (or, for a
+turn without one, this very action) was this turn's own commit, and it is answered as
+logged without writing anything; an inbound key that the lost commit claimed reads the
+same way instead of looking like a redelivered event. Another action at that place means
+the table in memory is behind its log (``LogAhead``): the caller catches up from the log.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +35,18 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import agent_call_values
-from storage.inbound import claim_keys, seen_keys
+from storage.inbound import claim_keys, release_keys, seen_keys
 from storage.outbox import outbox_values
 from storage.ownership import Fence, NotOwner, TableLeases, check_fences
-from storage.records import ActionRecord, AgentCallRecord, EventRecord, GameNotFound, GameStateError, OutboxRecord
+from storage.records import (
+    ActionRecord,
+    AgentCallRecord,
+    EventRecord,
+    GameNotFound,
+    GameStateError,
+    LogAhead,
+    OutboxRecord,
+)
 from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, OutboxRow, table_of, utcnow
 
 _games = table_of(GameRow)
@@ -49,6 +68,8 @@ class _Turn:
     future: asyncio.Future[bool]
     fence: Fence | None = None
     outbox: tuple[OutboxRecord, ...] = ()
+    seq: int | None = None  # the place the table expects this action at; None: the next free one
+    recovered: bool = False  # found already committed when written again after an unknown outcome
 
 
 class TurnLog:
@@ -69,6 +90,11 @@ class TurnLog:
         # Set when several processes share the database: every turn is then logged under this
         # process's hold on its game (``storage.ownership``), or refused.
         self.leases: TableLeases | None = None
+        # Group commits that failed (an unknown outcome among them), and turns that such a failure
+        # had in fact committed, found by reading back instead of being written a second time.
+        self.failed_groups = 0
+        self.recovered = 0
+        self.on_recovered: Callable[[], None] | None = None  # told of each (the metrics)
 
     async def append(
         self,
@@ -78,9 +104,13 @@ class TurnLog:
         inbound_key: str | None,
         agent_calls: Sequence[AgentCallRecord],
         outbox: Sequence[OutboxRecord] = (),
+        seq: int | None = None,
     ) -> bool:
         """Queue one turn and wait until its group is durable; False when the inbound key was seen before.
-        ``outbox``: the turn's messages, logged with it (``storage.outbox``)."""
+
+        ``outbox``: the turn's messages, logged with it (``storage.outbox``). ``seq``: the sequence
+        number the caller's copy of the game expects for this action; the turn is written there or
+        not at all (``LogAhead`` when another action holds it)."""
         fence = None
         if self.leases is not None:
             # Live: a hold whose last confirmed renewal plus the lease has passed (this process was
@@ -90,7 +120,7 @@ class TurnLog:
                 raise NotOwner(f"game {game_id} is not held by this process (or its hold ran out): no turn logged")
         loop = asyncio.get_running_loop()
         turn = _Turn(game_id, action, tuple(events), inbound_key, tuple(agent_calls), loop.create_future(), fence,
-                     tuple(outbox))
+                     tuple(outbox), seq)
         self._turns.append(turn)
         if self._flusher is None or self._flusher.done():
             self._flusher = loop.create_task(self._flush())
@@ -112,13 +142,19 @@ class TurnLog:
             try:
                 await self._write(batch)
             except Exception:
-                # The group failed as a whole (say an integrity error): retry one by one so
-                # only the turn at fault sees its error.
+                # The group failed as a whole (an integrity error, or a connection lost, perhaps
+                # after its COMMIT was sent): retry one by one so only the turn at fault sees its
+                # error; a turn that did commit is read back there, never written twice.
+                self.failed_groups += 1
                 for turn in batch:
                     if turn.future.done():
                         continue
                     try:
                         await self._write([turn])
+                        if turn.recovered:
+                            self.recovered += 1
+                            if self.on_recovered is not None:
+                                self.on_recovered()
                     except Exception as exc:  # noqa: BLE001 - delivered to its own caller
                         if not turn.future.done():
                             turn.future.set_exception(exc)
@@ -174,14 +210,21 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     # A turn made under a hold that moved on (another process took the game over) is refused.
     fenced = check_fences(conn, {t.game_id: t.fence for t in batch if t.fence is not None})
     running = [t for t in batch if status.get(t.game_id) == GameStatus.RUNNING and t.game_id not in fenced]
+    # A turn whose place is already taken is read back, not written: its own earlier commit (an
+    # unknown outcome), or a sign that this copy of the game is behind its log.
+    placed = [t for t in running if t.seq is not None and t.seq <= (last_action.get(t.game_id) or 0)]
+    logged = _actions_at(conn, [(t.game_id, t.seq) for t in placed if t.seq is not None])
+    placed_ids = {id(t) for t in placed}
+    writing = [t for t in running if id(t) not in placed_ids]
+    writing_ids = {id(t) for t in writing}
     # The keys of turns that may be logged are claimed through the one claim path, in one
     # statement; a turn that cannot be logged claims nothing, but its key may still be a
     # redelivery of a turn logged before (the last turn of a game that is now over).
-    claimed = claim_keys(conn, [(t.inbound_key, t.game_id) for t in running if t.inbound_key is not None], now)
-    refused = [t.inbound_key for t in batch
-               if t.inbound_key is not None and (status.get(t.game_id) != GameStatus.RUNNING or t.game_id in fenced)]
+    claimed = claim_keys(conn, [(t.inbound_key, t.game_id) for t in writing if t.inbound_key is not None], now)
+    refused = [t.inbound_key for t in batch if t.inbound_key is not None and id(t) not in writing_ids]
     seen = seen_keys(conn, refused) | {k for k in refused if k in claimed}
     taken: set[str] = set()
+    unclaim: list[str] = []
     outcome: list[tuple[_Turn, bool | Exception]] = []
     action_rows: list[dict[str, Any]] = []
     event_rows: list[dict[str, Any]] = []
@@ -199,12 +242,29 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
             else:
                 outcome.append((t, GameStateError(f"game {t.game_id} is {st}, not running: no turn can be logged")))
             continue
+        if id(t) in placed_ids:
+            assert t.seq is not None
+            there = logged.get((t.game_id, t.seq))
+            if there is not None and _is_this_turn(there, t):
+                t.recovered = True
+                outcome.append((t, True))
+            elif t.inbound_key is not None and t.inbound_key in seen:
+                outcome.append((t, False))  # a redelivered event, logged at an earlier place
+            else:
+                outcome.append((t, LogAhead(t.game_id, t.seq)))
+            continue
+        seq = (last_action.get(t.game_id) or 0) + 1
+        if t.seq is not None and t.seq != seq:
+            # The copy in memory is ahead of the log: a bug, never a reason to write at another place.
+            if t.inbound_key is not None and t.inbound_key in claimed and t.inbound_key not in taken:
+                unclaim.append(t.inbound_key)
+            outcome.append((t, GameStateError(f"game {t.game_id} expected action {t.seq} but its log is at {seq - 1}")))
+            continue
         if t.inbound_key is not None:
             if t.inbound_key not in claimed or t.inbound_key in taken:
                 outcome.append((t, False))  # handled before, or earlier in this group
                 continue
             taken.add(t.inbound_key)
-        seq = (last_action.get(t.game_id) or 0) + 1
         last_action[t.game_id] = seq
         a = t.action
         action_rows.append({"game_id": t.game_id, "seq": seq, "seat": a.seat, "kind": a.kind,
@@ -218,8 +278,28 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
         call_rows.extend(agent_call_values(c, game_id=t.game_id, action_seq=seq, now=now) for c in t.calls)
         outbox_rows.extend(outbox_values(t.outbox, game_id=t.game_id, action_seq=seq, now=now))
         outcome.append((t, True))
+    if unclaim:
+        release_keys(conn, unclaim)
     for table, rows in ((_actions, action_rows), (_events, event_rows), (_agent_calls, call_rows),
                         (_outbox, outbox_rows)):
         if rows:
             conn.execute(sa.insert(table), rows)
     return outcome
+
+
+def _actions_at(conn: sa.Connection, places: Sequence[tuple[int, int]]) -> dict[tuple[int, int], sa.Row[Any]]:
+    """The logged actions at these (game, seq) places, by place."""
+    if not places:
+        return {}
+    q = sa.select(_actions).where(sa.tuple_(_actions.c.game_id, _actions.c.seq).in_(list(places)))
+    return {(int(r.game_id), int(r.seq)): r for r in conn.execute(q)}
+
+
+def _is_this_turn(row: sa.Row[Any], t: _Turn) -> bool:
+    """Whether the action logged at a turn's place is that turn: its inbound key when it has one
+    (one platform event is one move), else the same seat, action, source and actor."""
+    if t.inbound_key is not None:
+        return bool(row.inbound_id == t.inbound_key)
+    a = t.action
+    return bool(row.inbound_id is None and row.seat == a.seat and row.kind == a.kind
+                and list(row.value) == list(a.value) and row.source == a.source and row.actor == a.actor)

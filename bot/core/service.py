@@ -69,6 +69,7 @@ class TableService:
         self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
+        store.watch_commits(self.observer.commit_unknown)
         self.delivery = Delivery(self.observer)
         self.delivery.live = self._live
         self.deadlines = Deadlines(store, clock, self.observer)

@@ -142,6 +142,9 @@ class Table:
     dm_failed: set[Seat] = field(default_factory=set)
     driver: asyncio.Task[None] | None = None
     over: bool = False
+    # The sequence number of the last action in the log: the next turn is written at seq + 1 and
+    # nowhere else, so a turn whose commit answer was lost is found there, not logged twice.
+    seq: int = 0
 
     @property
     def names(self) -> list[str]:
@@ -257,4 +260,5 @@ def rebuild(glog: GameLog) -> Table:
         raise ReplayFailed(f"{what} no longer replays with these rules ({type(exc).__name__})") from None
     lobby = row.lobby or {}
     return Table(row.id, rec.game, rec.config, rec.seed, seats, state, place_of(row), row.platform,
-                 float(lobby.get("deadline_s") or 0), tenant=row.tenant, quiet=bool(lobby.get("quiet")))
+                 float(lobby.get("deadline_s") or 0), tenant=row.tenant, quiet=bool(lobby.get("quiet")),
+                 seq=max(rec.lines, default=0))

@@ -21,13 +21,13 @@ from bot.core.deadlines import Deadlines
 from bot.core.delivery import Delivery
 from bot.core.messages import Command, Outgoing, Reply
 from bot.core.observe import ServiceObserver
-from bot.core.outbox import Outbox
+from bot.core.outbox import Outbox, Planned
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
 from games.base import Action, Event, IllegalAction, Seat, Text
 from models.agents.base import CallLog
 from storage.ports import GamePort, OutboxPort
-from storage.records import ActionRecord, AgentCallRecord, EventRecord
+from storage.records import ActionRecord, AgentCallRecord, EventRecord, LogAhead
 from storage.tables import ActionSource, AgentOperation, GameStatus
 
 log = logging.getLogger(__name__)
@@ -75,47 +75,79 @@ class Turns:
         async with table.lock:
             if table.over:
                 raise Refused("That game is over.")
-            try:
-                state, events = table.engine.apply(table.state, seat, action)
-            except IllegalAction as exc:
-                raise Refused(str(exc)) from None
-            except Exception as exc:  # an engine bug: the move changes nothing, the table goes on
-                log.error("game %s: the engine failed on a %s move: %s", table.game_id, action.kind,
-                          type(exc).__name__)
-                raise Refused("That move cannot be played.") from None
-            planned = self.outbox.plan(table, events, notes)
-            try:
-                fresh = await self.store.append_turn(
-                    table.game_id,
-                    action=ActionRecord(seat, action.kind, list(action.value), source, actor),
-                    events=[EventRecord.of(e) for e in events],
-                    inbound_key=inbound_key,
-                    agent_calls=[_call_record(table.game_id, seat, c) for c in calls],
-                    outbox=self.outbox.records(planned),
-                )
-            except BaseException:
-                self.outbox.drop(planned)  # not logged: these messages never exist
-                raise
+            for attempt in range(2):
+                try:
+                    state, events = table.engine.apply(table.state, seat, action)
+                except IllegalAction as exc:
+                    raise Refused(str(exc)) from None
+                except Exception as exc:  # an engine bug: the move changes nothing, the table goes on
+                    log.error("game %s: the engine failed on a %s move: %s", table.game_id, action.kind,
+                              type(exc).__name__)
+                    raise Refused("That move cannot be played.") from None
+                planned = self.outbox.plan(table, events, notes)
+                try:
+                    fresh = await self.store.append_turn(
+                        table.game_id,
+                        action=ActionRecord(seat, action.kind, list(action.value), source, actor),
+                        events=[EventRecord.of(e) for e in events],
+                        inbound_key=inbound_key,
+                        agent_calls=[_call_record(table.game_id, seat, c) for c in calls],
+                        outbox=self.outbox.records(planned),
+                        seq=table.seq + 1,
+                    )
+                    break
+                except LogAhead:
+                    # A turn of this table committed although its answer was lost: play the log's
+                    # actions first. A member's move is then tried on the new state; an AI seat
+                    # decides again (its choice was made for the old one).
+                    self.outbox.drop(planned)
+                    await self.catch_up(table)
+                    if table.over:
+                        raise Refused("That game is over.") from None
+                    if attempt or source is not ActionSource.HUMAN:
+                        raise Refused("The game moved on meanwhile; that move was not played.") from None
+                except BaseException:
+                    self.outbox.drop(planned)  # not logged: these messages never exist
+                    raise
             if not fresh:
                 self.outbox.drop(planned)
                 return Reply(DUPLICATE, duplicate=True)
+            table.seq += 1
             self.observer.action(table.engine.id, source.value)
             for c in calls:
                 self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
-            table.state = state
-            table.prompted.discard(seat)
-            if self.deadlines.has(table.game_id, seat):
-                try:
-                    await self.deadlines.clear(table.game_id, seat)
-                except Exception as exc:  # the turn is logged: a deadline left pending fires on a seat that acted
-                    log.warning("game %s: a deadline was not cleared after a turn: %s", table.game_id,
-                                type(exc).__name__)
-            await self.outbox.send(table, planned)
-            if table.engine.result(table.state) is not None:
-                await self.finish(table, events)
+            await self._applied(table, seat, state, events, planned)
         if not table.over:
             await self.advance(table)
         return Reply("Got it.")
+
+    async def _applied(self, table: Table, seat: Seat, state: Any, events: Sequence[Event],
+                       planned: Sequence[Planned]) -> None:
+        """A logged action takes effect in memory and its messages go out (holds table.lock)."""
+        table.state = state
+        table.prompted.discard(seat)
+        if self.deadlines.has(table.game_id, seat):
+            try:
+                await self.deadlines.clear(table.game_id, seat)
+            except Exception as exc:  # the turn is logged: a deadline left pending fires on a seat that acted
+                log.warning("game %s: a deadline was not cleared after a turn: %s", table.game_id,
+                            type(exc).__name__)
+        await self.outbox.send(table, planned)
+        if table.engine.result(table.state) is not None:
+            await self.finish(table, events)
+
+    async def catch_up(self, table: Table) -> None:
+        """Play in memory the actions the log holds past this table's copy (holds table.lock). Their
+        messages were logged with them and are still unsent: the outbox's next round sends them."""
+        glog = await self.store.load_game(table.game_id)
+        for row in glog.actions:
+            if row.seq <= table.seq or table.over:
+                continue
+            state, events = table.engine.apply(table.state, row.seat, Action(row.kind, tuple(row.value)))
+            table.seq = row.seq
+            log.warning("game %s: action %s was logged although its commit answer was lost; caught up",
+                        table.game_id, row.seq)
+            await self._applied(table, row.seat, state, events, ())
 
     # ------------------------------------------------------------------ moves from people
 

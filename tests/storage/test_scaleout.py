@@ -79,14 +79,20 @@ def test_three_processes_with_kills_finish_every_game_exactly_once(pg_url: str, 
             assert got[table] == reference[table], table
         assert {r[0] for r in probe("select status from games")} == {"finished"}
 
-        # Every logged turn was logged under the fence its process held for the game.
-        turns: dict[int, list[tuple[float, int, str]]] = defaultdict(list)
+        # Every logged turn was logged under the fence its process held for the game, judged in commit
+        # order: a game's turns commit one after another at growing sequence numbers (the place each
+        # process wrote its turn at), whatever order the processes happened to print them in.
+        turns: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
         for name, out in outputs.items():
             for line in out.splitlines():
                 if line.startswith("TURN "):
-                    _, game_text, owner, token_text, at = line.split()
+                    _, game_text, seq_text, owner, token_text, _at = line.split()
                     assert owner == name
-                    turns[int(game_text)].append((float(at), int(token_text), owner))
+                    turns[int(game_text)].append((int(seq_text), int(token_text), owner))
+        places = [(g, s) for g, seen in turns.items() for s, _, _ in seen]
+        assert len(places) == len(set(places)), "two processes claim one place in a game's log"
+        logged_at = {(int(g), int(s)) for g, s in probe("select game_id, seq from actions")}
+        assert set(places) <= logged_at
         logged = sum(len(v) for v in turns.values())
         assert total - len(kill_points) <= logged <= total  # a victim may die between commit and print
         taken_over = 0

@@ -65,7 +65,8 @@ TRACE_TURNS = "TRACE_TURNS"
 
 
 def trace_turns(store: Store) -> None:
-    """Print each turn this process logs with the fence it held for the game while logging it."""
+    """Print each turn this process logs with the place it took in the log (its sequence number: the
+    order the game's turns committed in) and the fence it held for the game while logging it."""
     inner, leases = store.append_turn, store.leases
     assert leases is not None
 
@@ -73,7 +74,7 @@ def trace_turns(store: Store) -> None:
         fence = leases.fence(game_id)
         fresh = await inner(game_id, **kw)
         if fresh and fence is not None:
-            print(f"TURN {game_id} {fence.owner} {fence.token} {time.time():.6f}", flush=True)
+            print(f"TURN {game_id} {kw.get('seq')} {fence.owner} {fence.token} {time.time():.6f}", flush=True)
         return fresh
 
     store.append_turn = traced

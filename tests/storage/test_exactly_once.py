@@ -1,0 +1,134 @@
+"""Each turn is written exactly once, even when the answer to its COMMIT is lost.
+
+A TCP proxy (tests/storage/commit_proxy.py) sits between the bot and the real PostgreSQL and drops
+the connection of a transaction that wrote a turn right after forwarding its COMMIT (the turn is
+committed, the writer cannot know), or, now and then, just before (nothing is committed). The
+writer reads back the place the turn was meant for instead of writing it again.
+
+``HUSHTABLE_COMMIT_DROPS`` sets how many COMMITs the game run drops (the soak sets 20 or more).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.core.replays import record_of
+from games.base import replay
+from storage.records import ActionRecord, EventRecord, SeatRecord
+from storage.store import Store
+from storage.tables import ActionSource, GameStatus, SeatKind
+from tests.bot.core import crash_worker
+from tests.storage.commit_proxy import CommitDropProxy, Drops
+from tests.storage.test_backends import Probe
+from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
+from tests.storage.test_failover import normalised
+
+ROOT = Path(__file__).resolve().parents[2]
+DROPS = int(os.environ.get("HUSHTABLE_COMMIT_DROPS", "6"))
+
+
+async def _running_game(store: Store) -> int:
+    gid = await store.create_game(game="spy", variant="classic", config={}, platform="memory", place="chan",
+                                  place_name="", host="memory:1", lobby={})
+    assert gid is not None
+    await store.start_game(gid, seed=1, config={}, rules_version="",
+                           seats=[SeatRecord(i, SeatKind.AI, f"AI-{i}", agent_spec="random") for i in range(4)],
+                           events=[EventRecord("dealt", {})])
+    return gid
+
+
+def _hint(seat: int, word: str, source: ActionSource = ActionSource.HUMAN) -> ActionRecord:
+    return ActionRecord(seat, "describe", (word,), source, "memory:1" if source is ActionSource.HUMAN else "random")
+
+
+async def test_a_turn_whose_commit_answer_is_lost_is_logged_once(pg_url: str) -> None:
+    drops = Drops(every=1, limit=3, before_every=3)  # after, after, then before
+    with CommitDropProxy(pg_url, drops) as proxy:
+        store = await Store.open(proxy.url)
+        try:
+            gid = await _running_game(store)
+            # A member's move: committed, answer lost; it reads back as logged, not as a redelivery.
+            assert await store.append_turn(gid, action=_hint(0, "alpha"), events=[EventRecord("said", {})],
+                                           inbound_key="memory:ev-1", seq=1)
+            # An AI move without an inbound key: committed, answer lost; found by its content.
+            assert await store.append_turn(gid, action=_hint(1, "beta", ActionSource.AI), events=[], inbound_key=None,
+                                           seq=2)
+            # The COMMIT itself lost: nothing committed, so the retry writes it.
+            assert await store.append_turn(gid, action=_hint(2, "gamma"), events=[], inbound_key="memory:ev-3", seq=3)
+            assert (drops.after, drops.before) == (2, 1)
+            assert store.log._turns.recovered == 2
+            glog = await store.load_game(gid)
+            assert [(a.seq, a.value) for a in glog.actions] == [(1, ["alpha"]), (2, ["beta"]), (3, ["gamma"])]
+            # A real redelivery of the first event (the table has moved on) is still a duplicate.
+            assert not await store.append_turn(gid, action=_hint(0, "alpha"), events=[], inbound_key="memory:ev-1",
+                                               seq=4)
+            assert len((await store.load_game(gid)).actions) == 3
+        finally:
+            await store.aclose()
+
+
+async def test_a_copy_behind_its_log_is_told_so_and_nothing_is_written(pg_url: str) -> None:
+    from storage.records import LogAhead
+
+    store = await Store.open(pg_url)
+    try:
+        gid = await _running_game(store)
+        assert await store.append_turn(gid, action=_hint(0, "alpha"), events=[], inbound_key=None, seq=1)
+        try:
+            await store.append_turn(gid, action=_hint(1, "beta"), events=[], inbound_key="memory:ev-2", seq=1)
+        except LogAhead as exc:
+            assert exc.seq == 1
+        else:
+            raise AssertionError("a second action at one place was accepted")
+        assert not await store.inbound_seen("memory:ev-2")  # the key stays unclaimed for the retry
+        assert len((await store.load_game(gid)).actions) == 1
+    finally:
+        await store.aclose()
+
+
+def test_games_through_lost_commit_answers_equal_an_undisturbed_run(pg_url: str, pg_url_2: str) -> None:
+    """The scripted AI tables of tests/bot/core/crash_worker.py, once straight and once through the
+    proxy dropping turn COMMITs: the two logs are equal (no turn written twice, none lost) and
+    every stored game replays to its stored result."""
+    ref_probe, probe = Probe(pg_url), Probe(pg_url_2)
+    try:
+        assert crash_worker.run(pg_url, ref_probe.actions)
+        reference = normalised(ref_probe)
+        turns = len(reference["actions"])
+        drops = Drops(every=max(1, turns // (DROPS + 2)), limit=DROPS, before_every=4)
+        with CommitDropProxy(pg_url_2, drops) as proxy:
+            out = subprocess.run([sys.executable, "-m", "tests.bot.core.crash_worker", proxy.url], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=240)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert drops.after + drops.before == DROPS, (drops, turns)
+        got = normalised(probe)
+        for table in ("games", "seats", "actions", "events", "inbound"):
+            assert got[table] == reference[table], table
+        assert {r[0] for r in probe("select status from games")} == {"finished"}
+        print(f"exactly-once: {len(reference['games'])} games, {turns} turns, {drops.after} COMMIT answers "
+              f"dropped after commit, {drops.before} COMMITs dropped before; 0 turns written twice")
+    finally:
+        ref_probe.close()
+        probe.close()
+    _replays(pg_url_2)
+
+
+def _replays(url: str) -> None:
+    import asyncio
+
+    async def check() -> None:
+        store = await Store.open(url)
+        try:
+            for row in await store.games():
+                assert row.id is not None and row.status == GameStatus.FINISHED
+                rec = record_of(await store.load_game(row.id))
+                state, _ = replay(rec.game, rec.config, rec.seats, rec.seed, rec.actions)
+                result = rec.game.result(state)
+                assert result is not None and result.to_json() == row.result
+        finally:
+            await store.aclose()
+
+    asyncio.run(check())
