@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
+
+_ROUTE: ContextVar[str] = ContextVar("hushtable_inference_route", default="")
+
+
+def current_route() -> str:
+    """The routing key of the work being done now (``routed_by``), or "" outside any."""
+    return _ROUTE.get()
+
+
+@contextmanager
+def routed_by(key: str) -> Iterator[None]:
+    """Requests made inside this block (by any agent, in any task it starts) carry ``key`` as their
+    ``route``: a pool of workers sends every request of one key to the same worker. The bot uses
+    the table's id, so one game stays on one worker and different games spread over the pool."""
+    token = _ROUTE.set(key)
+    try:
+        yield
+    finally:
+        _ROUTE.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +60,9 @@ class GenerateRequest:
     """The reply starts with this text (e.g. ``"ANSWER:"``), so a small model only continues it.
     Backends that can honour it return it as the start of ``GenerateResult.text``; the
     OpenAI-compatible backend cannot, and returns the model's whole reply instead."""
+    route: str = field(default_factory=current_route)
+    """Which worker of a pool answers: the table's id while an AI seat decides (``routed_by``);
+    "" routes by the start of the conversation. It changes no answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +93,7 @@ class ScoreRequest:
     messages: tuple[Message, ...]
     labels: tuple[str, ...]
     mode: ScoringMode = ScoringMode.FIRST_TOKEN
+    route: str = field(default_factory=current_route)  # as GenerateRequest.route
 
 
 @dataclass(frozen=True, slots=True)

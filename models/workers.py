@@ -2,10 +2,12 @@
 
 Which worker answers a request:
 
-- **Locality.** Requests are keyed by the start of their conversation (the system prompt and the
-  opening of the first user message: a game's rules and table). Rendezvous hashing ranks the
-  workers per key, so the same game keeps going to the same worker, whose batcher reuses the
-  cached prefix; when a worker leaves, only its own keys move.
+- **Locality.** Requests are keyed by the table they are made for (``route``: the game's id,
+  set by the bot while an AI seat decides), or, for a request made outside a game, by the start
+  of its conversation. Rendezvous hashing ranks the workers per key, so a game's turns keep going
+  to the same worker, whose batcher reuses the cached prefix, and different games spread over
+  the pool even when they play the same rules (their conversations start alike); when a worker
+  leaves, only its own keys move.
 - **Load.** Each worker's own batcher reports its queue depth on /healthz; a background poll
   keeps it fresh, and requests in flight from here are counted as they go. The first-ranked
   worker is passed over only when it is ``overload`` requests busier than the least busy one.
@@ -50,6 +52,13 @@ def affinity_key(messages: Sequence[Message]) -> bytes:
     if users:
         head.append(users[0][:_KEY_CHARS])
     return hashlib.sha256("\x1f".join(head).encode()).digest()
+
+
+def route_key(req: GenerateRequest | ScoreRequest) -> bytes:
+    """The key a request is routed by: its table when it names one, else its conversation's start."""
+    if req.route:
+        return hashlib.sha256(b"route\x1f" + req.route.encode()).digest()
+    return affinity_key(req.messages)
 
 
 def rank(key: bytes, urls: Sequence[str]) -> list[str]:
@@ -104,11 +113,11 @@ class WorkerPool:
             self._poller = asyncio.get_running_loop().create_task(self._poll(), name="worker-pool-poll")
 
     async def generate(self, req: GenerateRequest) -> GenerateResult:
-        result: GenerateResult = await self._route(affinity_key(req.messages), lambda c: c.generate(req))
+        result: GenerateResult = await self._route(route_key(req), lambda c: c.generate(req))
         return result
 
     async def score_labels(self, req: ScoreRequest) -> ScoreResult:
-        result: ScoreResult = await self._route(affinity_key(req.messages), lambda c: c.score_labels(req))
+        result: ScoreResult = await self._route(route_key(req), lambda c: c.score_labels(req))
         return result
 
     async def aclose(self) -> None:

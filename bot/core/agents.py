@@ -29,6 +29,7 @@ from games.labels import fill_spec
 from models.agents.base import CallLog, Check, Decision, Player, Source
 from models.agents.provenance import decision_row, role_of
 from models.agents.random_agent import RandomAgent
+from models.types import routed_by
 from storage.tables import ActionSource
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,12 @@ class AgentRunner:
             del self._players[key]
 
     async def decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
+        # Every model request of this decision names the table: a pool of workers keeps one game on
+        # one worker (its cached prefix) and spreads games over the pool.
+        with routed_by(f"game:{game_id}"):
+            return await self._decide(game, state, seat, game_id=game_id, spec=spec, seed=seed)
+
+    async def _decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
         started = time.perf_counter()
         calls: list[CallLog] = []
         raw_legal, obs = game.legal(state, seat), game.observe(state, seat)

@@ -5,6 +5,7 @@ runs over real worker processes (`hushtable worker --model fake`) on localhost."
 from __future__ import annotations
 
 import asyncio
+import random
 import signal
 import subprocess
 import sys
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from games.play import random_action
 from models.client import ClientOptions, HttpClient, make_client
-from models.types import GenerateRequest, Message, ScoreRequest
+from models.types import GenerateRequest, Message, ScoreRequest, current_route, routed_by
 from models.worker.fake_backend import fake_text
 from models.workers import WorkerPool, affinity_key, rank, split_urls
 from tests.bot.core.test_worker_fallback import free_port, wait_healthy
+from tests.vocabulary import NONSENSE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,3 +123,59 @@ async def test_a_pool_with_every_worker_down_fails_fast_with_inference_error() -
         await pool.generate(GenerateRequest(messages=game(1, 0)))
     assert pool.healthy() == [] and pool.retried == 2
     await pool.aclose()
+
+
+def same_rules(turn: int) -> tuple[Message, ...]:
+    """A turn of any game of one kind: the rules and the table's opening read alike in every game."""
+    return (Message("system", "You play Who-is-Spy."), Message("user", "Seats Ann, Bob, Cy. " + "history " * 10),
+            Message("assistant", "ok"), Message("user", f"turn {turn}: your clue?"))
+
+
+async def test_games_of_one_kind_spread_over_the_pool_and_each_stays_on_its_worker(
+        workers: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+    """Requests carry their table's id (routed_by, which the agent runner sets around each decision):
+    games whose conversations start alike no longer pile onto one worker."""
+    for url, _ in workers:
+        await wait_healthy(url)
+    urls = [u for u, _ in workers]
+    pool = WorkerPool([(u, HttpClient(u, timeout_s=5, retries=0)) for u in urls], poll_s=0)
+    try:
+        assert len({rank(affinity_key(same_rules(0)), urls)[0] for _ in range(8)}) == 1  # the old key: one worker
+        seen: dict[int, set[str]] = {}
+        for turn in range(3):
+            for n in range(8):
+                with routed_by(f"game:{n}"):
+                    req = ScoreRequest(messages=same_rules(turn), labels=("A", "B")) if turn % 2 else \
+                        GenerateRequest(messages=same_rules(turn), max_tokens=2, seed=n)
+                assert req.route == f"game:{n}"
+                before = dict(pool.routed)
+                await (pool.score_labels(req) if isinstance(req, ScoreRequest) else pool.generate(req))
+                seen.setdefault(n, set()).update(u for u in urls if pool.routed[u] > before[u])
+        assert all(len(s) == 1 for s in seen.values()), seen
+        assert {next(iter(s)) for s in seen.values()} == set(urls), "the games spread over both workers"
+        assert sorted(pool.routed.values())[0] >= 6, pool.routed
+    finally:
+        await pool.aclose()
+
+
+async def test_the_agent_runner_names_the_table_on_every_model_request() -> None:
+    from bot.core.agents import AgentRunner
+    from games import get
+    from models.agents.base import Decision
+
+    routes: list[str] = []
+
+    class Recorder:
+        spec = "recorder"
+
+        async def act(self, obs: object, spec: object, **kw: object) -> Decision:
+            routes.append(GenerateRequest(messages=same_rules(0)).route)
+            assert spec is not None
+            return Decision(random_action(spec, random.Random(0), NONSENSE))
+
+    g = get("spy")
+    state, _ = g.new(g.make_config("classic"), 4, 3)
+    seat = min(g.to_act(state))
+    await AgentRunner(lambda spec, seed: Recorder()).decide(g, state, seat, game_id=41, spec="recorder", seed=1)
+    assert routes == ["game:41"] and current_route() == ""
+    assert GenerateRequest(messages=same_rules(0)).route == ""
