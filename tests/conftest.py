@@ -1,10 +1,18 @@
 """Fixtures every room may use: a real PostgreSQL server (see tests/postgres.py) and a database
-URL parametrised over SQLite and PostgreSQL, so one test runs against both."""
+URL parametrised over SQLite and PostgreSQL, so one test runs against both.
+
+Deals drawn at random are reproducible: a table started without a seed (a member's Start button)
+draws its deal from the run's seed and the test's id. The seed is printed at the top of the run and
+under every failure; ``HUSHTABLE_TEST_SEED=<seed>`` runs every test with the same deals again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import random
+import secrets
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
@@ -16,6 +24,29 @@ from tests.postgres import PostgresServer, disabled_reason, start_server
 set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / ".venv" / ".hypothesis"))
 
 BACKENDS = ("sqlite", "postgres")
+SEED_ENV = "HUSHTABLE_TEST_SEED"
+RUN_SEED = int(os.environ.get(SEED_ENV) or secrets.randbits(32))
+
+
+def pytest_report_header() -> str:
+    return f"random deals: {SEED_ENV}={RUN_SEED} reproduces them"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.sections.append(("random deals", f"rerun with {SEED_ENV}={RUN_SEED}"))
+
+
+@pytest.fixture(autouse=True)
+def deal_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table started without a seed draws it from the run's seed and this test's id."""
+    from bot.core import lobby
+
+    draw = random.Random(f"{RUN_SEED}:{request.node.nodeid}")
+    monkeypatch.setattr(lobby, "pysecrets", SimpleNamespace(randbits=draw.getrandbits))
 
 
 @pytest.fixture(scope="session")
