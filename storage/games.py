@@ -151,6 +151,13 @@ class GameRepository:
                 await _raise_status(conn, game_id, "edit the lobby of")
         return True
 
+    async def running_games_of(self, user_key: str) -> list[int]:
+        """The running games where this member holds a seat, by id."""
+        async with self._db.connect() as conn:
+            q = (sa.select(_games.c.id).join(_seats, _seats.c.game_id == _games.c.id)
+                 .where(_games.c.status == GameStatus.RUNNING, _seats.c.user_key == user_key).order_by(_games.c.id))
+            return [int(g) for g in (await conn.execute(q)).scalars()]
+
     async def mark_broken(self, game_id: int, reason: str) -> None:
         """A running (or lobby) game whose log no longer replays: status broken, with the reason."""
         async with self._db.write() as conn:

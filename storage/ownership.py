@@ -220,6 +220,14 @@ class TableLeases:
         self.held.pop(game_id, None)
         self._confirmed.pop(game_id, None)
 
+    async def holder(self, game_id: int, *, now: datetime | None = None) -> str | None:
+        """The process whose unexpired lease holds a game, by the database's clock (None when nobody does)."""
+        async with self._db.connect() as conn:
+            cutoff = now if now is not None else db_now(conn.dialect.name)
+            owner = (await conn.execute(sa.select(_leases.c.owner).where(
+                _leases.c.game_id == game_id, _leases.c.expires_at >= cutoff))).scalar()
+        return None if owner is None else str(owner)
+
     def forget(self, game_id: int) -> None:
         """Stop renewing a game that ended (its lease simply runs out; an ended game is never taken)."""
         self._drop(game_id)

@@ -20,6 +20,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from storage.engine import EnginePlan
 from storage.ownership import TableLeases
 from storage.records import ActionActor, ActionRecord, AgentCallRecord, EventRecord, GameLog, OutboxRecord, SeatRecord
+from storage.relay import CommandRelay
 from storage.tables import AgentCallRow, DeadlineRow, GameRow, GameStatus, OutboxRow
 
 
@@ -145,6 +146,12 @@ class TableStore(GamePort, DeadlinePort, OutboxPort, InboundPort, ExportSource, 
 
     def watch_commits(self, seen: Callable[[], None]) -> None:
         """``seen()`` for each turn whose COMMIT outcome was lost and that was read back."""
+
+    @property
+    def relay(self) -> CommandRelay | None:
+        """How this process reaches the holder of a table it does not drive (several processes)."""
+
+    async def running_games_of(self, user_key: str) -> list[int]: ...
 
     async def check_writable(self) -> None: ...
 

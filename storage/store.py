@@ -62,6 +62,7 @@ from storage.records import (
     SchemaOutOfDate,
     SeatRecord,
 )
+from storage.relay import CommandRelay
 from storage.turnlog import TurnLog
 
 P = ParamSpec("P")
@@ -143,6 +144,7 @@ class Store(Database):
         self.outbox = OutboxRepository(self)
         self.calls = AgentCallRepository(self)
         self.leases: TableLeases | None = None  # set by own_tables() on a server database
+        self.relay: CommandRelay | None = None  # likewise: commands to and from the holders of tables
         self._bot_lock: IO[bytes] | None = None  # SQLite: this process's lock on the file
 
     async def own_tables(self, owner: str, ttl: timedelta) -> TableLeases | None:
@@ -160,6 +162,8 @@ class Store(Database):
         self.leases = TableLeases(self, owner, ttl)
         self._turnlog.leases = self.log.leases = self.deadlines.leases = self.leases
         self._name_connections(owner, ttl)
+        if self.plan.url.get_backend_name() == "postgresql":
+            self.relay = CommandRelay(self, owner)
         return self.leases
 
     def _name_connections(self, owner: str, ttl: timedelta) -> None:
@@ -187,6 +191,8 @@ class Store(Database):
         self._turnlog.on_recovered = seen
 
     async def aclose(self) -> None:
+        if self.relay is not None:
+            await self.relay.aclose()
         await self._turnlog.aclose()
         await super().aclose()
         if self._bot_lock is not None:
@@ -210,6 +216,7 @@ class Store(Database):
     open_lobbies = _Via("log", GameRepository.open_lobbies)
     lobby_at = _Via("log", GameRepository.lobby_at)
     count_open_lobbies = _Via("log", GameRepository.count_open_lobbies)
+    running_games_of = _Via("log", GameRepository.running_games_of)
     # deadlines
     set_deadline = _Via("deadlines", DeadlineRepository.set_deadline)
     clear_deadlines = _Via("deadlines", DeadlineRepository.clear_deadlines)

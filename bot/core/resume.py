@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Protocol
 
 from bot.core import render
@@ -45,10 +45,13 @@ class Resume:
         self.tables = tables
         self.opened = opened
 
-    async def run(self, lock_for: Callable[[int], asyncio.Lock]) -> None:
+    async def run(self, lock_for: Callable[[int], asyncio.Lock], handed_back: Set[int] = frozenset()) -> None:
         """Resume every running game this process may drive: all of them on a database of one
         process; on a shared one, those it holds or can take now (nobody holds them, or their
-        holder stopped renewing). Idempotent: a table already in memory is left alone."""
+        holder stopped renewing). Idempotent: a table already in memory is left alone.
+
+        ``handed_back``: games a live holder just gave to this process. Nothing restarted, so
+        they resume quietly: the members were told and prompted by the holder already."""
         resumed: list[Table] = []
         leases = self.store.leases
         if leases is not None:
@@ -77,6 +80,10 @@ class Resume:
                 self.deadlines.arm(d.id, d.game_id, d.seat, d.due_at)
         for table in resumed:
             try:
+                if table.game_id in handed_back:
+                    table.prompted = {s for s in table.acting() if not table.seats[s].is_ai}
+                    await self.turns.advance(table)
+                    continue
                 await self._resume(table)
             except Exception as exc:
                 current = await self.store.game(table.game_id)

@@ -21,7 +21,7 @@ from typing import Any
 
 import games as game_registry
 from bot.core import commands as c
-from bot.core import intake
+from bot.core import forward, intake
 from bot.core.agents import AgentFactory, AgentRunner
 from bot.core.commands import Refused
 from bot.core.deadlines import Deadlines
@@ -49,6 +49,7 @@ it returns is posted to the table's place."""
 _NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT,
                           CommandKind.EXPORT})
 SUPERVISE_EVERY_S = 30.0
+RELAY_TIMEOUT_S = 10.0  # how long a command relayed to a table's holder waits for its answer
 
 
 class TableService:
@@ -69,6 +70,7 @@ class TableService:
         self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
+        self.relayed = 0  # commands answered by the process holding their table
         store.watch_commits(self.observer.commit_unknown)
         self.delivery = Delivery(self.observer)
         self.delivery.live = self._live
@@ -92,6 +94,8 @@ class TableService:
         """Resume what belongs to the attached platforms (see bot.core.resume). Idempotent: an adapter
         calls it once connected; games of platforms not attached yet wait for their adapter's call."""
         await self.store.check_writable()
+        if self.store.relay is not None:
+            await self.store.relay.start(self._relayed)
         await self.resume.run(self.lock_for)
         loop = asyncio.get_running_loop()
         if self._supervisor is None or self._supervisor.done():
@@ -203,16 +207,11 @@ class TableService:
         if lost:
             self.observer.lease_moved("lost", len(lost))
         for game_id in lost:
-            table = self.tables.pop(game_id, None)
+            table = self.tables.get(game_id)
             if table is None:
                 continue
             log.warning("game %s was taken over by another process; this one stops driving it", game_id)
-            if table.driver is not None and table.driver is not asyncio.current_task():
-                table.driver.cancel()
-            self.deadlines.cancel(game_id)
-            self.runner.forget(game_id)
-            self._locks.pop(game_id, None)
-            self.observer.tables(len(self.tables))
+            self._drop(game_id, table)
 
     async def hold_tables(self, *, renew: bool = True) -> None:
         """Renew this process's leases (unless the renewer does), let go of the tables another
@@ -220,6 +219,8 @@ class TableService:
         leases = self.store.leases
         if leases is None:
             return
+        if self.store.relay is not None:  # listen again if the listening connection was lost
+            await self.store.relay.ensure()
         if renew:
             await self._drop_lost(await leases.renew())
         taken = await leases.acquire(renew=False)
@@ -230,22 +231,89 @@ class TableService:
         if taken or set(leases.held) - set(self.tables):
             await self.resume.run(self.lock_for)
 
-    async def _reach(self, cmd: Command, game_id: int) -> None:
-        """A move for a running game this process does not drive (several processes share the
-        database): take the game over when its holder's lease ran out (it died), else say in one
-        sentence that it is moving; the move is not logged, so sending it again is safe."""
+    async def _reach(self, cmd: Command, game_id: int) -> Reply | None:
+        """A command for a running game this process does not drive (several processes share the
+        database). None: handle it here (this process drives the game, or took it over because its
+        holder's lease ran out). Otherwise the holder's answer: the command is relayed to the live
+        holder, which handles it; when the command came from the game's own tenant (this process
+        receives that tenant's events: its shard or workspace), the holder also hands the table
+        back, so the next command is handled here. A holder that does not answer in time leaves
+        one sentence saying the table is moving; nothing was logged, so sending again is safe."""
         leases = self.store.leases
         if leases is None or game_id in self.tables:
-            return
+            return None
         row = await self.store.game(game_id)
         if row is None or row.status != GameStatus.RUNNING or not intake.reaches(cmd, row.tenant):
-            return  # the turn path answers these as it always has
+            return None  # the command's own path answers these as it always has
         if taken := await leases.acquire([game_id]):
             self.observer.lease_moved("taken", len(taken))
             await self.resume.run(self.lock_for)
-        if game_id not in self.tables:
-            self.observer.command_refused()
-            raise Refused("That game is moving to another bot process; send your move again in a few seconds.")
+        if game_id in self.tables:
+            return None
+        relay, holder = self.store.relay, await leases.holder(game_id)
+        if relay is not None and holder is not None and holder != leases.owner and not forward.RELAYED.get():
+            handback = cmd.tenant == row.tenant
+            answer = await relay.ask(holder, {"game": game_id, "command": forward.command_json(cmd),
+                                              "handback": handback}, timeout=RELAY_TIMEOUT_S)
+            if answer is not None:
+                self.relayed += 1
+                self.observer.command_forwarded()
+                if answer.get("released") and (taken := await leases.acquire([game_id])):
+                    self.observer.lease_moved("taken", len(taken))
+                    await self.resume.run(self.lock_for, handed_back={game_id})
+                return forward.reply_from(answer["reply"])
+        self.observer.command_refused()
+        raise Refused("That game is moving to another bot process; send your move again in a few seconds.")
+
+    async def _relayed(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Handle a command another process relayed here (it holds no table this one drives), and
+        hand the table back when asked once the command is done."""
+        game_id = int(body["game"])
+        cmd = forward.command_from(body["command"])
+        token = forward.RELAYED.set(True)
+        try:
+            reply = await self.handle(cmd)
+        finally:
+            forward.RELAYED.reset(token)
+        released = bool(body.get("handback")) and await self._let_go(game_id)
+        return {"reply": forward.reply_json(reply), "released": released}
+
+    async def _let_go(self, game_id: int) -> bool:
+        """Stop driving a table and give up its lease at once, so the process asking for it takes it."""
+        leases, table = self.store.leases, self.tables.get(game_id)
+        if leases is None or table is None or table.over:
+            return False
+        async with table.lock:
+            if table.over or self.tables.get(game_id) is not table:
+                return False
+            self._drop(game_id, table)
+            # Messages this process sent are marked so before the next holder looks for unsent ones.
+            await self.turns.outbox.flush()
+            await leases.release([game_id])
+        log.info("game %s handed back to the process that receives its tenant's commands", game_id)
+        return True
+
+    def _drop(self, game_id: int, table: Table) -> None:
+        """Forget a table this process no longer drives (taken over, or handed back)."""
+        self.tables.pop(game_id, None)
+        if table.driver is not None and table.driver is not asyncio.current_task():
+            table.driver.cancel()
+        self.deadlines.cancel(game_id)
+        self.runner.forget(game_id)
+        self._locks.pop(game_id, None)
+        self.observer.tables(len(self.tables))
+
+    async def _reach_text(self, cmd: Command) -> Reply | None:
+        """A reply in direct messages while the member owes an answer at no table of this process:
+        relayed to the holder of their one running game elsewhere (with several, the member is asked
+        to use the game's own button, as with several games here)."""
+        if self.store.leases is None or any(
+                t.seat_of(cmd.user) is not None and not t.over for t in self.tables.values()):
+            return None
+        elsewhere = [g for g in await self.store.running_games_of(cmd.user.key) if g not in self.tables]
+        if len(elsewhere) != 1:
+            return None
+        return await self._reach(cmd, elsewhere[0])
 
     def _table_opened(self, table: Table) -> None:
         self.tables[table.game_id] = table
@@ -416,16 +484,19 @@ class TableService:
             case CommandKind.LIST, _:
                 return await lob.list(cmd)
             case CommandKind.STATUS, c.TableRef():
-                return await lob.status(cmd, a)
+                # A running table held elsewhere answers from its holder, as SHOW and moves do.
+                row = await lob.find_row(cmd, a.game_id)
+                relayed = await self._reach(cmd, row.id) if row.id is not None else None
+                return relayed or await lob.status(cmd, a)
             case CommandKind.RULES, c.RulesArgs():
                 return await self._rules(cmd, a)
             case CommandKind.ACT, c.ActArgs():
-                await self._reach(cmd, a.game_id)
-                return await play.act(cmd, a)
+                return await self._reach(cmd, a.game_id) or await play.act(cmd, a)
             case CommandKind.ACT, c.ReplyTextArgs():
-                return await play.act_by_text(cmd, a)
+                return await self._reach_text(cmd) or await play.act_by_text(cmd, a)
             case CommandKind.SHOW, c.TableRef():
-                return await play.show(cmd, a)
+                relayed = await self._reach(cmd, a.game_id) if a.game_id is not None else None
+                return relayed or await play.show(cmd, a)
             case CommandKind.EXPORT, _:
                 # A file cannot travel in a Reply: adapters call export() and attach what it returns.
                 if not self.is_admin(cmd):

@@ -1,6 +1,7 @@
-"""A member's move that reaches a bot process which does not hold the game (two processes' stores on
-one PostgreSQL): while the holder's lease is alive the move is answered with one sentence and
-nothing is logged; once the holder stopped renewing (it died), the receiving process takes the game
+"""A member's command that reaches a bot process which does not hold the game (two processes' stores
+on one PostgreSQL): while the holder is alive the command is relayed to it through the database and
+answered from there, and a command from the game's own tenant brings the table back to the process
+that receives that tenant's commands; once the holder died, the receiving process takes the game
 over and applies the move exactly once."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.vocabulary import NONSENSE
 
 HOST = UserRef("memory", "1", "Host")
 PLACE = Place("memory", "chan-1")
+TENANT = "memory:guild-1"
 
 
 def service_on(store: Store) -> TableService:
@@ -33,7 +35,75 @@ async def actions(store: Store, game_id: int) -> int:
     return len((await store.load_game(game_id)).actions)
 
 
-async def test_a_move_for_a_table_held_elsewhere_is_refused_then_taken_over(pg_url: str) -> None:
+async def _member_owes_a_move(service: TableService, store: Store) -> tuple[int, Command]:
+    """A spy table with the member and four AIs, played until the member owes a move; returns the
+    game id and the member's move."""
+    for kind, args in ((CommandKind.CREATE, {"game": "spy", "variant": "classic"}),
+                       (CommandKind.ADD_AI, {"agent": "random", "count": 4}), (CommandKind.START, {"seed": 3})):
+        reply = await service.handle(Command(kind, HOST, PLACE, args, f"{kind}-1", tenant=TENANT))
+        assert reply.ok, reply.text
+    (table,) = service.tables.values()
+    for _ in range(500):  # the AIs play until the member owes a move
+        await service.wait_idle()
+        seat = next((s for s in table.engine.to_act(table.state) if not table.seats[s].is_ai), None)
+        if seat is not None:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the member never had a move to make")
+    spec = table.engine.legal(table.state, seat)
+    assert spec is not None
+    move = random_action(spec, random.Random(1), NONSENSE)
+    return table.game_id, Command(CommandKind.ACT, HOST, PLACE, {"game_id": table.game_id, "seat": seat,
+                                                                "kind": move.kind, "value": list(move.value)}, "act-1",
+                                    tenant=TENANT)
+
+
+async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the_table_comes_back(pg_url: str) -> None:
+    """The restarted owner of a tenant (b) receives its member's move while another live process (a)
+    holds the table: the move is relayed to a, played once, answered to the member through b, and
+    the table is handed back to b, which drives it from then on. SHOW and STATUS agree wherever
+    they are asked."""
+    store_a, store_b = await Store.open(pg_url), await Store.open(pg_url)
+    try:
+        await store_a.own_tables("proc-a", timedelta(seconds=2))
+        await store_b.own_tables("proc-b", timedelta(seconds=2))
+        a, b = service_on(store_a), service_on(store_b)
+        await a.start()
+        await b.start()
+        gid, act = await _member_owes_a_move(a, store_a)
+        before = await actions(store_a, gid)
+
+        reply = await b.handle(act)  # a holds the game and is alive: the move is relayed to it
+        assert reply.ok and not reply.duplicate, reply.text
+        assert await actions(store_b, gid) == before + 1
+        assert a.relayed == 0 and b.relayed == 1
+        assert gid in b.tables and gid not in a.tables, "the table came back to the process of its tenant"
+        assert store_b.leases is not None and gid in store_b.leases.held
+        assert (await b.handle(act)).duplicate  # once only
+        await b.wait_idle()
+
+        # Asked from a direct message on a (a DM hands nothing back), SHOW comes from b, the holder,
+        # and STATUS on a says what STATUS on b says.
+        show = Command(CommandKind.SHOW, HOST, Place("memory", "dm-1"), {"game_id": gid}, None, tenant="memory:dm")
+        shown = await a.handle(show)
+        assert shown.ok and "not running" not in shown.text, shown.text
+        assert shown.text == (await b.handle(show)).text
+        status = Command(CommandKind.STATUS, HOST, PLACE, {"game_id": gid}, tenant=TENANT)
+        here, there = await b.handle(status), await a.handle(status)
+        assert here.ok and here.text == there.text, (here.text, there.text)
+        # A command of the tenant reached a: a is where that tenant's commands arrive now, and the table
+        # follows (with routing by tenant only one process receives them, so it does not go back and forth).
+        assert gid in a.tables and gid not in b.tables
+        assert await actions(store_a, gid) >= before + 1
+        await a.stop()
+        await b.stop()
+    finally:
+        await store_a.aclose()
+        await store_b.aclose()
+
+
+async def test_a_move_for_a_dead_holders_table_takes_it_over(pg_url: str) -> None:
     store_a, store_b = await Store.open(pg_url), await Store.open(pg_url)
     try:
         await store_a.own_tables("proc-a", timedelta(seconds=1))
@@ -41,41 +111,19 @@ async def test_a_move_for_a_table_held_elsewhere_is_refused_then_taken_over(pg_u
         a, b = service_on(store_a), service_on(store_b)
         await a.start()
         await b.start()
-        for kind, args in ((CommandKind.CREATE, {"game": "spy", "variant": "classic"}),
-                           (CommandKind.ADD_AI, {"agent": "random", "count": 4}), (CommandKind.START, {"seed": 3})):
-            reply = await a.handle(Command(kind, HOST, PLACE, args, f"{kind}-1"))
-            assert reply.ok, reply.text
-        (table,) = a.tables.values()
-        gid = table.game_id
-        for _ in range(500):  # the AIs play until the member owes a move
-            await a.wait_idle()
-            seat = next((s for s in table.engine.to_act(table.state) if not table.seats[s].is_ai), None)
-            if seat is not None:
-                break
-            await asyncio.sleep(0.01)
-        else:
-            raise AssertionError("the member never had a move to make")
-        spec = table.engine.legal(table.state, seat)
-        assert spec is not None
-        move = random_action(spec, random.Random(1), NONSENSE)
-        act = Command(CommandKind.ACT, HOST, PLACE, {"game_id": gid, "seat": seat, "kind": move.kind,
-                                                    "value": list(move.value)}, "act-1")
+        gid, act = await _member_owes_a_move(a, store_a)
         before = await actions(store_a, gid)
-
-        reply = await b.handle(act)  # proc-a holds the game and renews: b says it is moving
-        assert not reply.ok and "moving" in reply.text
-        assert await actions(store_b, gid) == before
-        assert gid not in b.tables
-
-        await a.stop()  # proc-a dies: its lease is no longer renewed
+        await a.stop()  # proc-a dies: its lease is no longer renewed, and nobody answers relayed commands
+        assert store_a.relay is not None
+        await store_a.relay.aclose()
         await asyncio.sleep(1.2)
-        reply = await b.handle(act)  # the same move, sent again: b takes the game over and plays it
+        reply = await b.handle(act)  # b takes the game over and plays the move
         assert reply.ok, reply.text
         assert gid in b.tables and gid in (store_b.leases.held if store_b.leases else {})
         assert await actions(store_b, gid) == before + 1
         assert (await b.handle(act)).duplicate  # once only
+        assert b.relayed == 0
         await b.wait_idle()
-        assert await actions(store_b, gid) >= before + 1
         await b.stop()
     finally:
         await store_a.aclose()
