@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from datetime import timedelta
 
 from bot.core.memory import MemoryPlatform
@@ -74,7 +75,9 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
         gid, act = await _member_owes_a_move(a, store_a)
         before = await actions(store_a, gid)
 
+        sent = time.perf_counter()
         reply = await b.handle(act)  # a holds the game and is alive: the move is relayed to it
+        took = time.perf_counter() - sent
         assert reply.ok and not reply.duplicate, reply.text
         assert await actions(store_b, gid) == before + 1
         assert a.relayed == 0 and b.relayed == 1
@@ -82,6 +85,8 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
         assert store_b.leases is not None and gid in store_b.leases.held
         assert (await b.handle(act)).duplicate  # once only
         await b.wait_idle()
+        print(f"relayed move: answered through the asker and the table handed back in {took * 1000:.0f} ms "
+              "(lease 2 s)")  # shown with -s
 
         # Asked from a direct message on a (a DM hands nothing back), SHOW comes from b, the holder,
         # and STATUS on a says what STATUS on b says.
