@@ -246,6 +246,30 @@ class TableLeases:
         for g in ids:
             self._drop(g)
 
+    async def hand_over(self, game_id: int, to: str) -> bool:
+        """Give a game this process holds straight to the process ``to`` (token + 1, a fresh lease),
+        so that no third process, this one included, takes it in between; this process stops
+        holding it either way. False when this process no longer held it."""
+        token = self.held.get(game_id)
+        self._confirmed.pop(game_id, None)  # nothing is driven or sent for it from here on
+        if token is None:
+            return False
+
+        def move(conn: sa.Connection) -> bool:
+            _lock_games(conn, [game_id])  # no turn of this holder is half-way while the token moves
+            res = conn.execute(sa.update(_leases)
+                               .where(_leases.c.game_id == game_id, _leases.c.owner == self.owner,
+                                      _leases.c.token == token)
+                               .values(owner=to, token=_leases.c.token + 1,
+                                       expires_at=db_now(conn.dialect.name, self.ttl)))
+            return res.rowcount == 1
+
+        try:
+            async with self._db.write() as conn:
+                return bool(await conn.run_sync(move))
+        finally:
+            self._drop(game_id)
+
     async def _claim(self, game_ids: Sequence[int], now: datetime | None, *, only_running: bool) -> dict[int, int]:
         def claim(conn: sa.Connection) -> dict[int, int]:
             dialect = conn.dialect.name

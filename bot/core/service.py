@@ -36,6 +36,7 @@ from bot.core.tables import Lobby, LobbySeat, Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import config_to_dict
+from storage.ownership import NotOwner
 from storage.ports import TableStore
 from storage.tables import GameStatus, SeatKind
 
@@ -254,13 +255,13 @@ class TableService:
         if relay is not None and holder is not None and holder != leases.owner and not forward.RELAYED.get():
             handback = cmd.tenant == row.tenant
             answer = await relay.ask(holder, {"game": game_id, "command": forward.command_json(cmd),
-                                              "handback": handback}, timeout=RELAY_TIMEOUT_S)
+                                              "handback": leases.owner if handback else None},
+                                     timeout=RELAY_TIMEOUT_S)
             if answer is not None:
                 self.relayed += 1
                 self.observer.command_forwarded()
-                if answer.get("released") and (taken := await leases.acquire([game_id])):
-                    self.observer.lease_moved("taken", len(taken))
-                    await self.resume.run(self.lock_for, handed_back={game_id})
+                if answer.get("released"):  # the holder wrote the lease over to this process
+                    await self._handed_back(game_id)
                 return forward.reply_from(answer["reply"])
         self.observer.command_refused()
         raise Refused("That game is moving to another bot process; send your move again in a few seconds.")
@@ -275,11 +276,23 @@ class TableService:
             reply = await self.handle(cmd)
         finally:
             forward.RELAYED.reset(token)
-        released = bool(body.get("handback")) and await self._let_go(game_id)
+        asker = body.get("handback")
+        released = isinstance(asker, str) and await self._let_go(game_id, asker)
         return {"reply": forward.reply_json(reply), "released": released}
 
-    async def _let_go(self, game_id: int) -> bool:
-        """Stop driving a table and give up its lease at once, so the process asking for it takes it."""
+    async def _handed_back(self, game_id: int) -> None:
+        """Drive a table its live holder just handed over (the lease row already names this process)."""
+        leases = self.store.leases
+        assert leases is not None
+        try:
+            await leases.take(game_id)
+        except NotOwner:
+            return  # taken by another meanwhile (this process was slow past the lease): it drives it
+        self.observer.lease_moved("taken", 1)
+        await self.resume.run(self.lock_for, handed_back={game_id})
+
+    async def _let_go(self, game_id: int, asker: str) -> bool:
+        """Stop driving a table and write its lease over to the process that asked for it."""
         leases, table = self.store.leases, self.tables.get(game_id)
         if leases is None or table is None or table.over:
             return False
@@ -289,7 +302,8 @@ class TableService:
             self._drop(game_id, table)
             # Messages this process sent are marked so before the next holder looks for unsent ones.
             await self.turns.outbox.flush()
-            await leases.release([game_id])
+            if not await leases.hand_over(game_id, asker):
+                return False
         log.info("game %s handed back to the process that receives its tenant's commands", game_id)
         return True
 
