@@ -72,7 +72,7 @@ class TableService:
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
         self.relayed = 0  # commands answered by the process holding their table
-        store.watch_commits(self.observer.commit_unknown)
+        store.watch_commits(lambda: self.observer.commit_unknown())
         self.delivery = Delivery(self.observer)
         self.delivery.live = self._live
         self.deadlines = Deadlines(store, clock, self.observer)
