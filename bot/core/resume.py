@@ -44,6 +44,9 @@ class Resume:
         self.turns = turns
         self.tables = tables
         self.opened = opened
+        # One run at a time: two at once (a start, a supervisor round, a takeover by a command)
+        # would both rebuild a game neither had in memory yet, and two copies would drive it.
+        self._running = asyncio.Lock()
 
     async def run(self, lock_for: Callable[[int], asyncio.Lock], handed_back: Set[int] = frozenset()) -> None:
         """Resume every running game this process may drive: all of them on a database of one
@@ -52,6 +55,10 @@ class Resume:
 
         ``handed_back``: games a live holder just gave to this process. Nothing restarted, so
         they resume quietly: the members were told and prompted by the holder already."""
+        async with self._running:
+            await self._run(lock_for, handed_back)
+
+    async def _run(self, lock_for: Callable[[int], asyncio.Lock], handed_back: Set[int]) -> None:
         resumed: list[Table] = []
         leases = self.store.leases
         if leases is not None:

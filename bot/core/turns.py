@@ -242,7 +242,10 @@ class Turns:
 
         A failing model, agent or store write is retried with backoff; after that the rules'
         neutral action (or the fallback chain's answer) stands in, so the table never waits on
-        nobody."""
+        nobody. Only a failing agent is replaced so: when logging the agent's move failed (the
+        database), the last try plays the agent's move again, and a table still unlogged is left
+        to the supervisor's next round; the log never holds a move the agent did not choose
+        because the database hiccuped."""
         while not table.over and self.live(table.game_id):
             ai = sorted(s for s in table.engine.to_act(table.state) if table.seats[s].is_ai)
             if not ai:
@@ -250,10 +253,15 @@ class Turns:
             seat = ai[0]
             state = table.state
             delay = AI_BACKOFF_S
+            store_failed = False
             for attempt in range(AI_ATTEMPTS):
                 try:
-                    await self._ai_turn(table, seat, last_try=attempt == AI_ATTEMPTS - 1)
+                    await self._ai_turn(table, seat, last_try=attempt == AI_ATTEMPTS - 1 and not store_failed)
                     break
+                except _NotLogged as exc:  # the move was chosen; the database did not take it
+                    store_failed = True
+                    log.warning("AI turn of seat %s in game %s was not logged (try %s): %s", seat, table.game_id,
+                                attempt + 1, type(exc.__cause__).__name__)
                 except Refused:
                     if table.state is not state or table.over:
                         break  # a human moved meanwhile; decide again on the new state
@@ -290,8 +298,13 @@ class Turns:
                                                    spec="random", seed=seat_seed(table, seat))
         if table.state is not state or table.over:
             return  # a human moved meanwhile; the loop decides again on the new state
-        await self.submit(table, seat, outcome.action, source=outcome.source, actor=outcome.actor,
-                          calls=outcome.calls)
+        try:
+            await self.submit(table, seat, outcome.action, source=outcome.source, actor=outcome.actor,
+                              calls=outcome.calls)
+        except (Refused, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise _NotLogged from exc
 
     # ------------------------------------------------------------------ deadlines
 
@@ -352,6 +365,10 @@ class Turns:
                 await self.advance(table)
                 nudged += 1
         return nudged
+
+
+class _NotLogged(Exception):
+    """An AI seat's chosen move could not be logged (the database, or the table's hold)."""
 
 
 def _key(cmd: Command) -> str | None:

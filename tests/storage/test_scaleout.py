@@ -90,7 +90,8 @@ def test_three_processes_with_kills_finish_every_game_exactly_once(pg_url: str, 
                     assert owner == name
                     turns[int(game_text)].append((int(seq_text), int(token_text), owner))
         places = [(g, s) for g, seen in turns.items() for s, _, _ in seen]
-        assert len(places) == len(set(places)), "two processes claim one place in a game's log"
+        twice = sorted((g, s, t, o) for g, seen in turns.items() for s, t, o in seen if places.count((g, s)) > 1)
+        assert not twice, f"one place in a game's log claimed twice (game, seq, token, process): {twice}"
         logged_at = {(int(g), int(s)) for g, s in probe("select game_id, seq from actions")}
         assert set(places) <= logged_at
         logged = sum(len(v) for v in turns.values())
