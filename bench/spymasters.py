@@ -15,6 +15,8 @@ ends the game). Printed per agent, on the same boards:
 
     PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --boards 20
     PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --boards 20 --agents llm:default,embed:minilm --out after.json
+    PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --agents llm:default-assoc,embed:assoc \
+        --define '{"llm:default-assoc": {"model": "default", "params": {"embed": "assoc"}}}'
 
 The same script runs on an older checkout (``PYTHONPATH=<that checkout>``) for the before column.
 """
@@ -45,14 +47,19 @@ LOST = 25  # the competition's score of a board lost before it is cleared
 SEATS = 4
 
 
-def build_factory() -> tuple[Any, Any]:
+def build_factory(define: str = "") -> tuple[Any, Any]:
+    """The agent factory; ``define`` adds named entries (HUSHTABLE_AGENTS' JSON), e.g. the default
+    on another embedder: ``{"llm:default-assoc": {"model": "default", "params": {"embed": "assoc"}}}``."""
     from models.agents import AgentRegistry
+    from models.agents.registry import entries_from_json
     from models.agents.wiring import register_agents
     from models.client import ClientOptions, ClientPool
     from models.worker.embedding_backend import embedder_for
 
     pool = ClientPool(ClientOptions())
     registry = AgentRegistry()
+    for entry in entries_from_json(define):
+        registry.define(entry)
     register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
     return registry, pool
 
@@ -145,7 +152,7 @@ def show(by_agent: dict[str, dict[str, Any]]) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    registry, pool = build_factory()
+    registry, pool = build_factory(args.define)
     runs: dict[str, list[dict[str, Any]]] = {}
     try:
         for a_no, agent in enumerate(args.agents.split(",")):
@@ -169,6 +176,7 @@ if __name__ == "__main__":
     p.add_argument("--boards", type=int, default=20)
     p.add_argument("--first", type=int, default=0, help="seed of the first board")
     p.add_argument("--agents", default="llm:default,embed:minilm")
+    p.add_argument("--define", default="", help="extra agent entries, HUSHTABLE_AGENTS' JSON")
     p.add_argument("--out", default="")
     p.add_argument("-v", "--verbose", action="store_true")
     asyncio.run(main(p.parse_args()))
