@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import games
 from bench.clue_check import INNOCENT, VARIANTS
 from games.base import Action, IllegalAction, Text, check_text
 from games.chameleon import GAME as CHAMELEON
@@ -332,3 +333,22 @@ def test_words_that_merely_look_alike_stay_free(clue: str, secret: str) -> None:
 
 def test_multi_word_secrets_keep_their_rules() -> None:
     assert reveals_secret("ice creams", "ice cream") and not reveals_secret("icy cone", "ice cream")
+
+
+# --------------------------------------------------------------------------- Spymasters
+
+BOARD = ("yogurt", "pirate", "library", "piano", "color", "tooth", "sun", "egg", "pilot", "apple", "river", "castle",
+         "rocket", "garden", "window", "candle", "forest", "engine", "violin", "saddle", "tiger", "wagon", "zebra",
+         "marble", "anchor")
+
+
+@pytest.mark.parametrize("clue", ["yoghurt", "piracy", "librarian", "pianist", "colour", "teeth", "sunny", "eggy",
+                                  "pılot", "Yoghurts"])
+def test_spymasters_refuses_a_clue_that_is_a_variant_of_a_board_word(clue: str) -> None:
+    spymasters = games.get("spymasters")
+    key = ["red"] * 9 + ["blue"] * 8 + ["bystander"] * 7 + ["assassin"]
+    s, _ = spymasters.new(spymasters.make_config(deal={"words": list(BOARD), "key": key, "starting": "red",
+                                                       "spymasters": [0, 1]}), 4, 0)
+    with pytest.raises(IllegalAction):
+        spymasters.apply(s, 0, Action.say("clue", clue))
+    spymasters.apply(s, 0, Action.say("clue", "dairy"))  # an association is fine
