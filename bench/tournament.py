@@ -11,7 +11,8 @@ prefix cache during each run (token share served from cached prefixes and prefix
 lookups that hit).
 
 Usage: ``python bench/tournament.py [--game chameleon] [--seats 4] [--games 4]
-[--entrant llm:default --entrant random] [--concurrency N] [--threads N]``.
+[--entrant llm:default --entrant random] [--concurrency N] [--threads N] [--json PATH]``
+(``--json`` also writes both runs and the ratio; the model's device is ``HUSHTABLE_DEVICE``).
 Timings depend on the machine and on whatever else runs on it: say which in notes.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -132,6 +135,13 @@ async def main(args: argparse.Namespace) -> None:
         print(f"{r.name:<36} {r.games:>5} {r.failed:>6} {r.seconds:>8.1f} {r.per_hour:>11.0f} {tok:>11} {hit:>12} "
               f"{busy:>10} {mean:>10}")
     print(f"speed-up (games per hour, concurrent / sequential): {par.per_hour / seq.per_hour:.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "game": args.game, "variant": args.variant, "seats": args.seats, "entrants": args.entrant,
+            "games_per_run": n_games, "sequential": {**dataclasses.asdict(seq), "games_per_hour": seq.per_hour},
+            "concurrent": {**dataclasses.asdict(par), "games_per_hour": par.per_hour},
+            "speedup": par.per_hour / seq.per_hour if seq.per_hour else None,
+        }, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":
@@ -144,6 +154,7 @@ if __name__ == "__main__":
     p.add_argument("--concurrency", type=int, default=None)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    p.add_argument("--json", default=None, help="also write both runs and the ratio to this file")
     a = p.parse_args()
     a.entrant = a.entrant or ["llm:default", "random"]
     if a.threads:

@@ -13,17 +13,21 @@ Runs the same prompts, in one process, through:
 4. p50 latency of an AI choice (label scoring) and an AI clue (~8 generated
    tokens) with a warm prefix.
 
-Prints a table and the ratios. ``--quick`` runs a ~1-minute version.
+Prints a table and the ratios. ``--quick`` runs a ~1-minute version, ``--smallest`` the
+fewest requests that still run every path (what ``bench/gpu.sh --dry-run`` uses); ``--device
+cuda`` runs the model on a GPU; ``--json PATH`` also writes the rows and ratios.
 ``--cpu-options`` instead compares, on the same scoring prompts, float32 against dynamic
 int8 quantization of the linear layers and 1 against 2 torch threads: time per forward
 and how often the label choice changes (adopt a speed-up only if choices do not move).
-Usage: ``python bench/worker.py [--quick | --cpu-options] [--model default|/path] [--threads N]``.
+Usage: ``python bench/worker.py [--quick | --smallest | --cpu-options] [--model default|/path] [--threads N]
+[--device cpu|cuda] [--json PATH]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -126,7 +130,7 @@ class Naive:
 
     def ids(self, messages: Sequence[Message]) -> torch.Tensor:
         text = self.tok.apply_chat_template([m.to_json() for m in messages], add_generation_prompt=True, tokenize=False)
-        return torch.tensor([self.tok(text, add_special_tokens=False)["input_ids"]])
+        return torch.tensor([self.tok(text, add_special_tokens=False)["input_ids"]], device=self.model.device)
 
     @torch.inference_mode()
     def score(self, messages: Sequence[Message]) -> tuple[list[float], int]:
@@ -210,16 +214,16 @@ def non_embedding_params(model: torch.nn.Module) -> int:
 async def main(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
-    quick = args.quick
-    n_score = 16 if quick else 64  # two rounds: up to 32 requests in flight at once
-    n_gen = 4 if quick else 16
-    gen_tokens = 8 if quick else 12
-    n_turns_off = 3 if quick else 6
-    n_turns_on = 6 if quick else 16
-    n_lat = 5 if quick else 9
+    quick = args.quick or args.smallest
+    n_score = 4 if args.smallest else 16 if quick else 64  # two rounds: up to 32 requests in flight at once
+    n_gen = 2 if args.smallest else 4 if quick else 16
+    gen_tokens = 2 if args.smallest else 8 if quick else 12
+    n_turns_off = 2 if args.smallest else 3 if quick else 6
+    n_turns_on = 3 if args.smallest else 6 if quick else 16
+    n_lat = 1 if args.smallest else 5 if quick else 9
 
     t_load = time.perf_counter()
-    be = TransformersBackend.load(args.model)
+    be = TransformersBackend.load(args.model, device=args.device)
     be_nc = TransformersBackend(be.model, be.tokenizer, model_id=be.model_id, prefix_cache=False)
     print(f"model {be.model_id}: loaded in {time.perf_counter() - t_load:.1f}s; torch threads {torch.get_num_threads()}")
     # Other work on a shared machine lowers any one probe of the matmul rate;
@@ -233,7 +237,7 @@ async def main(args: argparse.Namespace) -> None:
     naive = Naive(be)
     # Warm-up: the first forwards of a fresh process run markedly slower here
     # (weights paged in, allocator and thread pools growing); keep them out of the numbers.
-    for i in range(2 if quick else 4):
+    for i in range(1 if args.smallest else 2 if quick else 4):
         naive.score(chameleon_prompt(900 + i))
         be_nc.score_batch([ScoreRequest(chameleon_prompt(950 + i), LABELS)])
         naive.generate(chameleon_prompt(980 + i), 4)
@@ -269,7 +273,7 @@ async def main(args: argparse.Namespace) -> None:
     probes.append(matmul_gflops())
 
     # 3. Decrypto turns: ~1000-token rules, short suffix; prefix reuse off vs on
-    rules = decrypto_rules(be.count_tokens)
+    rules = decrypto_rules(be.count_tokens, target=150 if args.smallest else 1000)
     turns = [ScoreRequest(decrypto_turn(rules, i), LABELS) for i in range(max(n_turns_on, n_turns_off))]
     turn_tokens = be.count_tokens(turns[0].messages)
     turn_suffix = turn_tokens - be._prompt(turns[0].messages).boundary
@@ -325,9 +329,11 @@ async def main(args: argparse.Namespace) -> None:
         other = next(r for r in rows if r.section == section and r.name == name)
         return other.rate / base.rate
 
+    batching: dict[str, dict[str, float]] = {}
     for section in ("scoring", "generate"):
         names = [r.name for r in rows if r.section == section and r.name.startswith("batcher")]
-        parts = ", ".join(f"{n.removeprefix('batcher, ')} {ratio(section, n):.2f}x" for n in names)
+        batching[section] = {n.removeprefix("batcher, "): ratio(section, n) for n in names}
+        parts = ", ".join(f"{n} {x:.2f}x" for n, x in batching[section].items())
         print(f"batching vs naive ({section}, throughput): {parts}   [target: no slowdown]")
     probes.append(matmul_gflops())
     gflops = max(probes)
@@ -351,6 +357,15 @@ async def main(args: argparse.Namespace) -> None:
     print(f"naive loop on the same turns: {dt_naive_d / n_turns_off:.2f}s per turn -> reuse on is {dt_naive_d / n_turns_off / per_on:.1f}x faster")
     print(f"p50 latency, warm prefix: choice {statistics.median(choice_lat):.3f}s [target < 0.5s], "
           f"clue (8 tokens) {statistics.median(clue_lat):.3f}s [target < 3s]")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "model": be.model_id, "device": args.device, "size": "smallest" if args.smallest else "quick" if quick else "full",
+            "rows": [{"section": r.section, "path": r.name, "requests": r.requests, "seconds": r.seconds,
+                      "requests_per_s": r.rate, "tokens": r.tokens} for r in rows],
+            "batching_vs_one_at_a_time": batching,
+            "prefix_reuse_speedup": per_off / per_on,
+            "p50_choice_s": statistics.median(choice_lat), "p50_clue_s": statistics.median(clue_lat),
+        }, indent=2), encoding="utf-8")
 
 
 def cpu_options(n_prompts: int = 6) -> None:
@@ -391,6 +406,9 @@ def cpu_options(n_prompts: int = 6) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a ~1-minute version")
+    parser.add_argument("--smallest", action="store_true", help="the fewest requests that run every path (a dry run)")
+    parser.add_argument("--device", default="cpu", help="where the model runs: cpu, cuda, cuda:1 ...")
+    parser.add_argument("--json", default=None, help="also write the rows and ratios to this file")
     parser.add_argument("--model", default="default", help="'default', a HF model folder or a .gguf file")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     parser.add_argument("--cpu-options", action="store_true", help="int8 quantization and thread counts vs float32")
