@@ -269,11 +269,6 @@ def mean_width(rows: Sequence[Standing]) -> float:
     return fmean(widths) if widths else float("nan")
 
 
-def deal_groups(matches: Sequence[MatchResult]) -> int:
-    """How many deal groups the matches cover: what the bootstrap resamples."""
-    return len(_groups(matches))
-
-
 def summary(rows: Sequence[Standing]) -> list[dict[str, Any]]:
     """JSON-able standings (for export and storage)."""
     return [
