@@ -112,19 +112,31 @@ class Delivery:
         return not table.quiet
 
     async def fan_out(self, table: Table, events: Sequence[Event]) -> set[Seat]:
-        """Private events to their seats first (so a private confirmation never arrives after a
-        public result), then the public ones. Returns the human seats reached privately."""
+        """Events in the engine's order, a run at a time: the private events before a public run go to
+        their seats first (so a private confirmation never arrives after a public result), then that run.
+        A private event that follows public ones waits for them (turn 3's secret code comes after turn
+        2's result). Returns the human seats reached privately."""
         reached: set[Seat] = set()
-        for info in table.seats:
-            if info.is_ai:
-                continue
-            private = [e for e in events if not e.audience.is_public and e.audience.includes(info.seat)]
-            if private and await self.private(table, info, render.events_message(table, private)):
-                reached.add(info.seat)
-        public = [e for e in events if e.audience.is_public]
-        if public:
-            await self.public(table, render.events_message(table, public))
+        for private, public in _runs(events):
+            for info in table.seats:
+                if info.is_ai:
+                    continue
+                mine = [e for e in private if e.audience.includes(info.seat)]
+                if mine and await self.private(table, info, render.events_message(table, mine)):
+                    reached.add(info.seat)
+            if public:
+                await self.public(table, render.events_message(table, public))
         return reached
+
+
+def _runs(events: Sequence[Event]) -> list[tuple[list[Event], list[Event]]]:
+    """The events cut into (private, public) runs, in order: each run's private events, then its public ones."""
+    runs: list[tuple[list[Event], list[Event]]] = []
+    for e in events:
+        if not runs or (not e.audience.is_public and runs[-1][1]):
+            runs.append(([], []))
+        runs[-1][1 if e.audience.is_public else 0].append(e)
+    return runs
 
 
 def _always(_game_id: int) -> bool:

@@ -158,3 +158,36 @@ async def test_start_and_abort_at_once_leave_memory_and_database_agreeing(harnes
             assert (await h.send(CommandKind.ABORT, ALICE, place)).ok
             assert table.over and gid not in h.service.tables
             assert (await h.store.game(gid)).status == "aborted"
+
+
+async def test_a_secret_for_the_next_turn_arrives_after_the_result_of_this_one() -> None:
+    """Decrypto: the encoder's code for turn 3 came before turn 2's reveal (private events went first)."""
+    import games
+    from bot.core.delivery import Delivery
+    from bot.core.observe import NullObserver
+    from bot.core.tables import SeatInfo, Table
+    from storage.tables import SeatKind
+
+    engine = games.get("decrypto")
+    cfg = engine.make_config(None)
+    state, _ = engine.new(cfg, 3, 1)
+    users = [UserRef("memory", str(i), f"P{i}") for i in range(3)]
+    seats = [SeatInfo(i, SeatKind.HUMAN, f"P{i}", users[i]) for i in range(3)]
+    table = Table(1, engine, cfg, 1, seats, state, Place("memory", "here"), "memory", 0.0)
+    platform = MemoryPlatform()
+    delivery = Delivery(NullObserver())
+    delivery.attach(platform)
+    from games.base import Audience, Event
+
+    def private(seat: int, kind: str, **data: object) -> Event:
+        return Event(kind, data, Audience.of(seat))
+
+    def public(kind: str, **data: object) -> Event:
+        return Event(kind, data, Audience.public())
+
+    events = [private(1, "guess", turn=2, team="A", guess="2-1-3"), public("guessed", turn=2, team="A", seat=1),
+              public("round", turn=3, encoders={"A": 0}, decoders={"A": 1}),
+              private(0, "code", turn=3, team="A", code="3-1-2")]
+    await delivery.fan_out(table, events)
+    order = [(s.kind, s.to) for s in platform.sent]
+    assert order == [("dm", "memory:1"), ("post", "here"), ("dm", "memory:0")], order
