@@ -54,6 +54,7 @@ HELP = """Commands:
   play GAME [VARIANT] [key=value ...]   open a table ({games})
   ai [AGENT] [COUNT]                    add AI seats (agents: {agents})
   join NAME                             (hot-seat) another human joins at this keyboard
+  show                                  your secrets and the table as you see it (also /show at a prompt)
   start | abort | status | rules [GAME] | help | quit
 When it is your turn, answer with the option's number (or the option itself, e.g. 3-4-2),
 or type your text (several answers separated by ';')."""
@@ -270,11 +271,32 @@ class ConsoleUI:
             raise EOFError
         return line.rstrip("\n")
 
-    async def send(self, kind: CommandKind, user: UserRef | None = None, **args: object) -> Reply:
+    async def send(self, kind: CommandKind, user: UserRef | None = None, *, quiet: bool = False, **args: object) -> Reply:
+        """The command for ``user``; its reply printed (``quiet``: only a refusal)."""
         reply = await self.service.handle(self.origin(user).command(kind, dict(args)))
+        if quiet and reply.ok and not reply.duplicate:
+            return reply
         if reply.text and not (kind is CommandKind.ACT and reply.ok and not reply.duplicate):
             self.p.write(("! " if not reply.ok or reply.duplicate else "") + reply.text)
         return reply
+
+    async def show(self, user: UserRef | None) -> None:
+        """``show``: the player's secrets and the table as they see it, privately. In the hot seat only the
+        player whose turn it is may ask (the screen is shared between turns)."""
+        if user is None and self.hotseat:
+            self.p.write("! In the hot seat, type /show during your turn: between turns everyone sees the screen.")
+            return
+        who = user or self.users[0]
+        running = [gid for gid, t in self.service.tables.items() if t.platform == PLATFORM and not t.over]
+        if not running:
+            self.p.write("! No game is running; start one with play GAME.")
+            return
+        reply = await self.service.handle(self.origin(who).command(CommandKind.SHOW, {"game_id": running[-1]}))
+        if not reply.ok:
+            self.p.write("! " + (reply.text or "Nothing to show."))
+        elif reply.text:
+            self.p.private[who.key].append(Outgoing(reply.text))
+            self.p.flush_private(who)
 
     def game_running(self) -> bool:
         return any(t.platform == PLATFORM and not t.over for t in self.service.tables.values())
@@ -363,22 +385,26 @@ class ConsoleUI:
 
     async def open_table(self, game: str, variant: str | None, options: dict[str, Any]) -> None:
         self.p.public.clear()  # the hot-seat redraw shows this game only
-        reply = await self.send(CommandKind.CREATE, game=game, variant=variant, options=options)
+        # The lobby's own replies ("add AI seats, then start") are for chat, where people gather: here the
+        # table fills and starts at once, so only a refusal is printed.
+        reply = await self.send(CommandKind.CREATE, quiet=True, game=game, variant=variant, options=options)
         if not reply.ok or reply.duplicate:
             return
         for u in self.users[1:]:
-            await self.send(CommandKind.JOIN, u)
+            await self.send(CommandKind.JOIN, u, quiet=True)
         engine_min = self._seat_min(game, variant, options)
         need = max(0, engine_min - len(self.users))
         entry = find(game)
         if entry is not None and entry.menu is not None:
             need = max(need, entry.menu.seats - len(self.users))  # the seats the game reads best with
         if need:
-            await self.send(CommandKind.ADD_AI, agent=self.default_agent(), count=need)
+            await self.send(CommandKind.ADD_AI, quiet=True, agent=self.default_agent(), count=need)
         if not self._warned_warmup:  # once: later games find the models loaded
             self._warned_warmup = True
             self.p.write("AI players may take a moment to warm up the first time.")
+        lobby_lines = len(self.p.public)
         await self.send(CommandKind.START)
+        del self.p.public[:lobby_lines]  # the lobby as it filled is stale once the game runs: not redrawn
 
     def _seat_min(self, game: str, variant: str | None, options: dict[str, Any]) -> int:
         import games
@@ -411,8 +437,8 @@ class ConsoleUI:
             m = self.p.pending[user.key]
             self.p.write(render_prompt(m))
             line = await self.readline(f"{user.name}> ")
-            if line.strip().lower() in ("quit", "exit", "abort", "status", "rules", "help") or line.startswith("/"):
-                if not await self.command(line.lstrip("/")):
+            if line.strip().lower() in ("quit", "exit", "abort", "status", "rules", "help", "show") or line.startswith("/"):
+                if not await self.command(line.lstrip("/"), user):
                     raise EOFError  # quit at a prompt leaves like end of input
                 if not self.game_running():
                     self.p.pending.pop(user.key, None)
@@ -429,11 +455,13 @@ class ConsoleUI:
                 self.p.pending.setdefault(user.key, m)
                 self.p.write("! " + (reply.text or "That answer was not taken."))
         if self.hotseat:
+            self.p.write("")  # the last lines of the turn (a result, a report) stand apart from the question
             await self.readline("Done. Press Enter and pass the keyboard on. ")
             self.p.clear()
             self.p.current = None
 
-    async def command(self, line: str) -> bool:
+    async def command(self, line: str, user: UserRef | None = None) -> bool:
+        """One typed command; ``user``: the player whose turn it is (None between turns). False: leave."""
         try:
             words = [intake.unquote(w) if "=" not in w else w for w in intake.tokens(line)]
         except intake.IntakeError as e:
@@ -469,6 +497,8 @@ class ConsoleUI:
             await self.send(CommandKind(verb))
         elif verb == "rules":
             await (self.send(CommandKind.RULES, game=args[0]) if args else self.send(CommandKind.RULES))
+        elif verb == "show":
+            await self.show(user)
         else:
             self.p.write("! Unknown command; type help.")
         return True

@@ -102,3 +102,21 @@ def test_hotseat_clears_the_screen_between_seats(tmp_path: Path) -> None:
     assert redraws >= 2, "the public state is redrawn for each player after the clear"
     child.sendline("quit")
     child.close(force=True)
+
+
+def test_play_spymasters_from_the_command_line_starts_cleanly_and_show_works(tmp_path: Path) -> None:
+    child = spawn(tmp_path)
+    child.expect("Your name")
+    child.sendline("Ann")
+    child.expect("game> ")
+    child.sendline("")  # the command line
+    child.expect(r"type a command\) ")
+    child.sendline("play spymasters")
+    child.expect("Ann> ")
+    started = child.before
+    assert "then start" not in started and "add AI" not in started, started  # it has started: no lobby advice
+    child.sendline("/show")
+    child.expect("Ann> ")
+    assert "[only you see]" in child.before and "Unknown command" not in child.before, child.before
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
