@@ -47,3 +47,34 @@ def test_the_readme_shows_what_a_healthy_console_start_prints() -> None:
             assert got.startswith("hushtable: database: sqlite+aiosqlite:////") and got.endswith("/hushtable.db"), got
         else:
             assert got == want
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def test_the_readme_opens_with_the_pitch_the_two_commands_and_a_table_of_contents() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.index("Live word games of hidden information") < readme.index("## The two commands") \
+        < readme.index("## Contents") < readme.index("## Configuration")
+    assert readme.index("Live word games of hidden information") < 400  # the pitch is what a visitor reads first
+    headings = {_anchor(h) for h in re.findall(r"^#{2,4} (.+)$", readme, flags=re.MULTILINE)}
+    contents = readme.split("## Contents", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"\]\(#([\w-]+)\)", contents)
+    assert links and not [a for a in links if a not in headings], [a for a in links if a not in headings]
+
+
+def test_the_readmes_try_it_commands_work() -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"`\.venv/bin/hushtable (sim [^`]+)`", readme.split("## The two commands", 1)[0])
+    assert len(commands) == 2, commands
+    for command in commands:
+        result = CliRunner().invoke(app, command.split())
+        assert result.exit_code == 0, (command, result.output[-2000:])
+        assert result.output.strip(), command
