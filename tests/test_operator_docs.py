@@ -78,3 +78,19 @@ def test_the_readmes_try_it_commands_work() -> None:
         result = CliRunner().invoke(app, command.split())
         assert result.exit_code == 0, (command, result.output[-2000:])
         assert result.output.strip(), command
+
+
+def test_env_example_shows_the_defaults_the_code_has() -> None:
+    fields = {env_name(f): f for f in Settings.model_fields}
+    drifted = []
+    for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"#?\s*([A-Z_]+)=(\S*)", line)
+        if not m or m[1] not in fields or not m[2]:
+            continue
+        default = Settings.model_fields[fields[m[1]]].default
+        if default in (None, "") or isinstance(default, Path):
+            continue  # an example value, not the default
+        same = str(default) == m[2] or (isinstance(default, float) and float(m[2]) == default)
+        if not same:
+            drifted.append(f"{m[1]}: .env.example {m[2]!r}, code {default!r}")
+    assert not drifted, drifted
