@@ -10,11 +10,19 @@
   least half; the most specific among equals: the card's own lexicalization,
   "edible fruit"); else a synonym of the name's head word; else the head itself
   when it is not the category's own text.
-- ``secret-synonym``: "a synonym of the secret word": the first WordNet
-  synonym of the secret's most frequent sense that does not touch the card; a
-  secret without one gets that sense's hypernym instead, and the message's
-  ``source`` says so, so a researcher can count how many true synonyms a deck
-  had. Nothing at all: ``NoMessage``, counted by the caller.
+- ``secret-synonym``: "a synonym of the secret word", in the sense the card
+  means (``sense``: Yen among currencies is the monetary unit, not a
+  hankering): of the secret's noun senses, the one whose hypernyms hold senses
+  of the most words of the category's name, then the one whose kind (not one of
+  WordNet's most general) is shared with the most card words, at least a third
+  of them, the more specific kind first (hammer among carpentry words: the hand
+  tool, not a gun's cock), then the one whose definition names the most words
+  of the category's name; ties go to the more frequent sense. Its first synonym off the card, else its
+  hypernym (the message's ``source`` says which, so a researcher can count how
+  many true synonyms a deck had). A secret with several senses none of which
+  belongs to the card gets nothing: WordNet does not know it in this category,
+  and a synonym of another sense would point elsewhere (Rust the language is not
+  "corrode"). Nothing at all: ``NoMessage``, counted by the caller.
 
 The old MiniLM-nearest-word baselines (``models/eval/generators.Baselines``) are
 still there for comparison, but a MiniLM evaluator judging MiniLM's own nearest
@@ -31,7 +39,7 @@ from enum import StrEnum
 from games.base import normalize, rng
 from models.eval.decoys import forbidden
 from models.eval.instances import Instance
-from models.eval.wordnet import TOO_GENERAL, WordNet
+from models.eval.wordnet import GENERIC_HEADS, TOO_GENERAL, Synset, WordNet
 
 MIN_SHARED_DEPTH = 5  # ancestors this general (few steps below the top) do not make two words related
 
@@ -129,17 +137,57 @@ class WordNetBaselines:
         names = [self.wn.synsets[(o, "n")].lemmas for o in top]
         return [lem for lems in names if normalize(lems[0]) not in TOO_GENERAL for lem in lems]
 
+    def sense(self, inst: Instance) -> Synset | None:
+        """The secret's noun sense that belongs to its card (see the module's notes), or None when it has several
+        and none does."""
+        senses = self.wn.senses(inst.secret) if self.wn.lemma(inst.secret) is not None else []
+        if len(senses) <= 1:
+            return senses[0] if senses else None
+        named = [w for w in normalize(inst.category).replace("-", " ").split() if w not in GENERIC_HEADS]
+        named = [lem for w in named if (lem := self.wn.lemma(w)) is not None]
+        if self.wn.lemma(inst.category) is not None:
+            named.append(self.wn.lemma(inst.category) or "")
+        category: dict[str, str] = {}  # sense offset of a word of the category's name -> that word
+        for w in named:
+            for c in self.wn.senses(w):
+                if normalize(c.lemmas[0]) not in TOO_GENERAL:
+                    category[c.offset] = w
+        secret = normalize(inst.secret)
+        others = [w for w in inst.candidates if normalize(w) != secret]
+        card: Counter[str] = Counter()
+        for w in others:
+            card.update(self._specific(w))
+        need = max(2, len(others) // 3)  # a real card shares its kind with many of its words, not one or two
+        words = {normalize(w) for w in named} | {normalize(w).replace("_", " ") for w in named}
+
+        def fit(s: Synset) -> tuple[int, tuple[int, int], int]:
+            up = self.wn.closure(s)
+            in_category = len({category[o] for o in up if o in category})
+            gloss = {x.strip(".,;:()\"'") for x in normalize(s.gloss.split(";")[0]).split()}
+            # The most specific kind this sense shares with many card words ("hand tool", not "instrumentality").
+            shared = max(((card[o], self._root_depth(o)) for o in up if card[o] >= need
+                          and self._root_depth(o) >= MIN_SHARED_DEPTH
+                          and normalize(self.wn.synsets[(o, "n")].lemmas[0]) not in TOO_GENERAL), default=(0, 0))
+            return in_category, shared, len(words & gloss)
+
+        scored = [(fit(s), -i, s) for i, s in enumerate(senses)]
+        best = max(scored, key=lambda t: (t[0], t[1]))
+        return best[2] if best[0][0] or best[0][1][0] or best[0][2] else None
+
     def secret_synonym(self, inst: Instance) -> Message:
-        for syn in self.wn.synonyms(inst.secret):
-            if not _touches(syn, inst):
-                return Message(syn.lower() if syn[:1].isupper() and syn[1:].islower() else syn, Source.WORDNET_SYNONYM)
-        for s in self.wn.senses(inst.secret)[:1]:
-            for sym, off, _ in s.links:
-                if sym in ("@", "@i"):
-                    for lem in self.wn.synsets[(off, "n")].lemmas:
-                        if not _touches(lem, inst):
-                            return Message(lem, Source.WORDNET_HYPERNYM)
-        raise NoMessage("the secret has no WordNet synonym or hypernym off the card")
+        s = self.sense(inst)
+        if s is None:
+            raise NoMessage("WordNet knows no sense of the secret in this card's category")
+        own = {normalize(inst.secret), normalize(self.wn.lemma(inst.secret) or "")}
+        for lem in s.lemmas:
+            if normalize(lem) not in own and not _touches(lem, inst):
+                return Message(lem.lower() if lem[:1].isupper() and lem[1:].islower() else lem, Source.WORDNET_SYNONYM)
+        for sym, off, _ in s.links:
+            if sym in ("@", "@i"):
+                for lem in self.wn.synsets[(off, "n")].lemmas:
+                    if not _touches(lem, inst):
+                        return Message(lem, Source.WORDNET_HYPERNYM)
+        raise NoMessage("the secret's sense has no WordNet synonym or hypernym off the card")
 
     def message(self, which: Baseline, inst: Instance) -> Message:
         return {Baseline.RANDOM: self.random, Baseline.CATEGORY: self.category,

@@ -70,6 +70,7 @@ class Synset:
     pos: str
     lemmas: tuple[str, ...]  # as written in WordNet, spaces for underscores
     links: tuple[tuple[str, str, str], ...]  # (symbol, offset, pos letter)
+    gloss: str = ""  # the definition and examples (nouns only: what telling senses apart needs)
 
 
 def _folder() -> Path:
@@ -115,14 +116,16 @@ class WordNet:
             for line in (folder / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
                 if not line or line.startswith(" "):
                     continue
-                head = line.split(" | ", 1)[0].split()
+                head_text, _, gloss = line.partition(" | ")
+                head = head_text.split()
                 count = int(head[3], 16)
                 lemmas = tuple(head[4 + 2 * i].split("(")[0].replace("_", " ") for i in range(count))
                 at = 4 + 2 * count
                 nptr = int(head[at])
                 links = tuple((head[at + 1 + 4 * i], head[at + 2 + 4 * i], head[at + 3 + 4 * i]) for i in range(nptr))
                 # Adjective satellites ("s") share the adjective data file; key them as "a".
-                self.synsets[(head[0], letter)] = Synset(head[0], letter, lemmas, links)
+                self.synsets[(head[0], letter)] = Synset(head[0], letter, lemmas, links,
+                                                         gloss.strip() if letter == "n" else "")
         exc = folder / "noun.exc"
         for line in exc.read_text(encoding="utf-8", errors="replace").splitlines():
             p = line.split()
@@ -199,6 +202,18 @@ class WordNet:
                 continue
             out[s.offset] = d
             frontier += [(h, d + 1) for h in self._linked(s, ("@", "@i"))]
+        return out
+
+    def closure(self, s: Synset) -> dict[str, int]:
+        """Hypernym ancestors of one synset (itself included): offset -> fewest steps."""
+        out: dict[str, int] = {}
+        frontier = [(s, 0)]
+        while frontier:
+            cur, d = frontier.pop()
+            if cur.offset in out and out[cur.offset] <= d:
+                continue
+            out[cur.offset] = d
+            frontier += [(h, d + 1) for h in self._linked(cur, ("@", "@i"))]
         return out
 
     def related(self, word: str, senses: int = 1, steps: int = RELATED_STEPS) -> dict[str, int]:

@@ -1,0 +1,46 @@
+"""The secret-synonym baseline names the secret in the sense its card means, or nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from games import decks
+from models.eval.baselines import NoMessage, Source, WordNetBaselines
+from models.eval.instances import Instance
+from models.eval.wordnet import wordnet
+
+OUTSIDE = Path(__file__).parents[2] / "bench" / "data" / "outside_cards.txt"
+
+
+def _inst(category: str, secret: str) -> Instance:
+    cards = dict(decks.parse_cards(OUTSIDE.read_text(encoding="utf-8"), size=12))
+    return Instance(game="bench", category=category, candidates=tuple(cards[category]), secret=secret, message="")
+
+
+@pytest.fixture(scope="module")
+def refs() -> WordNetBaselines:
+    return WordNetBaselines(wordnet())
+
+
+def test_the_sense_is_the_cards(refs: WordNetBaselines) -> None:
+    # Yen among currencies is the monetary unit (its most frequent sense is a hankering).
+    yen = refs.secret_synonym(_inst("Currencies", "yen"))
+    assert yen.text == "Japanese monetary unit" and yen.source is Source.WORDNET_HYPERNYM
+    # Hammer among carpentry words is the hand tool, not a gun's cock (its first sense).
+    assert refs.secret_synonym(_inst("Carpentry", "hammer")).text == "hand tool"
+    assert refs.secret_synonym(_inst("Currencies", "pound")).text == "quid"
+
+
+def test_a_secret_whose_senses_are_all_elsewhere_gets_no_message(refs: WordNetBaselines) -> None:
+    # WordNet knows rust as corrosion, a fungus and a colour, never a programming language.
+    with pytest.raises(NoMessage, match="no sense of the secret in this card's category"):
+        refs.secret_synonym(_inst("Programming languages", "rust"))
+
+
+def test_the_outside_deck_is_what_its_header_says() -> None:
+    cards = decks.parse_cards(OUTSIDE.read_text(encoding="utf-8"), size=12)
+    assert len(cards) >= 28 and all(len(w) == 12 for _, w in cards)
+    bundled = {c.lower() for c, _ in decks.cards()}
+    assert not {c.lower() for c, _ in cards} & bundled  # no bundled category: nothing here was fitted on them
