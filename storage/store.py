@@ -172,17 +172,13 @@ class Store(Database):
         (a process frozen in mid-transaction would otherwise keep the game's row locked, and the
         takeover waiting, until it woke)."""
         idle_ms = max(1000, int(ttl.total_seconds() * 1000))
-        settings = (("application_name", owner[:63]), ("idle_in_transaction_session_timeout", str(idle_ms)))
+        settings = {"application_name": owner[:63], "idle_in_transaction_session_timeout": str(idle_ms)}
 
-        def named(dbapi_conn: Any, _record: Any) -> None:
-            cursor = dbapi_conn.cursor()
-            try:
-                for name, value in settings:
-                    cursor.execute(f"SET {name} = '{value.replace(chr(39), chr(39) * 2)}'")
-            finally:
-                cursor.close()
+        def named(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+            # Given to the driver as the session's starting settings: no transaction can undo them.
+            cparams["server_settings"] = {**cparams.get("server_settings", {}), **settings}
 
-        sa_event.listen(self.engine.sync_engine, "connect", named)
+        sa_event.listen(self.engine.sync_engine, "do_connect", named)
         # Connections opened before (the migration's) were not named: they are let go.
         self.engine.sync_engine.pool.dispose()
 

@@ -5,9 +5,9 @@ deadline's id, with the game and seat it belongs to). When one fires it is marke
 in the store and handed to the expiry callback the turn loop gave it.
 
 A database error never loses a deadline: a timer that meets one waits and tries again
-(doubling pauses up to half a minute) until the write goes through, the game is no longer
-this process's (NotOwner: its new holder arms the deadline from the database), or the seat
-acted; and every supervisor round re-arms the pending deadlines of the games this process
+(doubling pauses up to half a minute) until the write goes through, or until the timer is
+cancelled (the seat acted, the game ended, or another process took it over and arms the
+deadline from the database); and every supervisor round re-arms the pending deadlines of the games this process
 drives (``rearm``), so a timer that never got armed is armed then.
 """
 
@@ -24,7 +24,6 @@ from typing import TypeVar
 from bot.core.commands import MAX_DEADLINE_S
 from bot.core.observe import ServiceObserver
 from games.base import Seat
-from storage.ownership import NotOwner
 from storage.ports import DeadlinePort
 
 log = logging.getLogger(__name__)
@@ -70,10 +69,11 @@ class Deadlines:
         async def fire() -> None:
             try:
                 await asyncio.sleep(delay)
-                if await self._retrying("mark a deadline done", lambda: self.store.finish_deadline(deadline_id, game_id)) \
+                if await self._retrying(deadline_id, "mark a deadline done",
+                                        lambda: self.store.finish_deadline(deadline_id, game_id)) \
                         and self.on_expire is not None:
                     expire = self.on_expire
-                    await self._retrying("play a deadline's move", lambda: expire(game_id, seat))
+                    await self._retrying(deadline_id, "play a deadline's move", lambda: expire(game_id, seat))
             finally:
                 armed = self._armed.get(deadline_id)
                 if armed is not None and armed.task is asyncio.current_task():
@@ -85,16 +85,19 @@ class Deadlines:
         self._armed[deadline_id] = _Armed(game_id, seat, task)
         self.observer.deadlines(self.open)
 
-    async def _retrying(self, what: str, step: Callable[[], Awaitable[T]]) -> T | None:
-        """Run one step of a firing deadline until it goes through; None when the game is no
-        longer this process's (its new holder has the deadline in the database)."""
+    async def _retrying(self, deadline_id: int, what: str, step: Callable[[], Awaitable[T]]) -> T | None:
+        """Run one step of a firing deadline until it goes through. NotOwner (this process's hold
+        lapsed while the database was away, or was lost) is tried again too, for as long as the
+        timer is still this process's: losing the table cancels it (its new holder arms the
+        deadline from the database). None when it was given up."""
         pause = RETRY_S
         while True:
             try:
                 return await step()
-            except NotOwner:
-                return None
             except Exception as exc:  # the database is away: the deadline waits for it, never dies
+                armed = self._armed.get(deadline_id)
+                if armed is None or armed.task is not asyncio.current_task():
+                    return None
                 log.warning("could not %s (%s); trying again in %.1f s", what, type(exc).__name__, pause)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_S)

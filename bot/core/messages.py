@@ -84,6 +84,9 @@ class Outgoing:
     form: Form | None = None
     title: str | None = None
     user_text: bool = False  # contains player-written text: never allow mentions
+    # A turn's message carries its outbox id: sent at least once, so a platform (or a reader)
+    # that keeps the keys it has seen can drop a repeat (bot.core.outbox).
+    key: str | None = None
 
     @property
     def has_controls(self) -> bool:

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.core import render
@@ -46,8 +46,14 @@ def body_of(m: Outgoing) -> dict[str, Any]:
     return {"text": m.text, "title": m.title, "user_text": m.user_text}
 
 
-def message_of(body: Mapping[str, Any]) -> Outgoing:
-    return Outgoing(str(body.get("text", "")), title=body.get("title"), user_text=bool(body.get("user_text")))
+def message_of(key: str, body: Mapping[str, Any]) -> Outgoing:
+    return Outgoing(str(body.get("text", "")), title=body.get("title"), user_text=bool(body.get("user_text")),
+                    key=key)
+
+
+def _planned(seat: Seat | None, m: Outgoing) -> Planned:
+    key = uuid.uuid4().hex
+    return Planned(key, seat, replace(m, key=key))
 
 
 class Outbox:
@@ -61,16 +67,16 @@ class Outbox:
     def plan(self, table: Table, events: Sequence[Event], notes: Sequence[Outgoing] = ()) -> list[Planned]:
         """A turn's messages, in the order they are sent: notes to the channel, each human seat's
         private events (before any public result), then the public events."""
-        out = [Planned(_new_id(), None, n) for n in notes]
+        out = [_planned(None, n) for n in notes]
         for info in table.seats:
             if info.is_ai:
                 continue
             private = [e for e in events if not e.audience.is_public and e.audience.includes(info.seat)]
             if private:
-                out.append(Planned(_new_id(), info.seat, render.events_message(table, private)))
+                out.append(_planned(info.seat, render.events_message(table, private)))
         public = [e for e in events if e.audience.is_public]
         if public:
-            out.append(Planned(_new_id(), None, render.events_message(table, public)))
+            out.append(_planned(None, render.events_message(table, public)))
         self._inflight.update(p.id for p in out)
         return out
 
@@ -107,7 +113,7 @@ class Outbox:
             if table.lock.locked():
                 continue  # a turn is sending its own messages: the next round looks again
             async with table.lock:
-                todo = [Planned(r.id, r.seat, message_of(r.body)) for r in rows
+                todo = [Planned(r.id, r.seat, message_of(r.id, r.body)) for r in rows
                         if r.game_id == gid and r.id not in self._inflight and r.id not in self._marking]
                 if todo:
                     self._inflight.update(p.id for p in todo)
@@ -149,6 +155,3 @@ class Outbox:
         except Exception as exc:  # stopping: the next holder sends what stays unmarked
             log.warning("the last sent marks were not written: %s", type(exc).__name__)
 
-
-def _new_id() -> str:
-    return uuid.uuid4().hex

@@ -1,0 +1,96 @@
+"""A bot process for the fencing and outage tests: one of several on a PostgreSQL, it keeps
+``want`` tables of its own running (each with one human seat that never answers, so every
+human turn ends by its deadline, and AI seats), until the file ``stop`` names exists.
+
+Every chat message and direct message it sends is written to the ``wire`` table through its
+own database connections (named after its lease owner): the wire is the platform, so the test
+judges each send by the database, in commit order, like the turns and deadlines it writes. Like
+a platform that de-duplicates by a message's key, the wire drops a message whose key (a
+turn's outbox id) it already carries (tests/storage/fencing.py counts those in ``wire_dropped``).
+
+    python -m tests.storage.fence_worker URL OWNER LEASE_S WANT DEADLINE_S STOP_FILE
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from bot.core.memory import MemoryPlatform
+from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, UserRef
+from bot.core.service import TableService
+from bot.settings import Settings
+from models.agents import AgentRegistry
+from storage.store import Store
+
+TABLE = ("spy", "classic", 4)  # one human seat and three AI seats
+WIRE_SQL = ("CREATE TABLE IF NOT EXISTS wire (id bigserial PRIMARY KEY, channel text, user_key text, key text UNIQUE, "
+            "game_id int, writer text DEFAULT current_setting('application_name'), "
+            "at timestamptz DEFAULT clock_timestamp())")
+
+
+class WirePlatform(MemoryPlatform):
+    """The in-memory platform, with every send written to the database first (the send itself)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self.store = store
+
+    async def _wire(self, channel: str | None, user_key: str | None, key: str | None) -> None:
+        async with self.store.engine.begin() as conn:
+            await conn.execute(sa.text("INSERT INTO wire (channel, user_key, key) VALUES (:c, :u, :k)"),
+                               {"c": channel, "u": user_key, "k": key})
+
+    async def post(self, place: Place, m: Outgoing) -> MessageRef:
+        await self._wire(place.channel, None, m.key)
+        return await super().post(place, m)
+
+    async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
+        await self._wire(None, user.key, m.key)
+        return await super().dm(user, m)
+
+
+async def main(url: str, owner: str, lease_s: float, want: int, deadline_s: float, stop_file: Path) -> None:
+    store = await Store.open(url)
+    await store.own_tables(owner, timedelta(seconds=lease_s))
+    settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
+    service = TableService(store, settings=settings, agents=AgentRegistry())
+    service.attach(WirePlatform(store))
+    await service.start()
+    print("READY", flush=True)
+    game, variant, seats = TABLE
+    for k in itertools.count():
+        if stop_file.exists():
+            break
+        mine = [t for t in service.tables.values() if not t.over]
+        if len(mine) >= want:
+            await asyncio.sleep(0.2)
+            continue
+        host = UserRef("memory", f"{owner}-h{k}", f"H{k}")
+        place = Place("memory", f"{owner}-c{k}")
+        try:
+            for kind, args in ((CommandKind.CREATE, {"game": game, "variant": variant, "deadline_s": deadline_s}),
+                               (CommandKind.ADD_AI, {"agent": "random", "count": seats - 1}),
+                               (CommandKind.START, {"seed": 7 + k})):
+                reply = await service.handle(Command(kind, host, place, args, f"{owner}-{kind}-{k}"))
+                if not reply.ok:
+                    print(f"REFUSED {kind} {k}: {reply.text}", flush=True)
+                    break
+        except Exception as exc:  # the database is away: the next table is opened later
+            print(f"OPEN FAILED {type(exc).__name__}", flush=True)
+            await asyncio.sleep(0.5)
+    # Stop opening tables; play on until none of this process's tables is running.
+    while any(not t.over for t in service.tables.values()):
+        await asyncio.sleep(0.1)
+    print("ALL DONE", flush=True)
+    await asyncio.sleep(float("inf"))  # the test ends the process when every process is done
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]),
+                     Path(sys.argv[6])))
