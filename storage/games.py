@@ -322,15 +322,14 @@ class GameRepository:
                     await guard(conn, game_id, fence)
                 except NotOwner:
                     return False
-            res = await conn.execute(
-                sa.update(_games)
-                .where(
-                    _games.c.id == game_id,
-                    _games.c.announced_at.is_(None),
-                    _games.c.status.in_(list(ENDED)),
-                )
-                .values(announced_at=utcnow())
-            )
+            cond = [_games.c.id == game_id, _games.c.announced_at.is_(None), _games.c.status.in_(list(ENDED))]
+            if fence is None and self.leases is not None:
+                # A game another live process holds is its to announce (it ends it, then announces
+                # it): only a game whose holder is gone is announced by whoever finds it.
+                cond.append(~sa.exists().where(_leases.c.game_id == game_id,
+                                               _leases.c.owner != self.leases.owner,
+                                               _leases.c.expires_at > db_now(conn.dialect.name)))
+            res = await conn.execute(sa.update(_games).where(*cond).values(announced_at=utcnow()))
             return res.rowcount == 1
 
     async def unannounced_finished(self) -> list[GameRow]:

@@ -182,7 +182,28 @@ class TableLeases:
             candidates = [int(g) for g in (await conn.execute(q)).scalars()]
         if not candidates:
             return {}
+        await self._end_stale_sessions(candidates)
         return await self._claim(candidates, now, only_running=True)
+
+    async def _end_stale_sessions(self, game_ids: Sequence[int]) -> None:
+        """End the database sessions of these games' expired holders that have had a transaction
+        open for longer than a lease. A holder frozen in the middle of a write (a pipelined insert
+        waits on its client as an *active* statement, which no server timeout ends) keeps the
+        game's row locked: the takeover would wait for it to wake, and it would then commit after
+        its lease. Its transaction is rolled back instead. A live process's transactions are far
+        shorter than a lease. PostgreSQL only; the bot's sessions carry their owner's name."""
+        if self._db.plan.is_sqlite:
+            return
+        async with self._db.writer.begin() as conn:
+            owners = [o for (o,) in await conn.execute(
+                sa.select(_leases.c.owner).distinct()
+                .where(_leases.c.game_id.in_(sorted(game_ids)), _leases.c.owner != self.owner))]
+            if owners:
+                await conn.execute(sa.text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND application_name = ANY(:owners) AND pid <> pg_backend_pid() "
+                    "AND xact_start < clock_timestamp() - make_interval(secs => :lease)"),
+                    {"owners": owners, "lease": self.ttl.total_seconds()})
 
     async def renew(self, *, now: datetime | None = None) -> set[int]:
         """Extend every lease this process holds; returns the games it lost (taken over by

@@ -164,23 +164,25 @@ class Store(Database):
         self._name_connections(owner, ttl)
         if self.plan.url.get_backend_name() == "postgresql":
             self.relay = CommandRelay(self, owner)
+        await self.engine.dispose()  # connections opened before (the migration's) were not named
         return self.leases
 
     def _name_connections(self, owner: str, ttl: timedelta) -> None:
         """Name this process's PostgreSQL sessions after its lease owner (``pg_stat_activity``
-        shows who holds what), and let the server end a transaction left idle for a whole lease
-        (a process frozen in mid-transaction would otherwise keep the game's row locked, and the
-        takeover waiting, until it woke)."""
-        idle_ms = max(1000, int(ttl.total_seconds() * 1000))
-        settings = {"application_name": owner[:63], "idle_in_transaction_session_timeout": str(idle_ms)}
+        shows who holds what, and the takeover can end a frozen holder's sessions), and let the
+        server end a transaction left idle for a whole lease (a process frozen in mid-transaction
+        would otherwise keep the game's row locked, and the takeover waiting, until it woke, and
+        then commit late)."""
+        lease_ms = str(max(1000, int(ttl.total_seconds() * 1000)))
+        # A frozen process's transaction left idle is rolled back by the server after a lease; one
+        # frozen in the middle of a statement's exchange is ended by the takeover (``TableLeases``).
+        settings = {"application_name": owner[:63], "idle_in_transaction_session_timeout": lease_ms}
 
         def named(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
             # Given to the driver as the session's starting settings: no transaction can undo them.
             cparams["server_settings"] = {**cparams.get("server_settings", {}), **settings}
 
         sa_event.listen(self.engine.sync_engine, "do_connect", named)
-        # Connections opened before (the migration's) were not named: they are let go.
-        self.engine.sync_engine.pool.dispose()
 
     def watch_commits(self, seen: Callable[[], None]) -> None:
         """``seen()`` for each turn whose COMMIT outcome was lost and that was found committed."""

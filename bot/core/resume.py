@@ -20,7 +20,7 @@ from bot.core.delivery import Delivery
 from bot.core.messages import Outgoing
 from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
-from storage.ownership import TableLeases
+from storage.ownership import NotOwner, TableLeases
 from storage.ports import DeadlinePort, GamePort, OutboxPort
 from storage.tables import GameRow, GameStatus
 
@@ -92,6 +92,14 @@ class Resume:
                     await self.turns.advance(table)
                     continue
                 await self._resume(table)
+            except NotOwner:
+                # Not the game's fault: this process's hold ran out (or moved) while it resumed
+                # it. It lets the table go; whoever holds the game now drives it.
+                log.warning("game %s: its hold ran out while resuming; this process lets it go", table.game_id)
+                self.tables.pop(table.game_id, None)
+                self.deadlines.cancel(table.game_id)
+                if self.store.leases is not None:
+                    self.store.leases.forget(table.game_id)
             except Exception as exc:
                 current = await self.store.game(table.game_id)
                 if current is not None:
@@ -102,13 +110,13 @@ class Resume:
                 await self._announce(ended)
 
     async def _resume(self, table: Table) -> None:
+        # Messages of turns logged before the table changed hands (or the process restarted) that
+        # were never marked sent go out first, the last turn's too: the outbox sends each at least once.
+        await self.turns.outbox.resend([table])
         if table.engine.result(table.state) is not None:
             async with table.lock:
                 await self.turns.finish(table)
             return
-        # Messages of turns logged before the table changed hands (or the process restarted) that
-        # were never marked sent go out first: the outbox sends each at least once.
-        await self.turns.outbox.resend([table])
         await self.delivery.public(table, Outgoing("The table is back after a restart. Play resumes."))
         # Secrets again for everyone seated: a deal the platform never delivered (a crash between
         # the deal and the messages) and a console that forgot its private messages both need it.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from bot.core import intake, render
@@ -234,8 +235,12 @@ class Turns:
         if spec is None:
             return
         m = render.prompt_message(table, info.seat, spec, text_replies=self.delivery.text_replies(table.platform))
-        await self.delivery.private(table, info, m)
-        await self.delivery.public(table, Outgoing(f"Waiting for {info.name}.", user_text=True), waiting=True)
+        # Keyed by the state it is about: the prompt a new holder sends for the same state after a
+        # takeover has the key of the one a paused holder may still have had on its way.
+        key = f"{table.game_id}:{table.seq}:{info.seat}"
+        await self.delivery.private(table, info, replace(m, key=f"{key}:prompt"))
+        await self.delivery.public(table, Outgoing(f"Waiting for {info.name}.", user_text=True, key=f"{key}:waiting"),
+                                   waiting=True)
 
     async def drive_ai(self, table: Table) -> None:
         """Play AI seats one at a time, lowest seat first, so a replayed game takes the same path.
@@ -342,7 +347,7 @@ class Turns:
             told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
             await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
                                                                        told), title=f"Game #{table.game_id} is over",
-                                                       user_text=True))
+                                                       user_text=True, key=f"{table.game_id}:end"))
         await self.ended(table, result.to_json())
 
     async def supervise_once(self) -> int:

@@ -30,6 +30,7 @@ from storage.store import Store
 
 TABLE = ("spy", "classic", 4)  # one human seat and three AI seats
 WIRE_SQL = ("CREATE TABLE IF NOT EXISTS wire (id bigserial PRIMARY KEY, channel text, user_key text, key text UNIQUE, "
+            "head text, "
             "game_id int, writer text DEFAULT current_setting('application_name'), "
             "at timestamptz DEFAULT clock_timestamp())")
 
@@ -41,17 +42,17 @@ class WirePlatform(MemoryPlatform):
         super().__init__()
         self.store = store
 
-    async def _wire(self, channel: str | None, user_key: str | None, key: str | None) -> None:
+    async def _wire(self, channel: str | None, user_key: str | None, m: Outgoing) -> None:
         async with self.store.engine.begin() as conn:
-            await conn.execute(sa.text("INSERT INTO wire (channel, user_key, key) VALUES (:c, :u, :k)"),
-                               {"c": channel, "u": user_key, "k": key})
+            await conn.execute(sa.text("INSERT INTO wire (channel, user_key, key, head) VALUES (:c, :u, :k, :h)"),
+                               {"c": channel, "u": user_key, "k": m.key, "h": (m.title or m.text)[:30]})
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
-        await self._wire(place.channel, None, m.key)
+        await self._wire(place.channel, None, m)
         return await super().post(place, m)
 
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
-        await self._wire(None, user.key, m.key)
+        await self._wire(None, user.key, m)
         return await super().dm(user, m)
 
 

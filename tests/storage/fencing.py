@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # kept with their time, for the takeover times.
 AUDIT_SQL = [
     fence_worker.WIRE_SQL,
-    """CREATE TABLE fence_audit (id bigserial PRIMARY KEY, tbl text, game_id int, writer text, holder text,
-       expires timestamptz, at timestamptz, stale bool)""",
+    """CREATE TABLE fence_audit (id bigserial PRIMARY KEY, tbl text, game_id int, ref text, writer text,
+       holder text, expires timestamptz, at timestamptz, stale bool)""",
     "CREATE TABLE lease_moves (game_id int, owner text, token bigint, at timestamptz)",
     """CREATE TABLE wire_dropped (key text, writer text DEFAULT current_setting('application_name'),
        at timestamptz DEFAULT clock_timestamp())""",
@@ -44,8 +44,8 @@ AUDIT_SQL = [
        DECLARE holder text; expires timestamptz; me text := current_setting('application_name');
        BEGIN
          SELECT l.owner, l.expires_at INTO holder, expires FROM table_leases l WHERE l.game_id = NEW.game_id;
-         INSERT INTO fence_audit (tbl, game_id, writer, holder, expires, at, stale)
-         VALUES (TG_TABLE_NAME, NEW.game_id, me, holder, expires, clock_timestamp(),
+         INSERT INTO fence_audit (tbl, game_id, ref, writer, holder, expires, at, stale)
+         VALUES (TG_TABLE_NAME, NEW.game_id, to_jsonb(NEW)->>'id', me, holder, expires, clock_timestamp(),
                  holder IS NOT NULL AND (holder <> me OR expires <= clock_timestamp()));
          RETURN NULL;
        END $$""",

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import CommandKind
@@ -20,7 +21,7 @@ from bot.core.service import TableService
 from bot.tournaments.schedule import LEASE_NAME
 from models.agents import AgentRegistry
 from storage.store import ActionRecord, EventRecord, NotOwner, SeatRecord, SingleProcessOnly, Store
-from storage.tables import ActionSource, SchedulerLeaseRow, SeatKind, utcnow
+from storage.tables import ActionSource, GameStatus, SchedulerLeaseRow, SeatKind, utcnow
 from tests.bot.core.conftest import ALICE, HERE, Harness, settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -224,3 +225,40 @@ def test_one_scheduler_per_database_and_a_standby_takes_over(pg_url: str) -> Non
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+async def test_a_hold_past_its_lease_writes_nothing_by_the_local_clock_and_by_the_database_clock(pg_url: str) -> None:
+    ttl = timedelta(seconds=30)
+    store = await Store.open(pg_url)
+    try:
+        leases = await store.own_tables("proc-a", ttl)
+        assert leases is not None
+        gid = await running_game(store, "c0")
+        assert leases.live(gid)
+        assert await store.append_turn(gid, action=turn("one"), events=[], inbound_key="k1")
+        frozen_for = 0.0
+        leases.clock = lambda: time.monotonic() + frozen_for
+        frozen_for = ttl.total_seconds() + 1  # as after a pause past the lease: nothing asked the database yet
+        assert not leases.live(gid) and leases.fence(gid) is not None
+        with pytest.raises(NotOwner):
+            await store.append_turn(gid, action=turn("stale"), events=[], inbound_key="k2")
+        with pytest.raises(NotOwner):
+            await store.set_deadline(gid, 0, utcnow())
+        with pytest.raises(NotOwner):
+            await store.finish_game(gid, status=GameStatus.FINISHED, result={})
+        assert await leases.renew() == set()  # nobody took it: renewed, live again
+        assert leases.live(gid)
+        assert await store.set_deadline(gid, 0, utcnow() + ttl)
+        # The database's clock decides too: a lease that ran out there refuses the write even when
+        # this process believes it is live.
+        async with store.engine.begin() as conn:
+            await conn.execute(sa.text("update table_leases set expires_at = now() - interval '1 second'"))
+        with pytest.raises(NotOwner):
+            await store.append_turn(gid, action=turn("late"), events=[], inbound_key="k3")
+        with pytest.raises(NotOwner):
+            await store.clear_deadlines(gid)
+        log = await store.load_game(gid)
+        assert [list(a.value) for a in log.actions] == [["one"]]
+        assert [d.seat for d in await store.pending_for([gid])] == [0]
+    finally:
+        await store.aclose()

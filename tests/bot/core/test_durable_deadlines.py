@@ -1,0 +1,76 @@
+"""Deadlines survive database errors: a timer whose write fails waits and tries again instead of
+dying, and a supervisor round arms a stored deadline that has no timer (on a real SQLite log;
+the failures are injected into the store's deadline write, the rest is the real service)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import sqlalchemy as sa
+
+from bot.core.messages import CommandKind
+from tests.bot.core.conftest import ALICE, HERE, Harness
+
+
+async def timeouts(h: Harness, game_id: int) -> int:
+    log = await h.store.load_game(game_id)
+    return sum(a.source == "timeout" for a in log.actions)
+
+
+async def start_spy(h: Harness, deadline_s: float) -> int:
+    assert (await h.send(CommandKind.CREATE, ALICE, HERE, game="spy", deadline_s=deadline_s)).ok
+    assert (await h.send(CommandKind.ADD_AI, ALICE, HERE, agent="random", count=3)).ok
+    assert (await h.send(CommandKind.START, ALICE, HERE, seed=3)).ok
+    (gid,) = list(h.service.tables)
+    return gid
+
+
+async def wait_for(check: Any, what: str, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not await check():
+        assert loop.time() < end, what
+        await asyncio.sleep(0.02)
+
+
+async def test_a_deadline_whose_write_fails_is_tried_again_and_still_fires(harness: Harness) -> None:
+    h = harness
+    real = h.store.finish_deadline
+    failures = 0
+
+    async def flaky(deadline_id: int, game_id: int | None = None) -> bool:
+        nonlocal failures
+        if failures < 2:  # the database is away for the first two tries
+            failures += 1
+            raise sa.exc.OperationalError("UPDATE deadlines", {}, ConnectionError("server closed the connection"))
+        return await real(deadline_id, game_id)
+
+    h.store.finish_deadline = flaky  # type: ignore[method-assign]
+    gid = await start_spy(h, 0.2)
+
+    async def timed_out() -> bool:
+        return await timeouts(h, gid) > 0
+
+    await wait_for(timed_out, "the deadline died with the database error")
+    assert failures == 2
+
+
+async def test_a_stored_deadline_without_a_timer_is_armed_by_the_supervisor(harness: Harness) -> None:
+    h = harness
+    gid = await start_spy(h, 0.5)
+
+    async def armed() -> bool:
+        return h.service.deadlines.open > 0
+
+    await wait_for(armed, "Alice was never given a deadline")
+    h.service.deadlines.cancel(gid)  # the timer is gone (as a timer that died would be); the row stays pending
+    assert h.service.deadlines.open == 0 and await h.store.pending_for([gid])
+    await asyncio.sleep(0.6)
+    assert await timeouts(h, gid) == 0  # nothing fires it: the seat would wait for ever
+    await h.service.supervise_once()
+
+    async def timed_out() -> bool:
+        return await timeouts(h, gid) > 0
+
+    await wait_for(timed_out, "the supervisor did not arm the stored deadline")
