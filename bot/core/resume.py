@@ -14,6 +14,8 @@ import logging
 from collections.abc import Callable, Set
 from typing import Protocol
 
+import sqlalchemy as sa
+
 from bot.core import render
 from bot.core.deadlines import Deadlines
 from bot.core.delivery import Delivery
@@ -92,13 +94,15 @@ class Resume:
                     await self.turns.advance(table)
                     continue
                 await self._resume(table)
-            except NotOwner:
-                # Not the game's fault: this process's hold ran out (or moved) while it resumed
-                # it. It lets the table go; whoever holds the game now drives it.
-                log.warning("game %s: its hold ran out while resuming; this process lets it go", table.game_id)
+            except (NotOwner, sa.exc.DBAPIError, OSError) as exc:
+                # Not the game's fault: this process's hold ran out (or moved), or the database went
+                # away, while it resumed it. It lets the table go from memory; a game it still holds
+                # is resumed again by a later round, one it lost by its new holder.
+                log.warning("game %s could not be resumed now (%s); tried again later", table.game_id,
+                            type(exc).__name__)
                 self.tables.pop(table.game_id, None)
                 self.deadlines.cancel(table.game_id)
-                if self.store.leases is not None:
+                if isinstance(exc, NotOwner) and self.store.leases is not None:
                     self.store.leases.forget(table.game_id)
             except Exception as exc:
                 current = await self.store.game(table.game_id)
