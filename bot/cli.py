@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -213,8 +215,17 @@ def run(
 ) -> None:
     """Run the bot: Discord and/or Slack when their tokens are set, else the local console."""
     from bot.app import main
+    from models.agents.wiring import warming_up
 
     asyncio.run(main(force_console=console, hotseat=hotseat))
+    if warming_up():
+        # The stop is complete (tables saved, store closed). A vocabulary warm-up still loading a model in a
+        # daemon thread is of no use now, and the embedder's exit hook would wait for that load (tens of
+        # seconds on a busy machine) before the process could end: flush what was written and leave now.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @app.command()

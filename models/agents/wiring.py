@@ -24,6 +24,14 @@ from models.agents.registry import BUILTIN, AgentEntry, AgentKind, AgentRegistry
 from models.embeddings import DEFAULT_K, Embedder, VocabIndex
 from models.types import Inference
 
+WARM_UP = "warm-vocab:"
+"""The name prefix of the threads that embed an index's vocabulary in the background."""
+
+
+def warming_up() -> bool:
+    """Whether a vocabulary warm-up thread is still at work (loading a model or embedding words)."""
+    return any(t.name.startswith(WARM_UP) and t.is_alive() for t in threading.enumerate())
+
 
 def register_agents(
     registry: AgentRegistry,
@@ -58,7 +66,7 @@ def register_agents(
                 if isinstance(indexes[name].embedder, Embedder):
                     # The vocabulary is embedded once, in the background, from the first build on
                     # (the registry builds every entry at start): the first move does not pay for it.
-                    threading.Thread(target=indexes[name].warm, name=f"warm-vocab:{name}", daemon=True).start()
+                    threading.Thread(target=indexes[name].warm, name=f"{WARM_UP}{name}", daemon=True).start()
             return indexes[name]
 
     def usable_index(name: str) -> VocabIndex | None:

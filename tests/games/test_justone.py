@@ -20,7 +20,7 @@ def start(seats: int = 4, first: int = 0, cards: int = 13) -> JustOneState:
 
 
 def clues(s: JustOneState, *texts: str) -> tuple[JustOneState, list]:
-    events = []
+    events: list[object] = []
     for seat, text in zip(s.givers, texts, strict=True):
         s, evs = GAME.apply(s, seat, Action.say("clue", text))
         events += evs

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import games
-from games.base import Action, Text, contains_word, normalize, rng
+from games.base import Action, Choice, Text, contains_word, normalize, rng
 from models.agents.embed import (
     EmbeddingAgent,
     VocabIndex,
@@ -196,7 +196,7 @@ def test_chameleon_clue_is_off_card_and_villager_draws_its_vote_from_its_posteri
     voter = next(x for x in sorted(g.to_act(s)) if not g.observe(s, x).view["is_chameleon"])
     obs = g.observe(s, voter)
     spec = g.legal(s, voter)
-    assert spec is not None
+    assert isinstance(spec, Choice)
     d = asyncio.run(agents[voter].act(obs, spec))
     # A player's ballot is a seeded draw from its posterior over the seats (logged as the label probabilities).
     post = d.calls[0].label_probs

@@ -17,7 +17,7 @@ import pytest
 import games
 from bench.fairness import chameleon_deals, load_human, play, spy_deals
 from games import decks
-from games.base import Action, Text, rng
+from games.base import Action, Choice, Text, rng
 from games.text import reveals_secret
 from models.agents.embed import EmbeddingAgent
 from models.agents.games import chameleon, spy
@@ -40,7 +40,9 @@ def spy_table(pair: tuple[str, str], spy_seat: int, texts: list[str]) -> Any:
 
 def posterior_of(s: Any, voter: int, index: VocabIndex) -> dict[str, float]:  # noqa: F811
     g = games.get("spy")
-    post = spy.vote_posterior(index, g.observe(s, voter), g.legal(s, voter))
+    spec = g.legal(s, voter)
+    assert isinstance(spec, Choice)
+    post = spy.vote_posterior(index, g.observe(s, voter), spec)
     assert post is not None
     return post
 
@@ -87,10 +89,12 @@ def test_a_chameleon_clue_for_another_card_word_is_suspected_a_vague_one_much_le
     for seat, clue in enumerate(["court", "xylophone", "cockpit", "lawsuits"]):
         s, _ = g.apply(s, seat, Action.say("clue", clue))
     obs = g.observe(s, 3)
-    post = chameleon.vote_posterior(index, obs, g.legal(s, 3))
+    spec3, spec2 = g.legal(s, 3), g.legal(s, 2)
+    assert isinstance(spec3, Choice) and isinstance(spec2, Choice)
+    post = chameleon.vote_posterior(index, obs, spec3)
     assert post is not None
     assert post["2"] == max(post.values()) and post["1"] < post["2"] / 2, post
-    assert chameleon.spreads(obs, g.legal(s, 3)) and not chameleon.spreads(g.observe(s, 2), g.legal(s, 2))
+    assert chameleon.spreads(obs, spec3) and not chameleon.spreads(g.observe(s, 2), spec2)
 
 
 PAIRS = list(decks.pairs())[::12]

@@ -27,7 +27,7 @@ from models.types import GenerateRequest, GenerateResult, ScoreRequest, ScoreRes
 KEYWORDS = {"1": "star", "2": "jazz", "3": "thunder", "4": "plane"}
 # The benchmark variant's result shape (games/decrypto.py): one team, Eve guesses every turn.
 ROUNDS = [("1-2-3", "3-1-2"), ("4-1-3", "4-1-3"), ("2-4-1", "1-4-2"), ("3-2-4", "2-3-4")]
-DECRYPTO = {
+DECRYPTO: dict[str, Any] = {
     "keywords": KEYWORDS,
     "history": [{"round": i + 1, "team": "A", "code": code, "hints": [f"h{i}{j}" for j in range(3)],
                  "hints_by_digit": {d: f"h{i}{j}" for j, d in enumerate(code.split("-"))}, "interceptor_guess": eve}
@@ -198,7 +198,8 @@ async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path:
 
         table, records = await run_decrypto(Blank(), "llm:blank", [(gid, details)])
         assert table.row()["turns_scored"] == 0  # unparseable A: never guessed into a score
-        assert table.row()["a_unparsed"] == table.row()["turns_asked"] > 0  # and said so
+        asked = table.row()["turns_asked"]
+        assert isinstance(asked, int) and table.row()["a_unparsed"] == asked > 0  # and said so
         assert await save_evaluations(store, to_records(Experiment.DECRYPTO, "llm:blank", records)) == len(records)
         exported = await evaluations_json(store, gid)
         assert {e["evaluator"] for e in exported} == {"tom:decrypto:llm:blank"}

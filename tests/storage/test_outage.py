@@ -63,7 +63,7 @@ def ask(probe: Probe, sql: str) -> list[Any]:
 
 def test_no_deadline_is_lost_and_no_game_stuck_after_a_database_outage(
         own_server: tuple[PostgresServer, Any], tmp_path: Path) -> None:
-    from pgserver._commands import pg_ctl  # the binaries pgserver ships
+    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # the binaries pgserver ships
 
     server, handle = own_server
     url = server.create_database()

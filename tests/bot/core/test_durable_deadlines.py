@@ -46,7 +46,7 @@ async def test_a_deadline_whose_write_fails_is_tried_again_and_still_fires(harne
             raise sa.exc.OperationalError("UPDATE deadlines", {}, ConnectionError("server closed the connection"))
         return await real(deadline_id, game_id)
 
-    h.store.finish_deadline = flaky  # type: ignore[method-assign]
+    h.store.finish_deadline = flaky
     gid = await start_spy(h, 0.2)
 
     async def timed_out() -> bool:
