@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import games
 from bot.cli import app
 from games.record import Record
 from tests.research.builders import decrypto_benchmark
@@ -28,7 +29,7 @@ def test_export_refuses_an_unknown_game_and_takes_aliases(tmp_path: Path) -> Non
     assert runner.invoke(app, ["import", "record", str(_text(tmp_path / "s.jsonl", sim)), "--database", db]).exit_code == 0
     r = runner.invoke(app, ["export", "--database", db, "--game", "poker"])
     assert r.exit_code == 2
-    assert "unknown game 'poker'" in r.output and "chameleon, decrypto, spy" in r.output
+    assert "unknown game 'poker'" in r.output and ", ".join(sorted(games.registry())) in r.output
     r = runner.invoke(app, ["export", "--database", db, "--game", "whoisspy"])
     assert r.exit_code == 0 and "exported 1 game(s)" in r.output
 
