@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.ops.dbcopy import CopyRefused, copy_log
-from storage import annotations, evaluations, tournaments
+from storage import annotations as study
+from storage import evaluations, tournaments
 from storage.agentcalls import agent_call_values
 from storage.export import export_games
 from storage.store import AgentCallRecord, Store
@@ -37,10 +38,10 @@ async def filled_log(url: str) -> None:
             instance={}, decoys=[], perm_seed=1, ally_probs=None, cham_probs=None, utility=0.5, leakage=None,
             soft=None, binary=None)])
         # the human study: one item, served to a member and answered
-        await annotations.add_items(store, [annotations.NewItem(key="item-1", task="ally", source="bench", game_id=None,
+        await study.add_items(store, [study.NewItem(key="item-1", task="ally", source="bench", game_id=None,
                                                                 tenant="memory", item={})])
-        assert await annotations.serve(store, "memory:2", "memory", per_item=5) is not None
-        await annotations.answer(store, "memory:2", 0, True)
+        assert await study.serve(store, "memory:2", "memory", per_item=5) is not None
+        await study.answer(store, "memory:2", 0, True)
         async with store.write() as conn:  # an agent call of a probe, not tied to an action
             await conn.execute(sa.insert(table_of(AgentCallRow)), [agent_call_values(
                 AgentCallRecord(0, "random", raw_output="x"), game_id=gid, action_seq=None, now=datetime.now(UTC))])
