@@ -199,6 +199,10 @@ async def test_a_refused_token_is_the_last_line_even_while_a_model_warms_up(tmp_
                     reason="needs make and the checkout's .venv")
 def test_make_run_says_a_refusal_once_plus_makes_own_line(tmp_path: Path) -> None:
     env = base_env(tmp_path, DISCORD_TOKEN="t", HUSHTABLE_AI_RETRIES="-5")
+    # A user types `make run` at a shell: without the suite's own make (make test) around it, whose
+    # MAKELEVEL would turn make's line into "make[1]: ...".
+    for inherited in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"):
+        env.pop(inherited, None)
     # -o: the install stamp counts as fresh (the test never reinstalls the checkout).
     proc = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "-o", ".venv/.installed", "run"], env=env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
