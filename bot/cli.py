@@ -341,8 +341,8 @@ def replay(
 def export(
     game: str | None = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
     since: datetime | None = typer.Option(None, "--since", help="Only games finished on or after this date."),
-    fmt: str = typer.Option("jsonl", "--format", help="jsonl or csv"),
-    out: Path | None = typer.Option(None, "--out", help="File to write (default: standard output)."),
+    fmt: str = typer.Option("jsonl", "--format", help="jsonl, csv or parquet (one file per table in the --out folder)"),
+    out: Path | None = typer.Option(None, "--out", help="File to write (default: standard output); a folder for parquet."),
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
 ) -> None:
@@ -353,8 +353,11 @@ def export(
     from storage.export import export_games
     from storage.store import Store
 
-    if fmt not in ("jsonl", "csv"):
-        raise typer.BadParameter("--format must be jsonl or csv")
+    if fmt not in ("jsonl", "csv", "parquet"):
+        raise typer.BadParameter("--format must be jsonl, csv or parquet")
+    if fmt == "parquet" and (out is None or out.is_file()):
+        typer.echo("error: --format parquet writes one file per table: give a folder with --out", err=True)
+        raise typer.Exit(2)
     export_fmt: Literal["jsonl", "csv"] = "csv" if fmt == "csv" else "jsonl"
     if game is not None:
         try:
@@ -373,6 +376,11 @@ def export(
     async def go() -> int:
         store = await Store.open(url)
         try:
+            if fmt == "parquet" and out is not None:
+                from bot.research.parquet import export_parquet
+
+                return await export_parquet(store, out, game=game, since=since, pseudonymise=not raw_ids,
+                                            secret=settings.export_secret)
             fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
             try:
                 return await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,

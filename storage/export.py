@@ -37,6 +37,9 @@ prompts are exported as they are: they may mention names.
 CSV: one row per action (a game with no action gets one row with empty action
 columns), game columns repeated on each row; lists and objects are JSON text.
 Columns, in order: ``CSV_COLUMNS``.
+
+Parquet (``hushtable export --format parquet --out FOLDER``): one file per record kind, built
+from these same objects; schema in ``bot.research.parquet``.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import csv
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
@@ -232,6 +235,43 @@ def _csv_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def resolve_secret(store: ExportSource, *, pseudonymise: bool, secret: str | None) -> str:
+    """The pseudonym key an export uses (checked before anything is written); "" when not pseudonymising."""
+    if not pseudonymise:
+        return ""
+    if secret is None:
+        secret = export_secret(store.plan)
+    if not secret:
+        raise ValueError("pseudonymising needs a non-empty secret (HMAC key)")
+    return secret
+
+
+async def game_records(
+    store: ExportSource,
+    *,
+    game: str | None = None,
+    since: datetime | None = None,
+    pseudonymise: bool = True,
+    secret: str | None,
+    tenant: str | None = None,
+) -> AsyncIterator[dict[str, Any]]:
+    """The ``hushtable.game/1`` objects of the ended games, evaluations included, oldest first.
+
+    Every export format reads its games from here, so pseudonyms and the key are the same in each.
+    ``secret=None`` takes the log's own key (``storage.export_secret``: made on first use beside
+    a SQLite file; refused for a server database until HUSHTABLE_EXPORT_SECRET is set).
+    """
+    secret = resolve_secret(store, pseudonymise=pseudonymise, secret=secret)
+    rows = await store.games(status=ENDED, game=game, finished_since=since, tenant=tenant)
+    for row in rows:
+        assert row.id is not None
+        log = await store.load_game(row.id)
+        calls = await store.agent_calls(row.id)
+        rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret)
+        rec["evaluations"] = await evaluations_json(store, row.id)  # SNEAK scores (storage/evaluations.py)
+        yield rec
+
+
 async def export_games(
     store: ExportSource,
     *,
@@ -245,27 +285,18 @@ async def export_games(
 ) -> int:
     """Write ended games (finished or aborted, ended at or after ``since``) to ``out``; returns how many.
 
-    ``secret=None`` takes the log's own key (``storage.export_secret``: made on first use beside
-    a SQLite file; refused for a server database until HUSHTABLE_EXPORT_SECRET is set).
+    ``secret=None`` takes the log's own key (see ``game_records``).
     """
     if fmt not in ("jsonl", "csv"):
         raise ValueError(f"export format is jsonl or csv, not {fmt!r}")
-    if pseudonymise and secret is None:
-        secret = export_secret(store.plan)
-    if pseudonymise and not secret:
-        raise ValueError("pseudonymising needs a non-empty secret (HMAC key)")
-    rows = await store.games(status=ENDED, game=game, finished_since=since, tenant=tenant)
+    secret = resolve_secret(store, pseudonymise=pseudonymise, secret=secret)
     writer = None
     if fmt == "csv":
         writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
         writer.writeheader()
     count = 0
-    for row in rows:
-        assert row.id is not None
-        log = await store.load_game(row.id)
-        calls = await store.agent_calls(row.id)
-        rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret or "")
-        rec["evaluations"] = await evaluations_json(store, row.id)  # SNEAK scores (storage/evaluations.py)
+    async for rec in game_records(store, game=game, since=since, pseudonymise=pseudonymise, secret=secret,
+                                  tenant=tenant):
         if writer is None:
             out.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
         else:
@@ -274,4 +305,4 @@ async def export_games(
     return count
 
 
-__all__ = ["CSV_COLUMNS", "SCHEMA", "export_games", "game_record", "pseudonym"]
+__all__ = ["CSV_COLUMNS", "SCHEMA", "export_games", "game_record", "game_records", "pseudonym", "resolve_secret"]
