@@ -23,6 +23,7 @@ import typer
 
 from models.cli_files import check_file_option
 from models.eval.bench import DEFAULT_EVALUATORS, BaselineSource, BenchConfig, BenchResult, DecoyRule, Setting, method_order, run_bench
+from models.eval.instances import bench_instances
 from models.eval.plot import Point, scatter
 from models.eval.summary import PAPER_BASELINES, Row, render, to_csv, to_json
 
@@ -142,6 +143,10 @@ def _run_on_log(work: Coroutine[Any, Any, T]) -> T:
     except DatabaseMissing as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _missing(missing: dict[str, int]) -> str:
+    return ("Without a message (left out): " + ", ".join(f"{k} {v}" for k, v in missing.items())) if missing else ""
 
 
 def write_bench(res: BenchResult, out: Path) -> list[Path]:
@@ -426,6 +431,133 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         paths = write_bench(res, out)
         typer.echo("\nwrote " + ", ".join(str(p) for p in paths))
         typer.echo("seconds: " + json.dumps({k: round(v, 1) for k, v in res.seconds.items()}))
+
+    def _analysis_cards(deck: Path | None, cards: int | None) -> list[tuple[str, list[str]]]:
+        from games import decks
+
+        own = read_deck(deck)
+        chosen = own if own is not None else [(c, list(w)) for c, w in decks.cards()]
+        return chosen[:cards] if cards else chosen
+
+    def _analysis_run(work: Callable[[Any], Coroutine[Any, Any, T]], evaluators: list[str], seed: int) -> T:
+        """Load the evaluators, then run ``work(scoring)``; a spec or card problem is one sentence."""
+        from models.eval.analysis import make_scoring
+
+        _check_specs(evaluators)
+        e = env()
+        embedder_for = _embedder_for()
+
+        async def go() -> T:
+            pool = e.pool()
+            try:
+                with _Progress() as progress:
+                    s = await make_scoring(evaluators, client_for=pool.get, embedder_for=embedder_for, seed=seed,
+                                           progress=progress)
+                    return await work(s)
+            finally:
+                await pool.aclose()
+
+        try:
+            return asyncio.run(go())
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    def _save(out: Path, name: str, text: str, extra: list[Path] | None = None) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text + "\n", encoding="utf-8")
+        typer.echo("\nwrote " + ", ".join(str(p) for p in [out / name, *(extra or [])]))
+
+    _GEN_HELP = "Agent spec that writes messages (repeatable; the three reference baselines are always scored)."
+    _EV_HELP = "Evaluator spec (repeatable)."
+    _DECK_HELP = "Cards (card file or category-norms CSV; default: the bundled cards)."
+
+    @app.command()
+    def agreement(
+        generator: list[str] = typer.Option(["embed:minilm"], "--generator", "-g", help=_GEN_HELP),
+        evaluator: list[str] = typer.Option(["embed:minilm", "embed:assoc"], "--evaluator", "-e", help=_EV_HELP),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-agreement"), "--out", help="Folder for the text and the table."),
+    ) -> None:
+        """SNEAK 4.1: do the evaluators agree? Spread of scores and rank correlation of the methods."""
+        from models.eval.analysis import agreement as agree
+        from models.eval.analysis import agreement_text, messages_for, score_all
+
+        _check_folder(out)
+        chosen = _analysis_cards(deck, cards)
+
+        async def work(s: Any) -> str:
+            msgs = await messages_for(bench_instances(chosen, 12), generator, s)
+            evals = await score_all(msgs, s)
+            a = agree(evals)
+            return "\n\n".join([render(a.rows, title=f"Per evaluator ({len(chosen)} cards, 12 words each, "
+                                                       "WordNet decoys; 0-100)", order=method_order),
+                                 agreement_text(a), _missing(msgs.missing)]).strip()
+
+        text = _analysis_run(work, evaluator, seed)
+        typer.echo(text)
+        _save(out, "agreement.txt", text)
+
+    @app.command()
+    def similarity(
+        generator: str = typer.Option("embed:minilm", "--generator", "-g", help="Agent spec that writes messages."),
+        evaluator: list[str] = typer.Option(["embed:minilm"], "--evaluator", "-e", help=_EV_HELP),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-similarity"), "--out", help="Folder for the text."),
+    ) -> None:
+        """SNEAK 4.2: are cards of similar candidates harder? WordNet similarity against each card's scores."""
+        from models.eval.analysis import messages_for, score_all, similarity_text
+        from models.eval.analysis import similarity as sim
+
+        _check_folder(out)
+        chosen = _analysis_cards(deck, cards)
+
+        async def work(s: Any) -> str:
+            msgs = await messages_for(bench_instances(chosen, 12), [generator], s)
+            evals = await score_all(msgs, s)
+            parts = [similarity_text(sim(evals, s.wn, generator)),
+                     "Beside it, the secret-synonym baseline (the same cards):",
+                     similarity_text(sim(evals, s.wn, "secret-synonym")), _missing(msgs.missing)]
+            return "\n\n".join(parts).strip()
+
+        text = _analysis_run(work, evaluator, seed)
+        typer.echo(text)
+        _save(out, "similarity.txt", text)
+
+    @app.command()
+    def sweep(
+        generator: list[str] = typer.Option(["embed:minilm"], "--generator", "-g", help=_GEN_HELP),
+        evaluator: list[str] = typer.Option(["embed:minilm"], "--evaluator", "-e", help=_EV_HELP),
+        candidates: list[int] = typer.Option([4, 8, 12, 16], "--candidates", "-w", min=2, max=16,
+                                             help="Candidate set sizes |W| (repeatable; at most a card's 16 words)."),
+        decoys: list[int] = typer.Option([1, 3, 5, 7], "--decoys", "-m", min=1, max=10,
+                                         help="Numbers of decoy messages |M| (repeatable)."),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-sweep"), "--out", help="Folder for the text and Figure 4."),
+    ) -> None:
+        """SNEAK 4.3: utility, leakage and scores as the candidate set and the decoy messages grow (Figure 4)."""
+        from models.eval.analysis import sweep as run_sweep
+        from models.eval.analysis import sweep_figure, sweep_text
+
+        _check_folder(out)
+        chosen = _analysis_cards(deck, cards)
+        largest = max([*candidates, 12])
+        if not any(len(w) >= largest for _, w in chosen):  # said before any model loads
+            raise typer.BadParameter(f"no card has {largest} words: lower the largest candidate set")
+
+        async def work(s: Any) -> Any:
+            return await run_sweep(chosen, generator, s, candidates=candidates, decoys=decoys)
+
+        sw = _analysis_run(work, evaluator, seed)
+        text = sweep_text(sw)
+        typer.echo(text)
+        figs = sweep_figure(sw, out / "figure4", generator[0])
+        _save(out, "sweep.txt", text, figs)
 
     @app.command()
     def report(
