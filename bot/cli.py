@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 
 from bot.research.cli import app as research_app
 from bot.research.deep import deep_command
+from bot.research.spybias import spygame_cli
 from bot.research.tom import tom_cli
 from bot.sneak import sneak_cli
 
@@ -198,6 +199,7 @@ def _root(
     """Hushtable: hidden-information word games for humans and AI."""
 app.add_typer(research_app)  # stats, import (bot/research/cli.py)
 app.add_typer(tom_cli(), name="tom")  # theory-of-mind experiments (bot/research/tom.py)
+app.add_typer(spygame_cli(), name="spygame")  # SpyGame's bias measurements (bot/research/spybias.py)
 app.command("deep")(deep_command())  # the DEEP description test (bot/research/deep.py)
 app.add_typer(sneak_cli(), name="sneak")  # SNEAK evaluation (models/eval/cli.py, settings from bot/sneak.py)
 
