@@ -2,8 +2,10 @@
 
 An item is a question (the study's ``Item`` as JSON, ``models/eval/human.py``); an
 annotation is one member's answer to it, first stored *served* (no choice) when the
-item is shown, so each member has at most one open item and an answer is always
-for the item that member was shown. ``serve`` picks, in one write transaction, an
+item is shown, so each member has at most one live open item and an answer is always
+for the item that member was shown. A shown item is reserved for its member ``RESERVE``
+(30 minutes); an answer after that counts only if the item still has room (``serve``).
+``serve`` picks, in one write transaction, an
 item the member has not seen, from their tenant or the benchmark, not from a game
 they sat in, still short of its annotations (answered ones and those served within
 ``RESERVE``), the most advanced first so items complete. Nothing is ever deleted.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -43,6 +45,7 @@ class Served:
     key: str
     item: dict[str, Any]
     fresh: bool  # newly shown (False: the member's open item, shown again)
+    lapsed: bool = False  # the member's earlier item waited past RESERVE and others completed it
 
 
 async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
@@ -67,19 +70,41 @@ async def item_keys(store: UnitsOfWork) -> set[str]:
         return {r[0] for r in (await conn.execute(sa.select(_items.c.key))).all()}
 
 
+def _taken(cutoff: Any) -> Any:
+    """Answers and live reservations per item: what counts against its ``per_item``."""
+    return (sa.select(_answers.c.item_key, sa.func.count().label("n"))
+            .where(sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff))
+            .group_by(_answers.c.item_key).subquery())
+
+
 async def serve(store: UnitsOfWork, annotator: str, tenant: str, *, per_item: int,
-                tasks: Iterable[str] | None = None) -> Served | None:
-    """The member's open item, or a new one for them (None: nothing left they may judge)."""
+                tasks: Iterable[str] | None = None, now: datetime | None = None) -> Served | None:
+    """The member's open item, or a new one for them (None: nothing left they may judge).
+
+    An open item is the member's for ``RESERVE``. Past that, others may be served it; when the member
+    comes back it is theirs again (reserved anew) if it is still short of ``per_item``, else it is left
+    as shown and never answered, and the member gets a new item (``Served.lapsed``).
+    """
+    at = now or utcnow()
+    cutoff = at - RESERVE
     async with store.write() as conn:
-        open_ = (await conn.execute(
-            sa.select(_answers.c.item_key, _items.c.item).join(_items, _items.c.key == _answers.c.item_key)
-            .where(_answers.c.annotator == annotator, _answers.c.choice.is_(None)))).first()
-        if open_ is not None:
-            return Served(open_[0], dict(open_[1]), False)
-        cutoff = utcnow() - RESERVE
-        taken = (sa.select(_answers.c.item_key, sa.func.count().label("n"))
-                 .where(sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff))
-                 .group_by(_answers.c.item_key).subquery())
+        lapsed = False
+        opens = (await conn.execute(
+            sa.select(_answers.c.id, _answers.c.item_key, _items.c.item, _answers.c.served_at)
+            .join(_items, _items.c.key == _answers.c.item_key)
+            .where(_answers.c.annotator == annotator, _answers.c.choice.is_(None))
+            .order_by(sa.desc(_answers.c.served_at), sa.desc(_answers.c.id)))).all()
+        for row_id, key, item, served_at in opens:
+            if served_at >= cutoff:
+                return Served(key, dict(item), False)
+            others = (await conn.execute(sa.select(sa.func.count()).where(
+                _answers.c.item_key == key, _answers.c.id != row_id,
+                sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff)))).scalar_one()
+            if others < per_item:
+                await conn.execute(sa.update(_answers).where(_answers.c.id == row_id).values(served_at=at))
+                return Served(key, dict(item), False)
+            lapsed = True
+        taken = _taken(cutoff)
         seen = sa.select(_answers.c.item_key).where(_answers.c.annotator == annotator)
         played = sa.select(_seats.c.game_id).where(_seats.c.user_key == annotator)
         q = (sa.select(_items.c.key, _items.c.item, sa.func.coalesce(taken.c.n, 0).label("n"))
@@ -93,19 +118,23 @@ async def serve(store: UnitsOfWork, annotator: str, tenant: str, *, per_item: in
         if row is None:
             return None
         await conn.execute(sa.insert(_answers).values(item_key=row[0], annotator=annotator, tenant=tenant,
-                                                      served_at=utcnow()))
-        return Served(row[0], dict(row[1]), True)
+                                                      served_at=at))
+        return Served(row[0], dict(row[1]), True, lapsed)
 
 
-async def answer(store: UnitsOfWork, annotator: str, choice: int, correct: bool) -> str | None:
-    """Record the member's answer to their open item; the item's key, or None when they have none open."""
+async def answer(store: UnitsOfWork, annotator: str, choice: int, correct: bool | None, *,
+                 now: datetime | None = None) -> str | None:
+    """Record the member's answer to their open item while it is reserved for them; the item's key, or None
+    when they have none (``serve`` first: it reserves a returning member's item again when there is room)."""
+    cutoff = (now or utcnow()) - RESERVE
     async with store.write() as conn:
         open_ = (await conn.execute(sa.select(_answers.c.id, _answers.c.item_key).where(
-            _answers.c.annotator == annotator, _answers.c.choice.is_(None)))).first()
+            _answers.c.annotator == annotator, _answers.c.choice.is_(None), _answers.c.served_at >= cutoff)
+            .order_by(sa.desc(_answers.c.served_at), sa.desc(_answers.c.id)))).first()
         if open_ is None:
             return None
         await conn.execute(sa.update(_answers).where(_answers.c.id == open_[0]).values(
-            choice=choice, correct=correct, answered_at=utcnow()))
+            choice=choice, correct=correct, answered_at=now or utcnow()))
         return str(open_[1])
 
 

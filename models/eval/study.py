@@ -26,6 +26,8 @@ from storage.ports import UnitsOfWork
 from storage.tables import GameStatus
 
 HOW = "Answer with the option's number"
+LAPSED = ("Your last item waited more than 30 minutes and other members completed it meanwhile; nothing was "
+          "recorded. Here is a new one.")
 
 
 class HumanStudy:
@@ -60,6 +62,8 @@ class HumanStudy:
         if served is None:
             return (lead + "No item to judge right now: every item is done, is one you played, or you judged it "
                     "already. Finished games with scored clues bring new ones.").strip()
+        if served.lapsed and not lead:
+            lead = LAPSED + "\n"
         item = Item.from_json(served.item)
         return (lead + f"SNEAK human study, {item.task.value} task:\n{prompt_text(item)}\n"
                 f"{HOW}: judge 1-{len(item.options)}.").strip()
@@ -81,8 +85,9 @@ class HumanStudy:
         right = choice == item.gold
         if served.fresh or await store_notes.answer(self.store, member, choice, right) is None:
             # The item was only just shown (a new one): an answer typed before seeing it is not counted.
-            return await self._show(member, place, "That answer came before this item was shown; nothing was "
-                                                   "recorded.\n")
+            why = (LAPSED if served.lapsed else "That answer came before this item was shown; nothing was "
+                   "recorded.")
+            return await self._show(member, place, why + "\n")
         score = running_score(await store_notes.record(self.store, member))
         said = "Right!" if right else f"Not this time: it was {item.gold + 1}. {item.options[item.gold]}."
         return await self._show(member, place, f"{said} Your score: {score}.\n\n")
