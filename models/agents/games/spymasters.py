@@ -96,8 +96,13 @@ def clue_allowed(word: str, board: Sequence[str], spec: Text) -> bool:
 
 def ranked_clues(index: VocabIndex, v: SpymastersView, spec: Text, k: int) -> list[tuple[str, float, int]]:
     """The ``k`` best clue words the rules accept: (word, score, number)."""
-    board = hidden_words(v)
     scores, numbers = clue_scores(index, index.matrix, v)
+    return _top_allowed(index, scores, numbers, hidden_words(v), spec, k)
+
+
+def _top_allowed(index: VocabIndex, scores: np.ndarray, numbers: np.ndarray, board: Sequence[str], spec: Text,
+                 k: int) -> list[tuple[str, float, int]]:
+    """The ``k`` vocabulary words of best score that the rules accept as a clue on ``board``: (word, score, number)."""
     out: list[tuple[str, float, int]] = []
     for i in np.argsort(-scores, kind="stable"):
         word = index.words[int(i)]
@@ -121,14 +126,21 @@ def _guesses_made(v: SpymastersView) -> int:
 def guess_scores(index: VocabIndex, v: SpymastersView, spec: Choice) -> dict[str, float]:
     """Similarity of each hidden word to the clue; stop scores above every word once the
     team has found the clue's number, below every word before."""
+    return _with_stop(index, v, spec, unsure_below=None)
+
+
+def _with_stop(index: VocabIndex, v: SpymastersView, spec: Choice, unsure_below: float | None) -> dict[str, float]:
+    """Each hidden word's similarity to the clue, and STOP above them all once the team has the clue's number
+    (or when the nearest word is below ``unsure_below``), below them all before."""
     clue = v["clue"]
     assert clue is not None
     words = [o.id for o in spec.options if o.id not in (STOP, PASS)]
     sims = index.vecs(words) @ index.vec(clue["clue"])
-    scores = {w: float(s) for w, s in zip(words, sims, strict=True)}
+    scores = {w: float(x) for w, x in zip(words, sims, strict=True)}
     if any(o.id == STOP for o in spec.options):
         done = _guesses_made(v) >= clue["number"]
-        scores[STOP] = (max(scores.values()) + 1.0) if done else (min(scores.values()) - 1.0)
+        unsure = unsure_below is not None and max(scores.values()) < unsure_below
+        scores[STOP] = (max(scores.values()) + 1.0) if done or unsure else (min(scores.values()) - 1.0)
     return scores
 
 
@@ -226,16 +238,8 @@ def linked_scores(index: VocabIndex, rows: np.ndarray, v: SpymastersView) -> tup
 def linked_clues(index: VocabIndex, v: SpymastersView, spec: Text, k: int) -> list[tuple[str, float, int]]:
     """The ``k`` best clue words by ``linked_scores`` that are no variant of any word on the board
     (revealed words too: "yoghurt" reads as "yogurt" whether or not it is still hidden)."""
-    board = list(v["board"])
     scores, numbers = linked_scores(index, index.matrix, v)
-    out: list[tuple[str, float, int]] = []
-    for i in np.argsort(-scores, kind="stable"):
-        word = index.words[int(i)]
-        if clue_allowed(word, board, spec):
-            out.append((word, float(scores[int(i)]), int(numbers[int(i)])))
-            if len(out) >= k:
-                break
-    return out
+    return _top_allowed(index, scores, numbers, list(v["board"]), spec, k)
 
 
 def linked_number(index: VocabIndex, v: SpymastersView, clue: str) -> int:
@@ -246,17 +250,8 @@ def linked_number(index: VocabIndex, v: SpymastersView, clue: str) -> int:
 def linked_guesses(index: VocabIndex, v: SpymastersView, spec: Choice) -> dict[str, float]:
     """Similarity of each hidden word to the clue; stop above every word once the team has the
     clue's number or when the nearest word left is not related to the clue, below them before."""
-    clue = v["clue"]
-    assert clue is not None
-    words = [o.id for o in spec.options if o.id not in (STOP, PASS)]
-    sims = index.vecs(words) @ index.vec(clue["clue"])
-    scores = {w: float(x) for w, x in zip(words, sims, strict=True)}
-    if any(o.id == STOP for o in spec.options):
-        mean, sd = board_spread(index, tuple(v["board"]))
-        done = _guesses_made(v) >= clue["number"]
-        unsure = max(scores.values()) < mean + RELATED * sd
-        scores[STOP] = (max(scores.values()) + 1.0) if done or unsure else (min(scores.values()) - 1.0)
-    return scores
+    mean, sd = board_spread(index, tuple(v["board"]))
+    return _with_stop(index, v, spec, unsure_below=mean + RELATED * sd)
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
