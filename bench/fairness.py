@@ -258,15 +258,18 @@ def build_factory(define: str = "") -> tuple[Any, Any]:
     """The app's agent registry over one shared client pool; ``define`` adds entries (HUSHTABLE_AGENTS' JSON)."""
     from models.agents import AgentRegistry
     from models.agents.registry import entries_from_json
-    from models.agents.wiring import register_agents
+    from models.agents.wiring import VOCAB_CACHE, register_agents
     from models.client import ClientOptions, ClientPool
+    from models.worker.default_model import DEFAULT_CACHE_DIR
     from models.worker.embedding_backend import embedder_for
 
     pool = ClientPool(ClientOptions())
     registry = AgentRegistry()
     for entry in entries_from_json(define):
         registry.define(entry)
-    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
+    # The app's vocabulary cache: a second run reads the embedded vocabulary instead of computing it.
+    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for,
+                    vocab_cache=DEFAULT_CACHE_DIR / VOCAB_CACHE)
     return registry, pool
 
 

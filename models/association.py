@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.embeddings import Embedder
+from models.embeddings import Embedder, file_marks
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +231,8 @@ class Weights:
 
 
 DEFAULT_WEIGHTS = Weights()
+FORMAT = 1
+"""The version of how the parts are computed and joined: a stored vocabulary matrix of another format is not read."""
 
 
 class AssociationEmbedder:
@@ -248,6 +250,7 @@ class AssociationEmbedder:
         self.weights = weights if phrase is not None else Weights(glove=1.0, phrase=0.0, gloss=0.0)
         self._vectors = vectors
         self._glosses = glosses
+        self._own_sources = vectors is not None or glosses is not None
         self._lock = threading.RLock()
         self._cache: dict[str, np.ndarray] = {}
 
@@ -273,6 +276,30 @@ class AssociationEmbedder:
         _ = self.vectors, self.glosses
         if self.phrase is not None:
             self.phrase.embed(["warm"])
+
+    def fingerprint(self) -> str:
+        """What the vectors depend on (for the vocabulary cache): this format, the weights, the word vectors'
+        and WordNet's files and the sentence encoder's own fingerprint. Reads no model."""
+        if self._own_sources:
+            raise ValueError("sources handed in by the caller have no fingerprint")
+        phrase = ""
+        if self.phrase is not None:
+            mark = getattr(self.phrase, "fingerprint", None)
+            if not callable(mark):
+                raise ValueError("the sentence encoder has no fingerprint")
+            phrase = str(mark())
+        from models.eval.wordnet import _folder
+
+        glove = StaticVectors.folder()
+        wordnet = sorted(p for p in _folder().iterdir() if p.name.startswith(("data.", "index.")))
+        return (f"{self.model_id} format {FORMAT}|{self.weights}|{file_marks(glove / f for f in GLOVE_FILES)}"
+                f"|{file_marks(wordnet)}|{phrase}")
+
+    def remember(self, texts: Sequence[str], rows: np.ndarray) -> None:
+        """Take these texts' vectors as computed (a stored vocabulary matrix): they are not embedded again."""
+        with self._lock:
+            for text, row in zip(texts, rows, strict=True):
+                self._cache.setdefault(text, row)
 
     def static(self, text: str) -> np.ndarray | None:
         """The text's word-vector part: the frequency-weighted mean of its content words."""

@@ -16,12 +16,17 @@ everywhere), and limited to what every game accepts as one hint: at most two wor
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -93,26 +98,62 @@ def default_vocab() -> tuple[str, ...]:
 
 
 class VocabIndex:
-    """The vocabulary and its embedding matrix, computed once on first use and shared by every agent."""
+    """The vocabulary and its embedding matrix, computed once on first use and shared by every agent.
 
-    def __init__(self, embedder: Embedder, words: Sequence[str] | None = None) -> None:
+    With a ``cache`` folder the matrix is also kept on disk, named by a digest of the embedder's
+    ``fingerprint()`` (its model files and versions) and of the words, so a later start reads it in
+    milliseconds instead of embedding a few thousand words again (minutes for the association model
+    on a busy machine); a changed model or vocabulary is another name, never a stale matrix. The
+    rows read back are handed to the embedder's ``remember``, so a vocabulary word embedded later
+    gets the very vector it had when the matrix was computed: same seed, same moves, cache or not.
+    """
+
+    def __init__(self, embedder: Embedder, words: Sequence[str] | None = None, *, cache: Path | None = None) -> None:
         self.embedder = embedder
         self.words: tuple[str, ...] = tuple(words) if words is not None else default_vocab()
         self._keys = tuple(normalize(w) for w in self.words)
         self._matrix: np.ndarray | None = None
         self._lock = threading.Lock()
+        self.cache = cache
 
     @property
     def matrix(self) -> np.ndarray:
         with self._lock:
             if self._matrix is None:
-                self._matrix = np.asarray(self.embedder.embed(list(self.words)), dtype=np.float32)
+                stored = self._cache_file()
+                matrix = _read_matrix(stored, len(self.words)) if stored is not None else None
+                if matrix is not None:
+                    remember = getattr(self.embedder, "remember", None)
+                    if callable(remember):
+                        remember(self.words, matrix)
+                else:
+                    matrix = np.asarray(self.embedder.embed(list(self.words)), dtype=np.float32)
+                    if stored is not None:
+                        _write_matrix(stored, matrix)
+                self._matrix = matrix
             return self._matrix
 
+    def _cache_file(self) -> Path | None:
+        fingerprint = getattr(self.embedder, "fingerprint", None)
+        if self.cache is None or not callable(fingerprint):
+            return None
+        try:
+            mark = str(fingerprint())
+        except Exception as exc:  # a model whose files are missing: embedding reports it, not the cache
+            log.debug("no vocabulary cache: %s", type(exc).__name__)
+            return None
+        digest = hashlib.sha256("\0".join((mark, *self.words)).encode("utf-8")).hexdigest()[:24]
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.embedder.model_id)[-40:]
+        return self.cache / f"{name}-{digest}.npy"
+
     def warm(self) -> None:
-        """Embed the vocabulary now (a background thread at start-up), so no move pays for it."""
+        """Embed the vocabulary now (a background thread at start-up), so no move pays for it; an embedder
+        with a ``load`` method (the association model) then reads its models, for the first new text."""
         try:
             _ = self.matrix
+            load = getattr(self.embedder, "load", None)
+            if callable(load):
+                load()
         except Exception as exc:  # a missing model is reported by the move that needs it
             log.debug("vocabulary warm-up failed: %s", type(exc).__name__)
 
@@ -126,6 +167,46 @@ class VocabIndex:
     def ranked(self, target: np.ndarray) -> np.ndarray:
         """Vocabulary indices, most similar to ``target`` first (stable on ties)."""
         return np.argsort(-(self.matrix @ target), kind="stable")
+
+
+def file_marks(paths: Iterable[Path]) -> str:
+    """Name, size and modification time of each file: what a model's ``fingerprint`` is made of (a
+    reinstalled or replaced model file changes it)."""
+    out = []
+    for path in paths:
+        st = path.stat()
+        out.append(f"{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(out)
+
+
+def _read_matrix(path: Path, rows: int) -> np.ndarray | None:
+    """A stored vocabulary matrix, or None when there is none or it is not one (then it is computed again)."""
+    try:
+        matrix = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    if matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[0] != rows or not np.isfinite(matrix).all():
+        log.debug("vocabulary cache %s is not a matrix of %d rows; computing it again", path.name, rows)
+        return None
+    out: np.ndarray = matrix
+    return out
+
+
+def _write_matrix(path: Path, matrix: np.ndarray) -> None:
+    """Store the matrix whole or not at all (written aside, then renamed); a folder we cannot write only costs time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npy", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, matrix, allow_pickle=False)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as exc:
+        log.debug("vocabulary cache not written: %s", type(exc).__name__)
 
 
 # --------------------------------------------------------------------------- cosine helpers

