@@ -139,13 +139,33 @@ async def answer(store: UnitsOfWork, annotator: str, choice: int, correct: bool 
 
 
 async def record(store: UnitsOfWork, annotator: str) -> list[bool]:
-    """The member's answers so far, oldest first (right or not)."""
+    """The member's answers with a right one so far, oldest first (right or not; ratings are not counted)."""
     async with store.read() as s:
         conn = await s.connection()
         rows = (await conn.execute(sa.select(_answers.c.correct).where(
-            _answers.c.annotator == annotator, _answers.c.choice.is_not(None)).order_by(_answers.c.answered_at,
+            _answers.c.annotator == annotator, _answers.c.choice.is_not(None),
+            _answers.c.correct.is_not(None)).order_by(_answers.c.answered_at,
                                                                                       _answers.c.id))).all()
     return [bool(r[0]) for r in rows]
+
+
+async def answered(store: UnitsOfWork, annotator: str) -> int:
+    """How many items the member has answered (every task)."""
+    async with store.read() as s:
+        conn = await s.connection()
+        return int((await conn.execute(sa.select(sa.func.count()).where(
+            _answers.c.annotator == annotator, _answers.c.choice.is_not(None)))).scalar_one())
+
+
+async def votes_of(store: UnitsOfWork, task: str) -> list[tuple[str, str, int]]:
+    """(item key, annotator, choice) of every answer to an item of ``task``, in answer order."""
+    async with store.read() as s:
+        conn = await s.connection()
+        rows = (await conn.execute(
+            sa.select(_answers.c.item_key, _answers.c.annotator, _answers.c.choice)
+            .join(_items, _items.c.key == _answers.c.item_key)
+            .where(_items.c.task == task, _answers.c.choice.is_not(None)).order_by(_answers.c.id))).all()
+    return [(str(k), str(a), int(c)) for k, a, c in rows]
 
 
 async def study(store: UnitsOfWork) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:

@@ -262,20 +262,35 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
         evaluator: list[str] = typer.Option(list(DEFAULT_EVALUATORS), "--evaluator", "-e",
                                             help="Evaluator spec for --add-bench (repeatable)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the benchmark items' secrets and messages."),
+        add_deep: Path | None = typer.Option(None, "--add-deep", help="First add DEEP items for members to rate: "
+                                             "the JSON that hushtable deep --out wrote."),
         database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
     ) -> None:
-        """The SNEAK paper's human study (Tables 6 and 7) from the members' answers to /judge."""
-        from models.eval.study import add_bench_items, study_report
+        """The SNEAK paper's human study (Tables 6 and 7) and DEEP rated by members, from the answers to /judge."""
+        from models.cli_files import read_input_option
+        from models.eval.study import add_bench_items, add_deep_items, study_report
         from storage.store import Store
 
         _check_specs(evaluator)
         own = read_deck(deck)
+        run: dict[str, Any] | None = None
+        if add_deep is not None:
+            try:
+                run = json.loads(read_input_option(add_deep, "--add-deep"))
+                from models.eval.deep_study import items_from_run
+
+                if not isinstance(run, dict) or not items_from_run(run):
+                    raise ValueError("no description with a rating in it")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise typer.BadParameter(f"--add-deep: not the JSON of hushtable deep --out ({exc})") from None
         e = env()
 
         async def go() -> None:
             store = await Store.open(database or e.database_url, must_exist=True)
             pool = e.pool()
             try:
+                if run is not None:
+                    typer.echo(f"added {await add_deep_items(store, run)} DEEP item(s)")
                 if add_bench:
                     try:
                         added = await add_bench_items(store, own, add_bench, generator=generator, evaluators=evaluator,

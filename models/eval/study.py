@@ -20,12 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import storage.annotations as store_notes
+from models.eval import deep_study
 from models.eval.human import ANNOTATIONS_PER_ITEM, Item, item_from_rows, prompt_text, running_score
 from storage.evaluations import evaluations
 from storage.ports import UnitsOfWork
 from storage.tables import GameStatus
 
 HOW = "Answer with the option's number"
+RATE = "Answer with a rating"
 LAPSED = ("Your last item waited more than 30 minutes and other members completed it meanwhile; nothing was "
           "recorded. Here is a new one.")
 
@@ -64,6 +66,10 @@ class HumanStudy:
                     "already. Finished games with scored clues bring new ones.").strip()
         if served.lapsed and not lead:
             lead = LAPSED + "\n"
+        if served.item.get("task") == deep_study.TASK:
+            d = deep_study.DeepItem.from_json(served.item)
+            return (lead + f"DEEP human rating:\n{deep_study.prompt_text(d)}\n"
+                    f"{RATE}: judge 1-5.").strip()
         item = Item.from_json(served.item)
         return (lead + f"SNEAK human study, {item.task.value} task:\n{prompt_text(item)}\n"
                 f"{HOW}: judge 1-{len(item.options)}.").strip()
@@ -77,6 +83,8 @@ class HumanStudy:
         served = await store_notes.serve(self.store, member, place, per_item=self.per_item)
         if served is None:
             return await self._show(member, place)
+        if served.item.get("task") == deep_study.TASK:
+            return await self._rate(member, place, served, answer)
         item = Item.from_json(served.item)
         text = answer.strip()
         if not text.isdigit() or not 1 <= int(text) <= len(item.options):
@@ -91,6 +99,27 @@ class HumanStudy:
         score = running_score(await store_notes.record(self.store, member))
         said = "Right!" if right else f"Not this time: it was {item.gold + 1}. {item.options[item.gold]}."
         return await self._show(member, place, f"{said} Your score: {score}.\n\n")
+
+
+    async def _rate(self, member: str, place: str, served: store_notes.Served, answer: str) -> str:
+        """A member's 1-5 rating of a DEEP description; the judge's rating is shown only after theirs."""
+        rating = deep_study.parse(answer)
+        if rating is None:
+            return f"{RATE}, from 1 to 5; nothing was recorded."
+        if served.fresh or await store_notes.answer(self.store, member, rating - 1, None) is None:
+            why = LAPSED if served.lapsed else "That answer came before this item was shown; nothing was recorded."
+            return await self._show(member, place, why + "\n")
+        d = deep_study.DeepItem.from_json(served.item)
+        judge = f"the judge gave {d.judge_rating}" if d.judge_rating is not None else "the judge gave no rating"
+        n = await store_notes.answered(self.store, member)
+        return await self._show(member, place, f"Recorded {rating} ({judge}). Items you have judged: {n}.\n\n")
+
+
+async def add_deep_items(store: UnitsOfWork, run: dict[str, Any]) -> int:
+    """Items from ``hushtable deep --out``'s JSON (every tenant's members may rate them); how many were added."""
+    items = deep_study.items_from_run(run)
+    return await store_notes.add_items(store, [store_notes.NewItem(i.key, deep_study.TASK, "deep", None, "",
+                                                                   i.to_json()) for i in items])
 
 
 async def add_items(store: UnitsOfWork, items: Sequence[Item]) -> int:
@@ -147,4 +176,9 @@ async def study_report(store: UnitsOfWork) -> str:
     from models.eval.human import render, report
 
     raw, votes = await store_notes.study(store)
-    return render(report([Item.from_json(d) for d in raw], votes))
+    text = render(report([Item.from_json(d) for d in raw if d.get("task") != deep_study.TASK], votes))
+    deep = [deep_study.DeepItem.from_json(d) for d in raw if d.get("task") == deep_study.TASK]
+    if deep:
+        ratings = [deep_study.Vote(k, a, c + 1) for k, a, c in await store_notes.votes_of(store, deep_study.TASK)]
+        text += "\n\n" + deep_study.render(deep_study.report(deep, ratings))
+    return text
