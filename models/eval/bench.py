@@ -25,6 +25,7 @@ from models.eval.decoys import DecoyStrategy, EmbeddingDecoys, LLMDecoys, WordNe
 from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
 from models.eval.generators import Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
 from models.eval.instances import Instance, bench_instances
+from models.eval.methods import METHODS, MethodGenerator
 from models.eval.plot import Point
 from models.eval.score import evaluate
 from models.eval.summary import Row, Scored, Verdict, summarise, validity
@@ -93,9 +94,16 @@ def method_order(group: str) -> tuple[int, str]:
 
 
 async def make_generator(spec: str, *, refine: bool, client_for: ClientFor, index: VocabIndex,
-                         seed: int) -> LLMGenerator | EmbedGenerator:
+                         seed: int) -> LLMGenerator | EmbedGenerator | MethodGenerator:
     kind, arg, params = generator_kind(spec)
     if kind == "llm":
+        method = params.get("method", "zero-shot")
+        if method not in METHODS:
+            raise ValueError(f"generation method must be one of {', '.join(METHODS)}, not {method!r}")
+        if method != "zero-shot":
+            if refine:
+                raise ValueError("--refine (RMR) is a method of its own: not with method=cot or sets")
+            return MethodGenerator(await client_for(arg or "default"), spec, method)
         return LLMGenerator(await client_for(arg or "default"), spec, refine=refine)
     return EmbedGenerator(index, spec, k=int(params.get("k", DEFAULT_K)), seed=seed)
 

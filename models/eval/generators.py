@@ -29,6 +29,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -167,7 +168,13 @@ def generator_kind(spec: str) -> tuple[str, str, dict[str, str]]:
     return kind, arg, params
 
 
-async def generate_all(gen: LLMGenerator | EmbedGenerator, instances: Sequence[Instance], concurrency: int = 16,
+class MessageMaker(Protocol):
+    spec: str
+
+    async def __call__(self, inst: Instance) -> Generated: ...
+
+
+async def generate_all(gen: MessageMaker, instances: Sequence[Instance], concurrency: int = 16,
                        progress: object = None) -> list[Generated]:
     gate = asyncio.Semaphore(concurrency)
 

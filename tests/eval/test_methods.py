@@ -1,0 +1,102 @@
+"""CoT and SETS message generation: the reasoning prompt and its reading, SETS's sampling, verification,
+correction and choice with a scripted model (worked by hand), and both methods on the tiny llama."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from models.eval.bench import make_generator
+from models.eval.instances import Instance
+from models.eval.methods import MethodGenerator, cot_messages
+from models.types import GenerateRequest, GenerateResult, ScoreRequest, ScoreResult
+
+INST = Instance(game="bench", category="Fruit", candidates=("apple", "pear", "plum"), secret="pear", message="")
+
+
+class Scripted:
+    """Samples by seed; the verifier likes messages by a table; the corrector answers one fixed message."""
+
+    model_id = "scripted"
+
+    def __init__(self, samples: dict[int, str], liked: dict[str, float], fixed: str = "bell shaped") -> None:
+        self.samples = samples
+        self.liked = liked
+        self.fixed = fixed
+        self.requests: list[GenerateRequest] = []
+
+    async def generate(self, req: GenerateRequest) -> GenerateResult:
+        self.requests.append(req)
+        last = req.messages[-1].content
+        if "judged weak" in last:
+            return GenerateResult(f"{self.fixed}</message>", "scripted")
+        if "First think briefly" in last:
+            return GenerateResult("It is shaped like a bell. <message>bell shaped fruit</message>", "scripted")
+        return GenerateResult(self.samples[req.seed or 0], "scripted")
+
+    async def score_labels(self, req: ScoreRequest) -> ScoreResult:
+        message = req.messages[-1].content.split("Message: ")[1].split("\n")[0]
+        p = self.liked.get(message, 0.1)
+        return ScoreResult((p, 1 - p), "scripted")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_cot_asks_for_reasoning_and_reads_the_message_after_it() -> None:
+    model = Scripted({}, {})
+    gen = MethodGenerator(model, "llm:s?method=cot", "cot")
+    out = await gen(INST)
+    assert out.message == "bell shaped fruit" and "shaped like a bell" in out.raw
+    req = model.requests[0]
+    assert req.prefill == "" and req.temperature == 0.0  # the reasoning comes first, greedy
+    assert "Secret word: pear" in cot_messages(INST)[-1].content
+
+
+async def test_sets_samples_verifies_corrects_and_picks_the_best() -> None:
+    # Samples: "green" twice, "juicy", "sweet". The verifier: green 0.6, juicy 0.3, sweet 0.2,
+    # and the correction "bell shaped" 0.9 (replaces juicy), "sweet"'s correction is the same message.
+    model = Scripted({0: "green</message>", 1: "juicy</message>", 2: "green</message>", 3: "sweet</message>"},
+                     {"green": 0.6, "juicy": 0.3, "sweet": 0.2, "bell shaped": 0.9})
+    out = await MethodGenerator(model, "llm:s?method=sets", "sets")(INST)
+    audit = json.loads(out.raw)
+    assert audit["sampled"] == ["green", "juicy", "green", "sweet"]
+    assert [(c["message"], c["score"], c["corrected_from"]) for c in audit["candidates"]] == [
+        ("green", 0.6, None), ("bell shaped", 0.9, "juicy"), ("bell shaped", 0.9, "sweet")]
+    assert out.message == "bell shaped" and audit["chosen"] == "bell shaped"
+    assert [r.temperature for r in model.requests[:4]] == [0.8] * 4 and [r.seed for r in model.requests[:4]] == [0, 1, 2, 3]
+    # Without a correction better than the sample, the most often sampled of the equally scored wins.
+    model = Scripted({0: "juicy</message>", 1: "green</message>", 2: "green</message>", 3: "juicy</message>"},
+                     {"green": 0.7, "juicy": 0.7})
+    assert (await MethodGenerator(model, "llm:s?method=sets", "sets")(INST)).message == "juicy"
+
+
+async def test_sets_with_no_usable_sample_is_a_counted_failure() -> None:
+    model = Scripted({i: "moves in an L</message>" for i in range(4)}, {})  # a copy of the worked example
+    out = await MethodGenerator(model, "llm:s?method=sets", "sets")(INST)
+    assert out.message is None and json.loads(out.raw)["candidates"] == []
+
+
+async def test_make_generator_reads_the_method_and_refuses_an_unknown_one() -> None:
+    async def client_for(name: str) -> Any:
+        return Scripted({}, {})
+
+    gen = await make_generator("llm:x?method=cot", refine=False, client_for=client_for, index=None,  # type: ignore[arg-type]
+                               seed=0)
+    assert isinstance(gen, MethodGenerator) and gen.method == "cot" and gen.spec == "llm:x?method=cot"
+    with pytest.raises(ValueError, match="one of zero-shot, cot, sets, not 'tot'"):
+        await make_generator("llm:x?method=tot", refine=False, client_for=client_for, index=None,  # type: ignore[arg-type]
+                             seed=0)
+    with pytest.raises(ValueError, match="RMR"):
+        await make_generator("llm:x?method=sets", refine=True, client_for=client_for, index=None,  # type: ignore[arg-type]
+                             seed=0)
+
+
+async def test_both_methods_run_on_the_tiny_llama(client: Any) -> None:
+    for method in ("cot", "sets"):
+        out = await MethodGenerator(client, f"llm:tiny?method={method}", method, samples=2)(INST)
+        # random weights rarely write the format: a message or a counted failure, never an exception
+        assert out.message is None or 1 <= len(out.message.split()) <= 5
+        assert out.raw
