@@ -75,17 +75,27 @@ def prepare(url: str) -> None:
     asyncio.run(go())
 
 
-def start(url: str, owner: str, lease_s: float, want: int, deadline_s: float, stop: Path) -> subprocess.Popen[str]:
-    """A bot process (tests/storage/fence_worker.py), once it is serving; its log goes to a file
-    beside ``stop`` (a pipe nobody reads could fill up and block it)."""
-    with (stop.parent / f"{owner}.log").open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.storage.fence_worker", url, owner, str(lease_s),
-                                 str(want), str(deadline_s), str(stop)],
-                                cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=err, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.strip() == "READY", (line, (stop.parent / f"{owner}.log").read_text()[-3000:])
-    return proc
+def start_all(url: str, owners: list[str], lease_s: float, want: int, deadline_s: float,
+              stop: Path) -> dict[str, subprocess.Popen[str]]:
+    """One bot process per owner, started side by side (each spends seconds importing and
+    migrating), returned once every one is serving; each one's log goes to a file beside
+    ``stop`` (a pipe nobody reads could fill up and block it)."""
+    procs: dict[str, subprocess.Popen[str]] = {}
+    for owner in owners:
+        with (stop.parent / f"{owner}.log").open("w") as err:
+            procs[owner] = subprocess.Popen(
+                [sys.executable, "-m", "tests.storage.fence_worker", url, owner, str(lease_s), str(want),
+                 str(deadline_s), str(stop)], cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=err,
+                text=True)
+    try:
+        for owner, proc in procs.items():
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.strip() == "READY", (line, (stop.parent / f"{owner}.log").read_text()[-3000:])
+    except BaseException:
+        stop_all(list(procs.values()))
+        raise
+    return procs
 
 
 def stop_all(procs: list[subprocess.Popen[str]]) -> None:
