@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 DUPLICATE = "Already done: that message was handled before, so nothing changed."
 AI_ATTEMPTS = 4  # tries of one AI turn (decide + log) before the rules' own action stands in
 AI_BACKOFF_S = 0.2  # first pause between tries; doubles each time
+FINISH_RETRY_S = 0.5  # first pause before saving a game's end again after a database error; doubles
+FINISH_RETRY_MAX_S = 5.0
 
 Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
 """Called once a table is over (result dict, or None when it broke)."""
@@ -58,6 +60,7 @@ class Turns:
         self.tables = tables
         self.spawn = spawn
         self.ended = ended
+        self._finishing: set[int] = set()  # games whose end is being saved again (finish_later)
         self.outbox = Outbox(store, delivery)
         deadlines.on_expire = self.expire
 
@@ -336,12 +339,24 @@ class Turns:
 
     async def finish(self, table: Table, last: Sequence[Event] = ()) -> None:
         """Save the result, announce it once, and let the table go from memory. Holds table.lock.
-        ``last``: the final events, already posted; winners they name are not named twice."""
+        ``last``: the final events, already posted; winners they name are not named twice.
+
+        A database error (or a hold that ran out while the database was away) leaves the table
+        over in memory but not let go: `finish_later` tries again until it goes through or the
+        table changed hands (its new holder finishes it when it resumes it), and the supervisor's
+        rounds look for such tables too. The game never stays running for nobody."""
         result = table.engine.result(table.state)
         assert result is not None
         table.over = True
-        await self.store.finish_game(table.game_id, status=GameStatus.FINISHED, result=result.to_json())
-        await self.deadlines.clear(table.game_id)
+        try:
+            await self._save_end(table, result.to_json())
+            await self.deadlines.clear(table.game_id)
+        except Exception as exc:
+            log.warning("game %s: its end was not saved yet (%s); tried again", table.game_id, type(exc).__name__)
+            if table.game_id not in self._finishing:
+                self._finishing.add(table.game_id)
+                self.spawn(self.finish_later(table))
+            return
         self.runner.forget(table.game_id)
         if await self.store.mark_announced(table.game_id):
             told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
@@ -350,11 +365,49 @@ class Turns:
                                                        user_text=True, key=f"{table.game_id}:end"))
         await self.ended(table, result.to_json())
 
+    async def _save_end(self, table: Table, result: dict[str, Any]) -> None:
+        try:
+            await self.store.finish_game(table.game_id, status=GameStatus.FINISHED, result=result)
+        except Exception:
+            # Saved already, by this holder (a COMMIT whose answer was lost, or an earlier try)?
+            row = await self.store.game(table.game_id)
+            if row is None or row.status != GameStatus.FINISHED:
+                raise
+
+    def unfinished(self, table: Table) -> bool:
+        """A table whose game ended in memory and whose end is not saved yet (see `finish`)."""
+        return table.over and self.tables.get(table.game_id) is table and table.engine.result(table.state) is not None
+
+    async def finish_later(self, table: Table) -> None:
+        """Try `finish` again, with growing pauses, while the table is still this process's."""
+        pause = FINISH_RETRY_S
+        try:
+            while self.unfinished(table):
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, FINISH_RETRY_MAX_S)
+                if not self.live(table.game_id) or table.lock.locked():
+                    continue  # the hold comes back (renewed) or moves (the table is let go); or a turn runs
+                async with table.lock:
+                    if self.unfinished(table):
+                        self._finishing.discard(table.game_id)  # a failed try spawns the next one
+                        await self.finish(table)
+                        return
+        except BaseException:
+            self._finishing.discard(table.game_id)
+            raise
+        self._finishing.discard(table.game_id)  # finished by another path, or let go
+
     async def supervise_once(self) -> int:
         """Repair tables where a seat owes a move but nothing will make it: a human never prompted,
         or AI seats with no driver running. Returns how many tables were nudged."""
         nudged = 0
         for table in list(self.tables.values()):
+            if self.unfinished(table) and table.game_id not in self._finishing and not table.lock.locked() \
+                    and self.live(table.game_id):
+                async with table.lock:  # its end was never saved, and no try is pending (see finish)
+                    if self.unfinished(table):
+                        await self.finish(table)
+                continue
             if table.over or table.lock.locked() or not self.live(table.game_id):
                 continue
             acting = table.engine.to_act(table.state)

@@ -74,3 +74,32 @@ async def test_a_stored_deadline_without_a_timer_is_armed_by_the_supervisor(harn
         return await timeouts(h, gid) > 0
 
     await wait_for(timed_out, "the supervisor did not arm the stored deadline")
+
+
+async def test_a_game_whose_end_meets_a_database_error_still_ends_once(harness: Harness) -> None:
+    """The write of a game's end fails twice: once before it committed, then once after (its
+    answer was lost). The game still ends for good, is announced once and leaves memory."""
+    h = harness
+    real = h.store.finish_game
+    failures = 0
+
+    async def flaky(game_id: int, **kw: Any) -> None:
+        nonlocal failures
+        if failures < 2:
+            failures += 1
+            if failures == 2:
+                await real(game_id, **kw)  # committed; the answer never arrives
+            raise sa.exc.OperationalError("UPDATE games", {}, ConnectionError("server closed the connection"))
+        await real(game_id, **kw)
+
+    h.store.finish_game = flaky  # type: ignore[method-assign]
+    gid = await start_spy(h, 0.05)
+
+    async def ended() -> bool:
+        row = await h.store.game(gid)
+        return row is not None and row.status == "finished" and gid not in h.service.tables
+
+    await wait_for(ended, "the game's end was never saved, or the table never left memory")
+    assert failures == 2
+    await asyncio.sleep(0.2)
+    assert sum(f"Game #{gid} is over" in (s.message.title or "") for s in h.platform.public()) == 1
