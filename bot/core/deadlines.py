@@ -5,7 +5,7 @@ deadline's id, with the game and seat it belongs to). When one fires it is marke
 in the store and handed to the expiry callback the turn loop gave it.
 
 A database error never loses a deadline: a timer that meets one waits and tries again
-(doubling pauses up to half a minute) until the write goes through, or until the timer is
+(doubling pauses up to a few seconds) until the write goes through, or until the timer is
 cancelled (the seat acted, the game ended, or another process took it over and arms the
 deadline from the database); and every supervisor round re-arms the pending deadlines of the games this process
 drives (``rearm``), so a timer that never got armed is armed then.
@@ -29,7 +29,7 @@ from storage.ports import DeadlinePort
 log = logging.getLogger(__name__)
 
 RETRY_S = 0.5  # first pause after a failed deadline write or expiry; doubles up to RETRY_MAX_S
-RETRY_MAX_S = 30.0
+RETRY_MAX_S = 5.0  # a deadline is due again soon after the database is back, not half a minute later
 
 T = TypeVar("T")
 
