@@ -8,18 +8,21 @@ failed recipient, so one closed DM never stops the next player's prompt.
 
 A table's messages are sent only while this process may drive it (``live``): where several
 processes share the database, a process whose hold on a game ran out (it was paused past its
-lease) sends nothing more for it, before the database tells it so; the new holder speaks.
+lease) sends nothing more for it, before the database tells it so; the new holder speaks. The
+check is made here and again by the adapter right before its request leaves
+(``bot.core.platform.send_fence``), so a pause between the two sends nothing either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from bot.core import render
 from bot.core.messages import MessageRef, Outgoing, Place, UserRef
 from bot.core.observe import ServiceObserver
-from bot.core.platform import Platform
+from bot.core.platform import Platform, SendFenced, check_send, send_fence
 from bot.core.tables import SeatInfo, Table
 from games.base import Event, Seat
 
@@ -32,12 +35,19 @@ class Delivery:
         self.observer = observer
         self.live: Callable[[int], bool] = _always  # may this process still send for this game?
 
-    def withheld(self, table: Table) -> bool:
-        """True (and counted) when this process may no longer send for the table."""
-        if self.live(table.game_id):
-            return False
-        self.observer.sends_withheld(1)
-        return True
+    @contextlib.contextmanager
+    def fenced(self, game_id: int) -> Iterator[None]:
+        """Sends inside the block are made only while this process may send for the game; one
+        that may not raises `SendFenced` (counted as withheld) and is not made."""
+        with send_fence(lambda: self.live(game_id)):
+            yield
+
+    def _check(self) -> None:
+        try:
+            check_send()
+        except SendFenced:
+            self.observer.sends_withheld(1)
+            raise
 
     def attach(self, platform: Platform) -> None:
         self.platforms[platform.name] = platform
@@ -54,8 +64,12 @@ class Delivery:
         platform = self.platforms.get(place.platform)
         if platform is None:
             return None
+        self._check()
         try:
             return await platform.post(place, m)
+        except SendFenced:  # the adapter's own last check, right before its request
+            self.observer.sends_withheld(1)
+            raise
         except Exception as exc:  # any failure of a send is a failed delivery, never a stopped game
             self._failed(place.platform, "post", exc)
             return None
@@ -64,9 +78,13 @@ class Delivery:
         platform = self.platforms.get(user.platform)
         if platform is None:
             return False
+        self._check()
         try:
             await platform.dm(user, m)
             return True
+        except SendFenced:  # see post()
+            self.observer.sends_withheld(1)
+            raise
         except Exception as exc:  # see post()
             self._failed(user.platform, "direct message", exc)
             return False
@@ -92,24 +110,41 @@ class Delivery:
 
     async def public(self, table: Table, m: Outgoing, *, waiting: bool = False) -> None:
         """Post to the table's place; ``waiting`` notes are skipped where the platform keeps quiet."""
-        if table.quiet or self.withheld(table):
-            return
-        platform = self.platforms.get(table.platform)
-        if waiting and (platform is None or platform.quiet_waiting):
-            return
-        await self.post(table.place, m)
+        with contextlib.suppress(SendFenced):
+            await self.fenced_public(table, m, waiting=waiting)
 
     async def private(self, table: Table, info: SeatInfo, m: Outgoing) -> bool:
         """A private message to a human seat; True when delivered or the seat was pointed at the
         "Show my secret" button in the channel (its DMs are closed)."""
-        if info.user is None or self.withheld(table):
+        try:
+            return await self.fenced_private(table, info, m)
+        except SendFenced:
             return False
-        if info.seat not in table.dm_failed:
-            if await self.dm(info.user, m):
-                return True
-            table.dm_failed.add(info.seat)
-        await self.public(table, render.cant_dm_notice(table, info.name))
-        return not table.quiet
+
+    async def fenced_public(self, table: Table, m: Outgoing, *, waiting: bool = False) -> None:
+        """`public`, raising `SendFenced` when the message was withheld (this process may no
+        longer send for the table), so a caller can leave it for the table's next holder."""
+        if table.quiet:
+            return
+        with self.fenced(table.game_id):
+            self._check()
+            platform = self.platforms.get(table.platform)
+            if waiting and (platform is None or platform.quiet_waiting):
+                return
+            await self.post(table.place, m)
+
+    async def fenced_private(self, table: Table, info: SeatInfo, m: Outgoing) -> bool:
+        """`private`, raising `SendFenced` when the message was withheld."""
+        if info.user is None:
+            return False
+        with self.fenced(table.game_id):
+            self._check()
+            if info.seat not in table.dm_failed:
+                if await self.dm(info.user, m):
+                    return True
+                table.dm_failed.add(info.seat)
+            await self.fenced_public(table, render.cant_dm_notice(table, info.name))
+            return not table.quiet
 
     async def fan_out(self, table: Table, events: Sequence[Event]) -> set[Seat]:
         """Events in the engine's order, a run at a time: the private events before a public run go to

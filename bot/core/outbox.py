@@ -21,6 +21,7 @@ from typing import Any
 from bot.core import render
 from bot.core.delivery import Delivery
 from bot.core.messages import Outgoing
+from bot.core.platform import SendFenced
 from bot.core.tables import Table
 from games.base import Event, Seat
 from storage.ports import OutboxPort
@@ -92,14 +93,16 @@ class Outbox:
         """Send messages of a logged turn and mark them sent; stops at once when this process may
         no longer send for the table (they stay unsent, for the table's next holder)."""
         for n, p in enumerate(planned):
-            if not self.delivery.live(table.game_id):
-                self.delivery.observer.sends_withheld(len(planned) - n)
+            try:
+                if p.seat is None:
+                    await self.delivery.fenced_public(table, p.message)
+                elif 0 <= p.seat < len(table.seats):
+                    await self.delivery.fenced_private(table, table.seats[p.seat], p.message)
+            except SendFenced:  # checked again right before the platform's request: it stays unsent
+                if len(planned) - n > 1:
+                    self.delivery.observer.sends_withheld(len(planned) - n - 1)
                 self.drop(planned[n:])
                 return
-            if p.seat is None:
-                await self.delivery.public(table, p.message)
-            elif 0 <= p.seat < len(table.seats):
-                await self.delivery.private(table, table.seats[p.seat], p.message)
             self._inflight.discard(p.id)
             self._mark(p.id)
 

@@ -21,7 +21,7 @@ from discord.ext import commands
 
 from bot.core.ports import ServicePort
 from bot.discord.commands import register
-from bot.discord.platform import DiscordPlatform
+from bot.discord.platform import DiscordPlatform, fence_trace
 from bot.discord.router import Router
 from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
@@ -88,6 +88,7 @@ class HushtableBot(commands.Bot):
         intents.guilds = True  # channels and threads
         intents.dm_messages = True  # text replies to prompts; DM content needs no privileged intent
         options.setdefault("chunk_guilds_at_startup", False)
+        options.setdefault("http_trace", fence_trace())  # a table's sends are fenced right before they leave
         super().__init__(command_prefix=commands.when_mentioned, intents=intents, help_command=None,
                          allowed_mentions=NO_MENTIONS, **options)
         self.service = service

@@ -4,20 +4,29 @@ Failure policy: every failure of a send (an HTTP error, closed DMs, a dropped co
 a timeout, a response discord.py cannot parse) goes through `delivery`, the one place that
 logs it and raises `DeliveryFailed` to the service, so one failed recipient never stops a
 game's fan-out. Rate limits and transient HTTP errors are left to discord.py's own retries.
+
+A send for a table leaves only while its fence holds (``bot.core.platform.check_send``), checked
+by the HTTP client's own hook (`fence_trace`) as the request is about to be written; a fenced send
+raises `SendFenced`, not `DeliveryFailed`. A message with a key (a turn's outbox id) carries it as
+its nonce with ``enforce_nonce``: Discord creates it once however often it is sent (a new holder
+sending what a paused one had sent already), and answers a repeat with the first copy.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import discord
 
 from bot.core.fit import fit_label
 from bot.core.messages import DeliveryFailed, Form, MessageRef, Outgoing, Place, UserRef
+from bot.core.platform import SendFenced, check_send
 from bot.discord.text import DISCORD_TEXT_LIMIT, contents
 from bot.discord.views import NO_MENTIONS, view_of
 
@@ -26,6 +35,25 @@ log = logging.getLogger("hushtable.discord")
 PLATFORM = "discord"
 FORM_CACHE_SIZE = 10_000
 THREAD_NAME_MAX = 100
+NONCE_MAX = 25  # Discord's limit on a message nonce's length
+
+
+def nonce_of(key: str, part: int) -> str:
+    """The nonce of one part of a keyed message: the same for every copy of it, within Discord's limit."""
+    return f"{hashlib.blake2b(key.encode(), digest_size=9).hexdigest()}.{part}"[:NONCE_MAX]
+
+
+async def _fence(_session: aiohttp.ClientSession, _ctx: Any, _params: Any) -> None:
+    check_send()
+
+
+def fence_trace() -> aiohttp.TraceConfig:
+    """The client's hook that checks a send's fence as its request starts and again once it has
+    its pooled connection, the last moment before the request is written."""
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(_fence)
+    trace.on_connection_reuseconn.append(_fence)
+    return trace
 
 
 @contextlib.contextmanager
@@ -33,7 +61,7 @@ def delivery(what: str) -> Iterator[None]:
     """Map any failure inside the block to `DeliveryFailed` (logged once, without message text)."""
     try:
         yield
-    except DeliveryFailed:
+    except (DeliveryFailed, SendFenced):
         raise
     except discord.Forbidden as e:
         # 50007: the member does not accept DMs from this server's members (or blocked the bot).
@@ -79,7 +107,9 @@ class DiscordPlatform:
 
     async def _send(self, channel: discord.abc.Messageable, m: Outgoing) -> MessageRef:
         msg = None
-        for kw in self.messages(m):
+        for n, kw in enumerate(self.messages(m)):
+            if m.key:
+                kw["nonce"] = nonce_of(m.key, n)
             msg = await channel.send(**kw)
         assert msg is not None
         return MessageRef(PLATFORM, str(msg.channel.id), str(msg.id))

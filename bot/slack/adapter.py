@@ -5,6 +5,11 @@ The adapter holds no game state. The only thing it remembers is which DM
 channel belongs to which member (conversations.open is idempotent, the cache
 only saves a call). Every failure of a send becomes `DeliveryFailed` through
 `context.delivery`, whatever raised it.
+
+A send for a table is made only while its fence holds (``bot.core.platform.check_send``),
+checked right before the ``chat.postMessage`` call; a fenced send raises `SendFenced`.
+``chat.postMessage`` has no idempotency key, so a message sent by a paused holder and again by
+the table's new holder can show twice on Slack.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
-from bot.core.platform import Platform
+from bot.core.platform import Platform, check_send
 from bot.core.ports import ServicePort
 from bot.settings import Settings
 from bot.slack import actions, commands, events, sneak, tournaments, views
@@ -52,6 +57,7 @@ class SlackPlatform(Platform):
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
         with delivery(f"chat.postMessage to {place.key}"):
+            check_send()
             resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
                                                       unfurl_links=False, **render(m).kwargs())
             return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
@@ -65,6 +71,7 @@ class SlackPlatform(Platform):
                 opened = await self.client.conversations_open(users=user.user_id)
                 channel = str(opened["channel"]["id"])
                 self._dm_channels[user.user_id] = channel
+            check_send()
             resp = await self.client.chat_postMessage(channel=channel, unfurl_links=False, **render(m).kwargs())
             return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
 

@@ -23,6 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import intake
 from bot.core.messages import DeliveryFailed, Place, UserRef
+from bot.core.platform import SendFenced
 from bot.core.ports import ServicePort
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def delivery(what: str) -> Iterator[None]:
     fields we read raises KeyError or TypeError). Logged once, without the message text."""
     try:
         yield
-    except DeliveryFailed:
+    except (DeliveryFailed, SendFenced):
         raise
     except SlackApiError as e:
         error = e.response.get("error") if e.response is not None else None

@@ -2,11 +2,14 @@
 ``want`` tables of its own running (each with one human seat that never answers, so every
 human turn ends by its deadline, and AI seats), until the file ``stop`` names exists.
 
-Every chat message and direct message it sends is written to the ``wire`` table through its
-own database connections (named after its lease owner): the wire is the platform, so the test
-judges each send by the database, in commit order, like the turns and deadlines it writes. Like
-a platform that de-duplicates by a message's key, the wire drops a message whose key (a
-turn's outbox id) it already carries (tests/storage/fencing.py counts those in ``wire_dropped``).
+Every chat message and direct message it sends is written to the ``wire`` table through a
+database connection of its own (named after its lease owner): the wire is the platform, so the
+test judges each send by the database, in commit order, like the turns and deadlines it writes.
+A send is one statement in one network message, committed by the server on arrival, as an HTTP
+request is handled by a platform once written; like the Discord and Slack adapters, the wire
+checks the send's fence right before that request (``bot.core.platform.check_send``). Like a
+platform that de-duplicates by a message's key, the wire drops a message whose key (a turn's
+outbox id) it already carries (tests/storage/fencing.py counts those in ``wire_dropped``).
 
     python -m tests.storage.fence_worker URL OWNER LEASE_S WANT DEADLINE_S STOP_FILE
 """
@@ -19,10 +22,12 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import sqlalchemy as sa
+import asyncpg
+from sqlalchemy.engine import make_url
 
 from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, UserRef
+from bot.core.platform import check_send
 from bot.core.service import TableService
 from bot.settings import Settings
 from models.agents import AgentRegistry
@@ -35,17 +40,33 @@ WIRE_SQL = ("CREATE TABLE IF NOT EXISTS wire (id bigserial PRIMARY KEY, channel 
             "at timestamptz DEFAULT clock_timestamp())")
 
 
+def _literal(value: str | None) -> str:
+    return "NULL" if value is None else "'" + value.replace("'", "''") + "'"
+
+
 class WirePlatform(MemoryPlatform):
     """The in-memory platform, with every send written to the database first (the send itself)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, url: str, owner: str) -> None:
         super().__init__()
-        self.store = store
+        self.dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self.owner = owner
+        self._conn: asyncpg.Connection | None = None
+        self._lock = asyncio.Lock()
 
     async def _wire(self, channel: str | None, user_key: str | None, m: Outgoing) -> None:
-        async with self.store.engine.begin() as conn:
-            await conn.execute(sa.text("INSERT INTO wire (channel, user_key, key, head) VALUES (:c, :u, :k, :h)"),
-                               {"c": channel, "u": user_key, "k": m.key, "h": (m.title or m.text)[:30]})
+        async with self._lock:
+            if self._conn is None or self._conn.is_closed():
+                self._conn = await asyncpg.connect(self.dsn, server_settings={"application_name": self.owner})
+            sql = (f"INSERT INTO wire (channel, user_key, key, head) VALUES ({_literal(channel)}, "
+                   f"{_literal(user_key)}, {_literal(m.key)}, {_literal((m.title or m.text)[:30])})")
+            check_send()  # the request leaves right after this: nothing awaited in between
+            try:
+                await self._conn.execute(sql)  # no arguments: the simple protocol, one message
+            except BaseException:
+                conn, self._conn = self._conn, None
+                conn.terminate()
+                raise
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
         await self._wire(place.channel, None, m)
@@ -61,7 +82,7 @@ async def main(url: str, owner: str, lease_s: float, want: int, deadline_s: floa
     await store.own_tables(owner, timedelta(seconds=lease_s))
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
     service = TableService(store, settings=settings, agents=AgentRegistry())
-    service.attach(WirePlatform(store))
+    service.attach(WirePlatform(url, owner))
     await service.start()
     print("READY", flush=True)
     game, variant, seats = TABLE

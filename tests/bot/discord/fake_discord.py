@@ -120,6 +120,7 @@ class FakeDiscord(FakeServer):
         self.channels: dict[int, dict[str, Any]] = {}
         self.dm_of_user: dict[int, int] = {}
         self.messages: dict[int, dict[str, Any]] = {}
+        self.nonces: dict[tuple[str, str], int] = {}  # (author id, nonce) -> message id, for enforce_nonce
         self.requests: list[Recorded] = []
         self.interactions: dict[int, FakeInteraction] = {}
         self.by_token: dict[str, FakeInteraction] = {}
@@ -491,7 +492,22 @@ class FakeDiscord(FakeServer):
         if len(p) == 3 and p[2] == "messages" and method == "POST":
             if ch["type"] == 1 and int(ch["recipients"][0]["id"]) in self.closed_dms:
                 return 403, {"code": 50007, "message": "Cannot send messages to this user"}
-            return 200, self._message(cid, body.get("content") or "", body)
+            nonce = body.get("nonce")
+            if nonce is not None and len(str(nonce)) > 25:  # as Discord: a nonce is at most 25 characters
+                return 400, {"code": 50035, "message": "Invalid Form Body",
+                             "errors": {"nonce": {"_errors": [{"code": "BASE_TYPE_BAD_LENGTH",
+                                                               "message": "Must be 25 or fewer in length."}]}}}
+            # enforce_nonce: a message by the same author with the same nonce is answered with the
+            # first copy, and nothing new is created (Discord keeps nonces for a few minutes).
+            seen = (self.bot_user["id"], str(nonce))
+            if nonce is not None and body.get("enforce_nonce") and self.nonces.get(seen) in self.messages:
+                return 200, self.messages[self.nonces[seen]]
+            msg = self._message(cid, body.get("content") or "", body)
+            if nonce is not None:
+                msg["nonce"] = str(nonce)
+                if body.get("enforce_nonce"):
+                    self.nonces[seen] = int(msg["id"])
+            return 200, msg
         if len(p) == 4 and p[2] == "messages" and method == "PATCH":
             msg = self.messages.get(int(p[3]))
             if msg is None:
