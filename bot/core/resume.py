@@ -10,6 +10,7 @@ told and is free for a new table, and the next game is resumed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Set
 from typing import Protocol
@@ -20,6 +21,7 @@ from bot.core import render
 from bot.core.deadlines import Deadlines
 from bot.core.delivery import Delivery
 from bot.core.messages import Outgoing
+from bot.core.platform import SendFenced
 from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
 from storage.ownership import NotOwner, TableLeases
@@ -134,8 +136,10 @@ class Resume:
         assert row.id is not None
         log.error("game %s is broken: %s", row.id, reason)
         await self.store.mark_broken(row.id, reason)
-        await self.delivery.post(place_of(row), Outgoing(
-            f"Game #{row.id} cannot go on: {reason}. It is closed; start a new table whenever you like."))
+        # Said only while this process may still speak for the game (a paused one stays quiet).
+        with contextlib.suppress(SendFenced), self.delivery.fenced(row.id):
+            await self.delivery.post(place_of(row), Outgoing(
+                f"Game #{row.id} cannot go on: {reason}. It is closed; start a new table whenever you like."))
 
     async def _announce(self, row: GameRow) -> None:
         assert row.id is not None
