@@ -5,6 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): each starts its own PostgreSQL; an idle one takes tests
+# queued on a busy one (--dist worksteal).
+# Many tests wait on subprocesses, sockets and model loads, so the suite overlaps well even on 2 cores.
+# PYTEST_WORKERS=0 runs everything in one process (plain pytest).
+PYTEST_WORKERS ?= auto
 
 .PHONY: all install run test lint bench clean worker images
 
@@ -38,7 +43,7 @@ worker: $(STAMP)
 # environment of its own writes __pycache__ beside the sources, which is removed afterwards, pass or fail.
 test: export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
 test: lint
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS); status=$$?; \
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +; \
 	exit $$status
 

@@ -26,6 +26,8 @@ set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / ".venv" / ".hy
 BACKENDS = ("sqlite", "postgres")
 SEED_ENV = "HUSHTABLE_TEST_SEED"
 RUN_SEED = int(os.environ.get(SEED_ENV) or secrets.randbits(32))
+# Test processes started by pytest-xdist inherit the environment: every process draws from the seed printed once.
+os.environ[SEED_ENV] = str(RUN_SEED)
 
 
 def pytest_report_header() -> str:
