@@ -287,6 +287,28 @@ def check_turn(*, over: bool, seats: int, seat: object, acting: frozenset[Seat],
 
 
 @dataclass(frozen=True, slots=True)
+class Cell:
+    """One place of a board as a seat sees it: its word, the short mark of what it turned out to
+    be once revealed (``mark``), or what this seat privately knows of it while hidden (``known``)."""
+
+    word: str
+    mark: str | None = None
+    known: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """A board game's table as one seat may see it, for screens that draw it as a grid: the cells in
+    rows of ``columns``, the score in one line, and a legend of the marks. Built from the seat's
+    observation only, so it never shows more than ``observe`` does."""
+
+    columns: int
+    cells: tuple[Cell, ...]
+    score: str
+    legend: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Observation:
     """Exactly what one seat may know: a JSON-able view plus the events it has seen."""
 
@@ -412,6 +434,9 @@ class Game(Protocol[S, C]):
 
     def rules(self, cfg: C) -> str:
         """The rules of this config, in a few paragraphs for players."""
+
+    def board(self, s: S, seat: Seat) -> Board | None:
+        """The table as ``seat`` sees it, drawn as a grid (games played on a board), else None."""
 
 
 def replay(game: Game[S, C], cfg: C, seats: int, seed: int, actions: Iterable[tuple[Seat, Action]]) -> tuple[S, list[Event]]:

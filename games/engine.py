@@ -5,7 +5,7 @@ A game's engine subclasses ``Engine[State, Config]`` and hands the base its setu
 with, how its events and rules read in words. The base then answers the parts of the
 ``games.base.Game`` protocol that are the same everywhere: ``make_config`` (the first
 variant by default), ``config_from_dict`` (unknown options refused), ``seat_range``,
-``check_seats`` (one sentence naming the game and the span), ``with_deal`` (a complete
+``check_seats`` (one sentence naming the game and the span), ``board`` (None: no grid), ``with_deal`` (a complete
 deal, as ``deal_of`` returns it, put into a config: how records and exports replay
 without their seed), ``text`` and ``rules``. What remains for a game is its rules proper:
 ``new``, ``to_act``, ``legal``, ``apply``, ``observe``, ``result``, ``secrets``,
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from games.base import ConfigError, Event, Seat
+from games.base import Board, ConfigError, Event, Seat
 from games.options import config_from_dict
 
 if TYPE_CHECKING:
@@ -110,3 +110,7 @@ class Engine(Generic[S, C]):
     def rules(self, cfg: C) -> str:
         """The rules of this config, in a few paragraphs for players."""
         return self.setup.rules(cfg)
+
+    def board(self, s: S, seat: Seat) -> Board | None:
+        """The table as ``seat`` sees it, drawn as a grid; None for games not played on a board."""
+        return None

@@ -30,6 +30,7 @@ from bot.core import codec, intake
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
 from bot.core.ports import ServicePort
 from bot.settings import Settings
+from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
 
@@ -165,10 +166,33 @@ class ConsolePlatform:
         return place
 
 
+def render_board(board: Board, numbers: Mapping[str, int] | None = None) -> str:
+    """The grid: one row per line, the cells in aligned columns. A revealed cell shows its mark
+    (``[R] bank``), a hidden one the number that picks it (``3) apple``) or what this seat privately
+    knows of it (``(r) apple``, a spymaster's key); the score above, the legend below."""
+    numbers = numbers or {}
+
+    def cell(c: Cell) -> str:
+        tag = f"[{c.mark}]" if c.mark else f"{numbers[c.word]})" if c.word in numbers else f"({c.known})" if c.known else ""
+        return f"{tag:>4} {c.word}"
+
+    texts = [cell(c) for c in board.cells]
+    width = max((len(t) for t in texts), default=0) + 2
+    rows = ["".join(t.ljust(width) for t in texts[i:i + board.columns]).rstrip()
+            for i in range(0, len(texts), board.columns)]
+    return "\n".join([board.score, *rows, *([board.legend] if board.legend else [])])
+
+
 def render_prompt(m: Outgoing) -> str:
-    lines = [m.text]
+    """A prompt with its options numbered; options that are cells of the board are numbered in the grid
+    (so a board game's guess reads as the board, not as 25 lines), the others listed below it."""
+    numbers = {b.label: i for i, b in enumerate(m.buttons, start=1)}
+    on_board = {c.word for c in m.board.cells} & numbers.keys() if m.board else set()
+    lines = [render_board(m.board, {w: numbers[w] for w in on_board})] if m.board else []
+    lines.append(m.text)
     for i, b in enumerate(m.buttons, start=1):
-        lines.append(f"  {i}) {b.label}")
+        if b.label not in on_board:
+            lines.append(f"  {i}) {b.label}")
     if m.form:
         lines.append(f"  ({m.form.hint}; fields: {'; '.join(m.form.fields)})")
     return "\n".join(lines)
@@ -511,6 +535,9 @@ async def run_console(service: ConsoleService, settings: Settings, *, hotseat: b
     platform = ConsolePlatform(out or sys.stdout, hotseat=hotseat)
     service.attach(platform)
     await service.start()
+    # The clue report's models load while the first game is played: loaded at the game's end, they kept
+    # players (a minute on a busy machine) from the report and from "Play again?".
+    warming = asyncio.ensure_future(service.sneak.warm()) if service.sneak is not None else None
     ui = ConsoleUI(service, platform, settings, hotseat=hotseat)
     task = asyncio.ensure_future(ui.run())
     loop = asyncio.get_running_loop()
@@ -532,6 +559,8 @@ async def run_console(service: ConsoleService, settings: Settings, *, hotseat: b
             raise
         platform.write("\nBye.")
     finally:
+        if warming is not None and not warming.done():
+            warming.cancel()
         try:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):

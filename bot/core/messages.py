@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from games.base import Board
+
 
 @dataclass(frozen=True, slots=True)
 class Place:
@@ -87,6 +89,8 @@ class Outgoing:
     # A turn's message carries its outbox id: sent at least once, so a platform (or a reader)
     # that keeps the keys it has seen can drop a repeat (bot.core.outbox).
     key: str | None = None
+    # The table drawn as a grid, for screens that draw one (the console); the text stands without it.
+    board: Board | None = None
 
     @property
     def has_controls(self) -> bool:

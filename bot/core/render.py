@@ -29,11 +29,13 @@ def prompt_message(table: Table, seat: Seat, spec: Choice | Text, *, text_replie
     """The private prompt for a seat that owes a move: buttons or a select for a choice, a form for
     text. Limits come from the engine's spec alone; the reply hint only where a reply is read."""
     names = table.names
+    board = table.engine.board(table.state, seat)
     if isinstance(spec, Choice):
         buttons = tuple(Button(codec.action_id(table.game_id, seat, spec.kind, o.id), label(o.label, names),
                                Style.PRIMARY) for o in spec.options)
         select = codec.action_id(table.game_id, seat, spec.kind) if len(buttons) > MAX_SELECT_BUTTONS else None
-        return Outgoing(label(spec.prompt, names), buttons=buttons, select_id=select, title=table.title)
+        return Outgoing(label(spec.prompt, names), buttons=buttons, select_id=select, title=table.title,
+                        board=board)
     words = "one word" if spec.max_words == 1 else f"up to {spec.max_words} words"
     form = Form(codec.action_id(table.game_id, seat, spec.kind), spec.kind.capitalize(), spec.fields,
                 spec.max_chars, hint=f"{words}, at most {spec.max_chars} characters")
@@ -41,7 +43,7 @@ def prompt_message(table: Table, seat: Seat, spec: Choice | Text, *, text_replie
     if text_replies:
         hint = (f" Or reply here with {len(spec.fields)} answers separated by ';' ({'; '.join(spec.fields)})."
                 if len(spec.fields) > 1 else " Or reply here with your answer.")
-    return Outgoing(label(spec.prompt, names) + hint, form=form, title=table.title)
+    return Outgoing(label(spec.prompt, names) + hint, form=form, title=table.title, board=board)
 
 
 def events_message(table: Table, events: Sequence[Event]) -> Outgoing:

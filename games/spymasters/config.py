@@ -20,6 +20,7 @@ from games.text import normalize
 
 MIN_SEATS, MAX_SEATS = 4, 8
 BOARD_SIZE = 25
+COLUMNS = 5  # the board is drawn in rows of five (a 5x5 grid)
 STARTING_WORDS, OTHER_WORDS, BYSTANDERS, ASSASSINS = 9, 8, 7, 1
 CLUE_MAX_CHARS = 30
 WORDS_FILE = "spymasters_words.txt"

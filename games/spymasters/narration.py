@@ -14,6 +14,7 @@ from games.spymasters.config import (
     ASSASSINS,
     BOARD_SIZE,
     BYSTANDERS,
+    COLUMNS,
     MAX_SEATS,
     MIN_SEATS,
     OTHER_WORDS,
@@ -59,13 +60,14 @@ def _teams(teams: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _grid(words: Sequence[str]) -> str:
-    return " / ".join(", ".join(words[i : i + 5]) for i in range(0, len(words), 5))
+    # A row of the 5x5 board per line, so the board reads as a grid wherever it is posted.
+    return "\n" + "\n".join(", ".join(words[i : i + COLUMNS]) for i in range(0, len(words), COLUMNS))
 
 
 def sentence(kind: str, d: Mapping[str, Any]) -> str:
     """An event in words, seats as ``seat_ref`` tokens."""
     if kind == "board":
-        return f"{_teams(d['teams'])}. {_team(d['starting'])} starts. The board: {_grid(d['words'])}."
+        return f"{_teams(d['teams'])}. {_team(d['starting'])} starts. The board:{_grid(d['words'])}"
     if kind == "key":
         groups: dict[str, list[str]] = {c.value: [] for c in Card}
         for word, card in zip(d["words"], d["key"], strict=True):

@@ -39,6 +39,7 @@ from games.base import (
     Action,
     ActionSpec,
     Audience,
+    Board,
     Choice,
     Event,
     IllegalAction,
@@ -91,7 +92,7 @@ from games.spymasters.state import (
     voters,
     words_by_card,
 )
-from games.spymasters.view import view_of
+from games.spymasters.view import board_of, view_of
 from games.text import has_number, reveals_secret
 
 CLUE_PROBLEM = "Your clue cannot be a word on the board, a form of one, or contain one."
@@ -308,6 +309,9 @@ class SpymastersGame(Engine[SpymastersState, SpymastersConfig]):
     def observe(self, s: SpymastersState, seat: Seat) -> Observation:
         view = view_of(s, seat, self.to_act(s))
         return Observation(game=self.id, seat=seat, phase=s.phase.value, view=view, events=visible(s.log, seat))
+
+    def board(self, s: SpymastersState, seat: Seat) -> Board:
+        return board_of(view_of(s, seat, self.to_act(s)))
 
     def secrets(self, s: SpymastersState) -> tuple[Secret, ...]:
         """The key, known by the two spymasters: every card in board order, as one value ("red

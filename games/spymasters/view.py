@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from games.base import Seat
-from games.spymasters.config import TEAMS, Role, team_of
+from games.base import Board, Cell, Seat
+from games.spymasters.config import COLUMNS, TEAMS, Card, Role, team_of
 from games.spymasters.state import (
     Phase,
     SpymastersState,
@@ -135,3 +135,28 @@ def view_of(s: SpymastersState, seat: Seat, to_act: frozenset[Seat]) -> Spymaste
         "ending": None if s.ending is None else s.ending.value,
         "to_act": sorted(to_act),
     }
+
+
+MARKS = {Card.RED.value: "R", Card.BLUE.value: "B", Card.BYSTANDER.value: "-", Card.ASSASSIN.value: "X"}
+LEGEND = "[R] red  [B] blue  [-] bystander  [X] assassin"
+KEY_LEGEND = "; (r) (b) (-) (x): the key, for your eyes only"
+
+
+def board_of(v: SpymastersView) -> Board:
+    """The 5x5 grid as this seat sees it: revealed cards marked, the key beside hidden words for a
+    spymaster (``key`` is in the view only for them, or for all once the game is over), and the score."""
+    key = v["key"]
+    cells = tuple(
+        Cell(word, mark=MARKS[card] if card is not None else None,
+             known=MARKS[key[i]].lower() if key is not None and card is None else None)
+        for i, (word, card) in enumerate(zip(v["board"], v["revealed"], strict=True))
+    )
+    found = {t.value: sum(1 for c in v["revealed"] if c == t.value) for t in TEAMS}
+    score = " · ".join(f"{t.value.capitalize()} {found[t.value]} of {found[t.value] + v['remaining'][t.value]} found"
+                       for t in TEAMS)
+    if v["game_over"]:
+        score += f" · {str(v['winner']).capitalize()} wins" if v["winner"] else ""
+    else:
+        score += f" · {v['turn'].capitalize()}'s turn {v['turn_number']}"
+    legend = LEGEND + (KEY_LEGEND if key is not None and not v["game_over"] else "")
+    return Board(COLUMNS, cells, score, legend)
