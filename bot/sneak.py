@@ -23,6 +23,7 @@ next item, or their answer to it and their running score; ``/judge`` on Discord,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -147,9 +148,23 @@ class SneakService:
         self.specs = tuple(admitted(evaluators))  # EvaluatorRefused (one line) for an unvalidated evaluator
         self._decoys = decoys
         self._evaluators: list[Evaluator] | None = None
+        self._loading = asyncio.Lock()  # a warm-up and a report's first call load the models once
         self.study = HumanStudy(store, self.specs)
 
+    async def warm(self) -> None:
+        """Load the evaluators and the decoys' word database now (a screen calls this at its start, so the
+        first report after a game only scores). A failure is logged by type; the report says it again."""
+        try:
+            await asyncio.to_thread(wordnet)  # read once per process; off the loop, which keeps playing
+            await self._ready()
+        except Exception as exc:  # noqa: BLE001 - warming up must never stop a screen
+            log.warning("SNEAK evaluators did not warm up: %s", type(exc).__name__)
+
     async def _ready(self) -> tuple[list[Evaluator], DecoyStrategy]:
+        async with self._loading:
+            return await self._load()
+
+    async def _load(self) -> tuple[list[Evaluator], DecoyStrategy]:
         if self._evaluators is None:
             evaluators = []
             for spec in self.specs:  # one model at a time: two loading at once raced

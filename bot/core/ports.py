@@ -23,6 +23,8 @@ class SneakPort(Protocol):
 
     async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str: ...
 
+    async def warm(self) -> None: ...  # load the evaluators now, in the background, not at a game's end
+
 
 class ServicePort(Protocol):
     """What adapters call on the table service."""
