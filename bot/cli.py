@@ -12,16 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import typer
-from typer.core import TyperGroup
-
-from bot.research.cli import app as research_app
-from bot.research.deep import deep_command
-from bot.research.spybias import spygame_cli
-from bot.research.tom import tom_cli
-from bot.sneak import sneak_cli
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import TracebackType
 
     from games.base import Game
@@ -105,6 +99,77 @@ def _write_log(command: str, exc: BaseException) -> Path | None:
     return path
 
 
+def _research(name: str) -> Any:
+    from bot.research.cli import app as research_app
+
+    return getattr(typer.main.get_command(research_app), "commands")[name]  # noqa: B009 - a group's, by build
+
+
+def _single(name: str, function: Callable[..., Any]) -> Any:
+    one = typer.Typer(add_completion=False)
+    one.command(name)(function)
+    return typer.main.get_command(one)
+
+
+def _tom() -> Any:
+    from bot.research.tom import tom_cli
+
+    return typer.main.get_command(tom_cli())
+
+
+def _spygame() -> Any:
+    from bot.research.spybias import spygame_cli
+
+    return typer.main.get_command(spygame_cli())
+
+
+def _deep() -> Any:
+    from bot.research.deep import deep_command
+
+    return _single("deep", deep_command())
+
+
+def _sneak() -> Any:
+    from bot.sneak import sneak_cli
+
+    return typer.main.get_command(sneak_cli())
+
+
+def _tournament() -> Any:
+    from bot.tournaments.cli import app as tournament_app
+
+    return typer.main.get_command(tournament_app)
+
+
+# The research, SNEAK and tournament commands import the database layer, the evaluators and plotting
+# (seconds of CPU): they are loaded when named, so `hushtable --help`, `run`, `sim` or `doctor` start
+# without them. Each entry: its name, the line `--help` lists (a test checks it against the command's
+# own), and how to build it.
+LAZY: tuple[tuple[str, str, Callable[[], Any]], ...] = (
+    ("stats", "The papers' metrics over finished games in the log (every registered game).",
+     lambda: _research("stats")),
+    ("import", "Bring recorded games into the log, played through our engines.", lambda: _research("import")),
+    ("eval", "Agents replayed into recorded games.", lambda: _research("eval")),
+    ("tom", "The papers' theory-of-mind experiments over logged games (live or imported).", _tom),
+    ("spygame", "Name, speaking-order and option-order bias of a model's vote, on content-free descriptions.",
+     _spygame),
+    ("deep", "The DEEP description test: aggressive and conservative descriptions rated 1-5 by a judge.", _deep),
+    ("sneak", "SNEAK evaluation: utility and leakage of clues (logged play, validation, a benchmark).", _sneak),
+    ("tournament", "AI-only tournaments: create, run, schedule, list, leaderboard.", _tournament),
+)
+
+
+class LazyCommand(TyperCommand):
+    """A command listed by name and help line only; the real one is built when it is named."""
+
+    def __init__(self, name: str, short_help: str, load: Callable[[], Any]) -> None:
+        super().__init__(name, help=short_help, short_help=short_help)
+        self.load = load
+
+    def invoke(self, ctx: Any) -> Any:  # never reached: the group swaps in the real command
+        raise RuntimeError(f"{self.name} was not loaded")
+
+
 class GuardedGroup(TyperGroup):
     """The root command: every failure ends in one line on standard error and a non-zero exit.
 
@@ -113,6 +178,25 @@ class GuardedGroup(TyperGroup):
     (exit 1); anything else is an unexpected error: its type, with its stack written to
     the log file that the line names (exit 1). Never a traceback on the screen.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, short_help, load in LAZY:
+            if name not in self.commands:
+                self.add_command(LazyCommand(name, short_help, load))
+
+    def loaded(self, name: str) -> Any:
+        """The command called ``name``, built now if it was listed lazily."""
+        command = self.commands.get(name)
+        if isinstance(command, LazyCommand):
+            command = self.commands[name] = command.load()
+        return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and isinstance(command, LazyCommand):
+            command = self.loaded(name)
+        return name, command, rest
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
@@ -159,7 +243,8 @@ class GuardedGroup(TyperGroup):
         words = ["hushtable"]
         group: Any = self
         for token in args:
-            sub = group.commands.get(token) if hasattr(group, "commands") else None
+            sub = (group.loaded(token) if isinstance(group, GuardedGroup) else group.commands.get(token)) \
+                if hasattr(group, "commands") else None
             if sub is None:
                 break
             words.append(token)
@@ -197,11 +282,6 @@ def _root(
                                       help="Print the version and exit."),
 ) -> None:
     """Hushtable: hidden-information word games for humans and AI."""
-app.add_typer(research_app)  # stats, import (bot/research/cli.py)
-app.add_typer(tom_cli(), name="tom")  # theory-of-mind experiments (bot/research/tom.py)
-app.add_typer(spygame_cli(), name="spygame")  # SpyGame's bias measurements (bot/research/spybias.py)
-app.command("deep")(deep_command())  # the DEEP description test (bot/research/deep.py)
-app.add_typer(sneak_cli(), name="sneak")  # SNEAK evaluation (models/eval/cli.py, settings from bot/sneak.py)
 
 
 @app.command()
@@ -474,10 +554,6 @@ def worker(
         typer.echo(f"Error: {e}.", err=True)
         raise typer.Exit(2) from None
 
-
-from bot.tournaments.cli import app as tournament_app  # noqa: E402
-
-app.add_typer(tournament_app, name="tournament")
 
 from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
 
