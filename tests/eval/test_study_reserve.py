@@ -24,7 +24,12 @@ async def _answers(store: Store) -> dict[str, list[str]]:
     return {str(d["key"]): [str(v) for v in votes.get(str(d["key"]), [])] for d in raw}
 
 
-async def test_a_lapsed_item_completed_by_others_gives_the_member_a_new_one(store: Store) -> None:
+async def test_a_lapsed_item_completed_by_others_gives_the_member_a_new_one(db_url: str) -> None:
+    async with await Store.open(db_url) as store:
+        await _lapsed_and_completed(store)
+
+
+async def _lapsed_and_completed(store: Store) -> None:
     await _items(store, "x", "y")
     a = await notes.serve(store, "m:a", "t", per_item=2, now=at(0))
     assert a is not None and a.key == "x" and a.fresh
