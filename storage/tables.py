@@ -324,6 +324,9 @@ class TournamentMatchRow(SQLModel, table=True):
     game_id: int | None = _game_fk(nullable=True)
     attempts: int = 0
     roles: list[str] | None = _json(nullable=True)  # role per seat once finished
+    # Each seat's outcome once finished (seat, role, side, won, the game's numbers), written with
+    # the finish: standings read these, not the replayed game. None for matches finished before.
+    outcomes: list[dict[str, Any]] | None = _json(nullable=True)
     error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
     started_at: datetime | None = _ts(nullable=True)
     finished_at: datetime | None = _ts(nullable=True)

@@ -23,6 +23,7 @@ from sqlmodel import col, select
 
 from storage.ports import UnitsOfWork
 from storage.tables import (
+    AgentCallRow,
     GameRow,
     MatchStatus,
     SchedulerLeaseRow,
@@ -182,13 +183,35 @@ async def attach_game(store: UnitsOfWork, match_id: int, game_id: int) -> None:
         await conn.execute(sa.update(_matches).where(_matches.c.id == match_id).values(game_id=game_id))
 
 
-async def finish_match(store: UnitsOfWork, match_id: int, roles: Sequence[str]) -> None:
+async def finish_match(store: UnitsOfWork, match_id: int, roles: Sequence[str],
+                       outcomes: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """running → finished with each seat's role and outcome, in one statement: a finished match
+    always carries the outcomes its standings are computed from."""
     async with store.write() as conn:
         await conn.execute(
             sa.update(_matches)
             .where(_matches.c.id == match_id)
-            .values(status=MatchStatus.FINISHED.value, roles=list(roles), finished_at=utcnow(), error=None)
+            .values(status=MatchStatus.FINISHED.value, roles=list(roles), finished_at=utcnow(), error=None,
+                    outcomes=[dict(o) for o in outcomes] if outcomes is not None else None)
         )
+
+
+async def match_attempts(store: UnitsOfWork, match_id: int) -> int:
+    """How many times the match was started."""
+    async with store.read() as s:
+        m = await s.get(TournamentMatchRow, match_id)
+        return m.attempts if m is not None else 0
+
+
+async def agent_prompts(store: UnitsOfWork, tournament_id: int) -> list[tuple[str, Any]]:
+    """(agent, prompt) of every logged agent call in the tournament's finished matches, in one query."""
+    async with store.read() as s:
+        q = (select(AgentCallRow.agent_spec, AgentCallRow.prompt)
+             .join(TournamentMatchRow, col(TournamentMatchRow.game_id) == col(AgentCallRow.game_id))
+             .where(TournamentMatchRow.tournament_id == tournament_id,
+                    TournamentMatchRow.status == MatchStatus.FINISHED.value)
+             .order_by(col(TournamentMatchRow.idx), col(AgentCallRow.id)))
+        return [(spec, prompt) for spec, prompt in (await s.exec(q)).all()]
 
 
 async def retry_match(store: UnitsOfWork, match_id: int, error: str) -> None:

@@ -198,7 +198,7 @@ def leaderboard(
             from bot.tournaments.runner import TournamentRunner
 
             store = tournaments.store
-            await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0))
+            await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0, replay=True))
         rows = await tournaments.standings(t)
         if not rows:
             raise TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")

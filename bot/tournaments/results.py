@@ -1,13 +1,20 @@
 """From logged games to rating inputs: a stored game becomes a ``games.record.Record``, its
 seats' outcomes come from ``games.metrics.seat_outcomes`` (the engine decides roles and
-winners on replay), and a tournament's finished matches become ``MatchResult``s."""
+winners on replay), and a tournament's finished matches become ``MatchResult``s.
+
+A match's outcomes are computed once, when its game ends, and stored with the match's finish
+(``outcome_rows``); standings read them back (``match_results``) instead of replaying every
+game. Only a match finished before outcomes were stored, or an explicit refit, replays."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from functools import cache
 from statistics import fmean
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.core.replays import record_of
 from bot.tournaments.ratings import MatchResult
@@ -26,16 +33,47 @@ def outcomes_of(glog: GameLog) -> list[SeatOutcome]:
     return seat_outcomes(record_of(glog))
 
 
-async def match_results(store: MatchSource, tournament_id: int) -> list[MatchResult]:
-    """Every finished match of the tournament, in match order."""
-    rows = [m for m in await repo.matches(store, tournament_id) if m.status == MatchStatus.FINISHED and m.game_id]
-    return [await match_result(store, m) for m in rows]
+def outcome_rows(outcomes: Sequence[SeatOutcome]) -> list[dict[str, Any]]:
+    """Seat outcomes as JSON rows (a NaN number, which JSON cannot hold, as null)."""
+    return [{"seat": o.seat, "role": str(o.role), "side": str(o.side), "won": o.won,
+             "stats": {k: None if math.isnan(v) else v for k, v in o.stats.items()}} for o in outcomes]
 
 
-async def match_result(store: GameReader, m: TournamentMatchRow) -> MatchResult:
+@cache
+def _name(value: str) -> StrEnum:
+    # A stored role or side: the game's own enum is not needed, only its value (ratings and boards
+    # compare and print roles and sides as strings).
+    Stored = StrEnum("Stored", {"VALUE": value})
+    return Stored["VALUE"]
+
+
+def seat_outcomes_of(rows: Sequence[Mapping[str, Any]]) -> list[SeatOutcome]:
+    """The stored rows of ``outcome_rows`` as seat outcomes again."""
+    return [SeatOutcome(int(r["seat"]), _name(str(r["role"])), _name(str(r["side"])),
+                        None if r["won"] is None else bool(r["won"]),
+                        {k: math.nan if v is None else float(v) for k, v in dict(r.get("stats") or {}).items()})
+            for r in rows]
+
+
+async def match_results(store: MatchSource, tournament_id: int, *, replay: bool = False,
+                        matches: Sequence[TournamentMatchRow] | None = None) -> list[MatchResult]:
+    """Every finished match of the tournament, in match order, from the outcomes stored with each
+    (``matches``: the tournament's rows when the caller just read them). ``replay``: from the
+    logged games instead (a refit after the games' seat readers changed)."""
+    rows = [m for m in (matches if matches is not None else await repo.matches(store, tournament_id))
+            if m.status == MatchStatus.FINISHED and m.game_id]
+    return [await match_result(store, m, replay=replay) for m in rows]
+
+
+async def match_result(store: GameReader, m: TournamentMatchRow, *, replay: bool = False) -> MatchResult:
+    """One finished match's result: its stored outcomes, or (stored before there were any, or
+    ``replay``) the outcomes of its replayed game."""
     assert m.game_id is not None
-    glog = await store.load_game(m.game_id)
-    return MatchResult(tuple(m.seats), tuple(outcomes_of(glog)), m.deal_group, m.game_id)
+    if m.outcomes is not None and not replay:
+        outcomes = seat_outcomes_of(m.outcomes)
+    else:
+        outcomes = outcomes_of(await store.load_game(m.game_id))
+    return MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, m.game_id)
 
 
 async def clue_scores(store: MatchSource, game_ids: Sequence[int], *, bluff: bool = False

@@ -176,29 +176,31 @@ class TournamentRunner:
                 return
 
     async def run(self, tournament_id: int) -> RunSummary:
-        t = await repo.tournament(self.store, tournament_id)
-        if t is None:
-            raise TournamentError(f"There is no tournament #{tournament_id}.")
         async with self.lease(tournament_id):
-            return await self._run(tournament_id)
+            # Read under the lease: a run that waited for it sees what the previous run left.
+            t = await repo.tournament(self.store, tournament_id)
+            if t is None:
+                raise TournamentError(f"There is no tournament #{tournament_id}.")
+            return await self._run(t)
 
-    async def _run(self, tournament_id: int) -> RunSummary:
-        t = await repo.tournament(self.store, tournament_id)
-        assert t is not None
+    async def _run(self, t: TournamentRow) -> RunSummary:
+        tournament_id = t.id or 0
         if status_of(t) is TournamentStatus.CANCELLED:
             raise TournamentError(f"Tournament #{tournament_id} was cancelled.")
         await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.RUNNING)
-        await self._recover(t)
         matches = await repo.matches(self.store, tournament_id)
-        done = await results.match_results(self.store, tournament_id)
+        await self._recover(t, matches)  # aborts orphan games; their match rows stay as read
+        done = await results.match_results(self.store, tournament_id, matches=matches)
         state = _RunState(t, len(matches), done, sum(1 for m in matches if m.status == MatchStatus.FAILED))
         await self._report(state)
         limit = asyncio.Semaphore(max(1, self.concurrency or t.concurrency or default_concurrency()))
         todo = [m for m in matches if m.status in (MatchStatus.PLANNED, MatchStatus.RUNNING)]
         await asyncio.gather(*(self._play(state, m, limit) for m in todo))
-        t = await repo.tournament(self.store, tournament_id)
-        assert t is not None
-        # The standings come from the database's finished matches, not from what this process saw.
+        current = await repo.tournament(self.store, tournament_id)
+        assert current is not None
+        t = current
+        # The standings come from the database's finished matches (their stored outcomes), not from
+        # what this process saw.
         finished = await results.match_results(self.store, tournament_id)
         rows = await self.save_standings(t, finished)
         if status_of(t) is not TournamentStatus.CANCELLED and not self._lost:
@@ -215,18 +217,17 @@ class TournamentRunner:
             return 0
         try:
             async with self.lease(tournament_id):
-                return await self._recover(t)
+                return await self._recover(t, await repo.matches(self.store, tournament_id))
         except RunBusy:
             return 0
 
-    async def _recover(self, t: TournamentRow) -> int:
+    async def _recover(self, t: TournamentRow, matches: Sequence[TournamentMatchRow]) -> int:
         """Abort the tournament's orphan ``lobby`` games (held under the run lease). A match's game is
         made in ``lobby`` and begun at once; a process killed in between leaves the row in ``lobby``
         with no seats, so it is found by what the service wrote: the AI host, the tournament's quiet
         place or a thread under its place, and the roster of an interrupted match. The match itself
         then has no game and is planned again (``_resumable_game``)."""
-        interrupted = [m for m in await repo.matches(self.store, t.id or 0)
-                       if m.status == MatchStatus.RUNNING and m.game_id is None and m.started_at is not None]
+        interrupted = [m for m in matches if m.status == MatchStatus.RUNNING and m.game_id is None and m.started_at is not None]
         if not interrupted:
             return 0
         since = min(m.started_at for m in interrupted if m.started_at is not None)
@@ -268,10 +269,13 @@ class TournamentRunner:
             t = state.tournament
             assert m.id is not None
             game_id = await self._resumable_game(t, m)
+            check = game_id is not None  # a game made by an earlier run
             while True:
-                current = await repo.tournament(self.store, t.id or 0)
-                if current is None or status_of(current) is TournamentStatus.CANCELLED or self._lost:
+                # A cancelled tournament starts no match: a planned one is failed by the cancel
+                # (start_match then refuses it); a resumed game or a retry asks the tournament.
+                if self._lost or (check and await self._cancelled(t)):
                     return
+                check = True
                 error: str | None = None
                 if game_id is None:
                     if not await repo.start_match(self.store, m.id):
@@ -294,14 +298,16 @@ class TournamentRunner:
                 if error is None and game_id is not None:
                     error = await self._wait(t, game_id)
                     if error is None:
+                        # The one replay of the game: its outcomes are stored with the match's finish.
                         glog = await self.store.load_game(game_id)
                         outcomes = results.outcomes_of(glog)
-                        await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes])
+                        await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes],
+                                                results.outcome_rows(outcomes))
                         state.results.append(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
                         await self._report(state)
                         return
                 reason = error or "no game"
-                attempts = next((x.attempts for x in await repo.matches(self.store, t.id or 0) if x.id == m.id), 0)
+                attempts = await repo.match_attempts(self.store, m.id)
                 log.warning("match %s of tournament %s (game %s): %s", m.idx, t.id, game_id, reason)
                 if attempts >= self.attempts:
                     await repo.fail_match(self.store, m.id, reason)
@@ -310,6 +316,10 @@ class TournamentRunner:
                     return
                 await repo.retry_match(self.store, m.id, reason)
                 game_id = None
+
+    async def _cancelled(self, t: TournamentRow) -> bool:
+        current = await repo.tournament(self.store, t.id or 0)
+        return current is None or status_of(current) is TournamentStatus.CANCELLED
 
     async def _resumable_game(self, t: TournamentRow, m: TournamentMatchRow) -> int | None:
         if m.status != MatchStatus.RUNNING:

@@ -196,10 +196,7 @@ class TournamentService:
 
     async def sources(self, t: TournamentRow) -> str:
         """Where the entrants' moves came from (model, specialist, fallback...), per agent and role."""
-        calls = [(c.agent_spec, c.prompt) for m in await repo.matches(self.store, t.id or 0)
-                 if m.status == MatchStatus.FINISHED and m.game_id is not None
-                 for c in await self.store.agent_calls(m.game_id)]
-        tallies = provenance.tally(calls)
+        tallies = provenance.tally(await repo.agent_prompts(self.store, t.id or 0))
         return "\nWhere the moves came from\n" + provenance.render(tallies) if tallies else ""
 
     # ------------------------------------------------------------------ the scheduler

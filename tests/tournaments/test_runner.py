@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
-from bot.tournaments import manage
+from bot.tournaments import manage, results
 from bot.tournaments.runner import Progress, TournamentRunner
 from storage import tournaments as repo
-from storage.tables import GameStatus, MatchStatus, TournamentStatus
+from storage.tables import GameStatus, MatchStatus, TournamentMatchRow, TournamentStatus, table_of
 from tests.tournaments.agents import open_service, spec
 
 
@@ -87,3 +88,39 @@ async def test_entrants_are_configured_names_only(tmp_path: Path) -> None:
         tid = await manage.create(b.service, "discord:1", spec(game="spy", entrants=["random"]))
         with pytest.raises(manage.TournamentError, match="no tournament"):
             await manage.get(b.service, "discord:2", tid)  # ids never cross tenants
+
+
+class _NoReplays:
+    """The real store, but reading a game's log is an error: standings must come from stored outcomes."""
+
+    def __init__(self, store: object) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+    async def load_game(self, game_id: int) -> object:
+        raise AssertionError(f"game {game_id} was replayed")
+
+
+async def test_each_match_stores_its_outcomes_and_standings_read_them_without_replaying(tmp_path: Path) -> None:
+    async with open_service(f"sqlite+aiosqlite:///{tmp_path / 't.db'}") as b:
+        store = b.service.store
+        tid = await manage.create(b.service, "console", spec(game="chameleon", variant="classic",
+                                  entrants=["random", "random:b"], seats=4, seed=11))
+        summary = await TournamentRunner(b.service, concurrency=2, rounds=20).run(tid)
+        assert summary.finished > 0 and summary.failed == 0
+        replayed = await results.match_results(store, tid, replay=True)
+        for m, r in zip(await repo.matches(store, tid), replayed, strict=True):
+            # Stored with the finish: exactly what replaying the game gives, numbers included.
+            assert m.outcomes == results.outcome_rows(r.seats) and m.roles == [str(o.role) for o in r.seats]
+        assert any(o.stats for r in replayed for o in r.seats), "chameleon seats carry numbers"
+        stored = await results.match_results(_NoReplays(store), tid)  # type: ignore[arg-type]
+        assert [results.outcome_rows(r.seats) for r in stored] == [results.outcome_rows(r.seats) for r in replayed]
+        assert [(r.entrants, r.group, r.game_id) for r in stored] == [(r.entrants, r.group, r.game_id)
+                                                                          for r in replayed]
+        # A match finished before outcomes were stored is replayed once more, to the same result.
+        async with store.write() as conn:
+            await conn.execute(sa.update(table_of(TournamentMatchRow)).values(outcomes=None))
+        again = await results.match_results(store, tid)
+        assert [results.outcome_rows(r.seats) for r in again] == [results.outcome_rows(r.seats) for r in replayed]
