@@ -357,7 +357,8 @@ def _summary_rows(rows: Sequence[Row]) -> dict[str, Row]:
 
 def sweep_text(sw: Sweep) -> str:
     lines = [f"Sensitivity to candidate and decoy set sizes (SNEAK 4.3): {sw.cards} cards, the first "
-             f"{sw.secrets_per_card} words of each as secrets in every column; metrics x100, averaged over evaluators",
+             f"{sw.secrets_per_card} words of each as secrets in every column; metrics x100 (averaged over the "
+             "evaluators when there are several)",
              "Paper (Figure 4): larger candidate sets mainly lower leakage; more decoy messages mainly lower utility."]
     for param, sym in (("candidates", "|W|"), ("decoys", "|M|")):
         cells = [c for c in sw.cells if c.parameter == param]
