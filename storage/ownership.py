@@ -30,6 +30,7 @@ moment it wakes, before any round trip tells it.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -48,8 +49,11 @@ from storage.database import Database
 from storage.records import GameStateError
 from storage.tables import GameRow, GameStatus, TableLeaseRow, table_of
 
+log = logging.getLogger(__name__)
+
 _games = table_of(GameRow)
 _leases = table_of(TableLeaseRow)
+LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock not taken within lock_timeout
 
 
 def process_name() -> str:
@@ -183,27 +187,35 @@ class TableLeases:
         if not candidates:
             return {}
         await self._end_stale_sessions(candidates)
-        return await self._claim(candidates, now, only_running=True)
+        try:
+            return await self._claim(candidates, now, only_running=True)
+        except sa.exc.DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) != LOCK_NOT_AVAILABLE:
+                raise
+            # An old holder's session still locks a row (frozen right after taking the lock): its
+            # session is ended by a later round, and the games are taken then.
+            log.info("taking over %s game(s) waits for a stale session to end", len(candidates))
+            return {}
 
     async def _end_stale_sessions(self, game_ids: Sequence[int]) -> None:
-        """End the database sessions of these games' expired holders that have had a transaction
-        open for longer than a lease. A holder frozen in the middle of a write (a pipelined insert
-        waits on its client as an *active* statement, which no server timeout ends) keeps the
-        game's row locked: the takeover would wait for it to wake, and it would then commit after
-        its lease. Its transaction is rolled back instead. A live process's transactions are far
-        shorter than a lease. PostgreSQL only; the bot's sessions carry their owner's name."""
+        """End the database sessions of these games' expired holders whose transaction began
+        before their lease ran out (or has been open longer than a lease). A holder frozen in the
+        middle of a write (a pipelined insert waits on its client as an *active* statement, which
+        no server timeout ends) keeps the game's row locked: the takeover would wait for it to
+        wake, and it would then commit after its lease. Its transaction is rolled back instead,
+        as soon as the lease ran out (a live holder renews long before). PostgreSQL only; the
+        bot's sessions carry their owner's name."""
         if self._db.plan.is_sqlite:
             return
         async with self._db.writer.begin() as conn:
-            owners = [o for (o,) in await conn.execute(
-                sa.select(_leases.c.owner).distinct()
-                .where(_leases.c.game_id.in_(sorted(game_ids)), _leases.c.owner != self.owner))]
-            if owners:
-                await conn.execute(sa.text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND application_name = ANY(:owners) AND pid <> pg_backend_pid() "
-                    "AND xact_start < clock_timestamp() - make_interval(secs => :lease)"),
-                    {"owners": owners, "lease": self.ttl.total_seconds()})
+            await conn.execute(sa.text(
+                "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN ("
+                "  SELECT owner, max(expires_at) AS expires FROM table_leases WHERE game_id = ANY(:ids) "
+                "  AND owner <> :me AND expires_at < clock_timestamp() GROUP BY owner) l "
+                "ON a.application_name = left(l.owner, 63) WHERE a.datname = current_database() "
+                "AND a.pid <> pg_backend_pid() AND (a.xact_start < l.expires "
+                "OR a.xact_start < clock_timestamp() - make_interval(secs => :lease))"),
+                {"ids": sorted(game_ids), "me": self.owner, "lease": self.ttl.total_seconds()})
 
     async def renew(self, *, now: datetime | None = None) -> set[int]:
         """Extend every lease this process holds; returns the games it lost (taken over by
@@ -296,6 +308,8 @@ class TableLeases:
             dialect = conn.dialect.name
             cutoff = now if now is not None else db_now(dialect)
             until = now + self.ttl if now is not None else db_now(dialect, self.ttl)
+            if dialect == "postgresql":  # a frozen old holder's lock is not waited for past a round
+                conn.execute(sa.text(f"SET LOCAL lock_timeout = {max(1, int(self.ttl.total_seconds() * 250))}"))
             _lock_games(conn, game_ids)  # no turn of the old holder is half-way while the token moves
             ids = list(game_ids)
             if only_running:
