@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.storage.test_backends import Probe, run_worker
+from tests.storage.test_backends import Probe
 from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,11 +38,10 @@ def normalised(probe: Probe) -> dict[str, list[Any]]:
     return out
 
 
-def test_a_killed_process_tables_are_taken_over_and_finish_exactly_once(pg_url: str, pg_url_2: str) -> None:
-    ref_probe, probe = Probe(pg_url), Probe(pg_url_2)
+def test_a_killed_process_tables_are_taken_over_and_finish_exactly_once(crash_reference: str, pg_url_2: str) -> None:
+    ref_probe, probe = Probe(crash_reference), Probe(pg_url_2)  # the reference: one process, never killed
     procs: list[subprocess.Popen[str]] = []
     try:
-        assert run_worker(pg_url, ref_probe)  # one process, never killed: the reference log
         reference = normalised(ref_probe)
         total = len(reference["actions"])
         kill_at = random.Random(5).randint(total // 4, total // 2)
