@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 DUPLICATE = "Already done: that message was handled before, so nothing changed."
 AI_ATTEMPTS = 4  # tries of one AI turn (decide + log) before the rules' own action stands in
 AI_BACKOFF_S = 0.2  # first pause between tries; doubles each time
+AI_AGAIN_S = 2.0  # pause before an AI seat that could not play after AI_ATTEMPTS is driven again
 FINISH_RETRY_S = 0.5  # first pause before saving a game's end again after a database error; doubles
 FINISH_RETRY_MAX_S = 5.0
 
@@ -280,8 +281,17 @@ class Turns:
                 await asyncio.sleep(delay)
                 delay *= 2
             else:
-                log.error("AI seat %s of game %s could not play; the supervisor will look again", seat, table.game_id)
+                # The database is away (or the agent keeps failing): the table is driven again a
+                # little later, again and again, not left for the supervisor's next round.
+                log.error("AI seat %s of game %s could not play; tried again in %.0f s", seat, table.game_id,
+                          AI_AGAIN_S)
+                self.spawn(self._drive_again(table))
                 return
+
+    async def _drive_again(self, table: Table) -> None:
+        await asyncio.sleep(AI_AGAIN_S)
+        if not table.over and self.tables.get(table.game_id) is table and (table.driver is None or table.driver.done()):
+            await self.advance(table)
 
     def agent_for(self, info: SeatInfo) -> str:
         """The agent name that plays an AI seat: its own when the operator still offers it, else the

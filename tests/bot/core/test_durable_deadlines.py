@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bot.core.messages import CommandKind
+from bot.core.messages import CommandKind, Place
 from tests.bot.core.conftest import ALICE, HERE, Harness
 
 
@@ -103,3 +103,24 @@ async def test_a_game_whose_end_meets_a_database_error_still_ends_once(harness: 
     assert failures == 2
     await asyncio.sleep(0.2)
     assert sum(f"Game #{gid} is over" in (s.message.title or "") for s in h.platform.public()) == 1
+
+
+async def test_an_ai_table_whose_turns_meet_a_database_error_is_driven_again_soon(harness: Harness) -> None:
+    """Every AI turn write fails for a while (more tries than the driver makes): the table is
+    driven again seconds later, not only by the supervisor's next round (30 s)."""
+    h = harness
+    real = h.store.append_turn
+    failures = 0
+
+    async def flaky(*args: Any, **kw: Any) -> bool:
+        nonlocal failures
+        if failures < 6:
+            failures += 1
+            raise sa.exc.OperationalError("INSERT INTO actions", {}, ConnectionError("server closed the connection"))
+        return await real(*args, **kw)
+
+    h.store.append_turn = flaky  # type: ignore[method-assign]
+    gid = await h.service.open_ai_table(tenant="console", place=Place("memory", "arena"), game="spy",
+                                        variant="classic", options={}, agents=["random"] * 4, seed=3)
+    result = await asyncio.wait_for(h.service.wait_finished(gid), 20)
+    assert result is not None and failures == 6
