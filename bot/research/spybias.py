@@ -217,6 +217,11 @@ def spygame_cli() -> Any:
     app = typer.Typer(no_args_is_help=True, add_completion=False,
                       help="SpyGame's protocols that need no logged game (the paper's section 3.3).")
 
+    @app.callback()
+    def group() -> None:
+        """SpyGame's protocols that need no logged game (the paper's section 3.3)."""
+        # A callback keeps `spygame` a group with `bias` below it, as the docs write it, even with one command.
+
     @app.command()
     def bias(
         agent: str = typer.Option("llm:default", "--agent", "-a", help="A language model: llm:default, llm:/path, "

@@ -105,3 +105,12 @@ async def test_the_tiny_llama_answers_every_question(client: Any) -> None:  # no
     assert res.failures == 0
     for naming in NAMINGS:
         assert sum(res.option[naming].mean(i) for i in range(3)) == pytest.approx(100.0, abs=1e-3)
+
+
+def test_the_command_is_spygame_bias_and_refuses_a_model_that_is_not_a_language_model() -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    r = CliRunner().invoke(app, ["spygame", "bias", "--agent", "embed:minilm"])
+    assert r.exit_code == 2 and "embed:minilm is not a language model" in r.output
