@@ -93,10 +93,12 @@ class DeadlineRepository:
             )
             return list((await s.exec(q)).all())
 
-    async def finish_deadline(self, deadline_id: int, game_id: int | None = None) -> bool:
+    async def finish_deadline(self, deadline_id: int, game_id: int | None = None, *, again: bool = False) -> bool:
         """Pending → done. True when it was pending (so a deadline fires once). ``game_id``: the
         deadline's game, whose hold the write is made under where several processes share the
-        database (looked up when not given)."""
+        database (looked up when not given). ``again``: the caller's earlier try failed, perhaps
+        after its COMMIT went through (the answer was lost): a deadline found done is then the
+        caller's own, and True (the caller still holds the game: nobody else fired it)."""
         if self.leases is not None and game_id is None:
             async with self._db.connect() as c:
                 found = (await c.execute(sa.select(_deadlines.c.game_id).where(_deadlines.c.id == deadline_id))).scalar()
@@ -112,4 +114,9 @@ class DeadlineRepository:
                 .where(_deadlines.c.id == deadline_id, _deadlines.c.state == DeadlineState.PENDING)
                 .values(state=DeadlineState.DONE)
             )
-            return res.rowcount == 1
+            if res.rowcount == 1:
+                return True
+            if not again:
+                return False
+            state = (await conn.execute(sa.select(_deadlines.c.state).where(_deadlines.c.id == deadline_id))).scalar()
+            return state == DeadlineState.DONE

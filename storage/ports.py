@@ -108,7 +108,8 @@ class DeadlinePort(Protocol):
 
     async def pending_for(self, game_ids: list[int]) -> list[DeadlineRow]: ...
 
-    async def finish_deadline(self, deadline_id: int, game_id: int | None = None) -> bool: ...
+    async def finish_deadline(self, deadline_id: int, game_id: int | None = None, *,
+                              again: bool = False) -> bool: ...
 
 
 class OutboxPort(Protocol):

@@ -66,11 +66,18 @@ class Deadlines:
             due = due.replace(tzinfo=UTC)
         delay = max(0.0, due.timestamp() - self.clock())
 
+        tries = 0
+
+        async def mark_done() -> bool:
+            # A try after a failed one reads back: the failed one may have committed (its answer lost).
+            nonlocal tries
+            tries += 1
+            return await self.store.finish_deadline(deadline_id, game_id, again=tries > 1)
+
         async def fire() -> None:
             try:
                 await asyncio.sleep(delay)
-                if await self._retrying(deadline_id, "mark a deadline done",
-                                        lambda: self.store.finish_deadline(deadline_id, game_id)) \
+                if await self._retrying(deadline_id, "mark a deadline done", mark_done) \
                         and self.on_expire is not None:
                     expire = self.on_expire
                     await self._retrying(deadline_id, "play a deadline's move", lambda: expire(game_id, seat))

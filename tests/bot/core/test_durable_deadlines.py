@@ -39,12 +39,12 @@ async def test_a_deadline_whose_write_fails_is_tried_again_and_still_fires(harne
     real = h.store.finish_deadline
     failures = 0
 
-    async def flaky(deadline_id: int, game_id: int | None = None) -> bool:
+    async def flaky(deadline_id: int, game_id: int | None = None, **kw: Any) -> bool:
         nonlocal failures
         if failures < 2:  # the database is away for the first two tries
             failures += 1
             raise sa.exc.OperationalError("UPDATE deadlines", {}, ConnectionError("server closed the connection"))
-        return await real(deadline_id, game_id)
+        return await real(deadline_id, game_id, **kw)
 
     h.store.finish_deadline = flaky
     gid = await start_spy(h, 0.2)
@@ -124,3 +124,28 @@ async def test_an_ai_table_whose_turns_meet_a_database_error_is_driven_again_soo
                                         variant="classic", options={}, agents=["random"] * 4, seed=3)
     result = await asyncio.wait_for(h.service.wait_finished(gid), 20)
     assert result is not None and failures == 6
+
+
+async def test_a_deadline_whose_done_mark_lost_its_commit_answer_still_fires_at_once(harness: Harness) -> None:
+    """Marking a deadline done commits, but its answer is lost: the retry reads the deadline back
+    as done by itself and plays the timeout, instead of leaving the seat to the supervisor."""
+    h = harness
+    real = h.store.finish_deadline
+    lost = 0
+
+    async def answer_lost(deadline_id: int, game_id: int | None = None, **kw: Any) -> bool:
+        nonlocal lost
+        done = await real(deadline_id, game_id, **kw)
+        if lost == 0:
+            lost += 1
+            raise sa.exc.OperationalError("COMMIT", {}, ConnectionError("server closed the connection"))
+        return done
+
+    h.store.finish_deadline = answer_lost  # type: ignore[method-assign]
+    gid = await start_spy(h, 0.2)
+
+    async def timed_out() -> bool:
+        return await timeouts(h, gid) > 0
+
+    await wait_for(timed_out, "a deadline whose done mark lost its answer never fired", timeout=10)
+    assert lost == 1
