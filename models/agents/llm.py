@@ -257,8 +257,8 @@ def agent_from_params(
     (proposals per move), ``model`` (where the model is asked: none, all, or choices,
     proposals, shortlist joined by +), ``deadline_s`` (wall-clock deadline of a move; the
     older ``budget_s`` names it too), ``evidence`` (weight of the seat's evidence against
-    the model's probabilities) and ``embed`` (the embedding model of the strategy,
-    ``minilm`` or ``none``)."""
+    the model's probabilities) and ``embed`` (the embedding model of the strategy:
+    ``assoc``, the default, ``minilm`` or ``none``)."""
     known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode", *Strategy.PARAMS}
     unknown = sorted(set(params) - known)
     if unknown:

@@ -106,7 +106,7 @@ class Strategy:
     samples: int = 3  # proposals per free-text move, in one batched call
     deadline_s: float = 30.0  # wall-clock deadline of the whole move (only a deadline: the work is fixed)
     evidence: float = 1.0  # weight of the seat's evidence against the model's probabilities
-    embed: str = "minilm"  # the strategy's embedding model; "none": the model alone
+    embed: str = "assoc"  # the strategy's embedding model (models/association.py); "minilm"; "none": the model alone
     judge_kind: JudgeKind = JudgeKind.SNEAK
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
     judges: JudgeCache | None = field(default=None, compare=False, repr=False)

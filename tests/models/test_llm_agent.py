@@ -377,7 +377,8 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
     assert llm.model_spec == "openai:http://host:8000/v1#model-x" and asked == []
     assert reg("llm:w", 1).model_spec == "http://127.0.0.1:9000"  # type: ignore[attr-defined]
     e1, e2 = reg("embed:k8", 1), reg("embed:minilm", 2)
-    assert e1.index is e2.index and e1.k == 8 and built == ["minilm"]  # type: ignore[attr-defined]
+    # The llm entries' strategy reads with the association model; both embed entries share MiniLM's index.
+    assert e1.index is e2.index and e1.k == 8 and built == ["assoc", "minilm"]  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         reg("llm:typo", 0)
     with pytest.raises(ValueError):
