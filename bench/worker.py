@@ -219,7 +219,7 @@ async def main(args: argparse.Namespace) -> None:
     n_gen = 2 if args.smallest else 4 if quick else 16
     gen_tokens = 2 if args.smallest else 8 if quick else 12
     n_turns_off = 2 if args.smallest else 3 if quick else 6
-    n_turns_on = 3 if args.smallest else 6 if quick else 16
+    n_turns_on = 2 if args.smallest else 6 if quick else 16  # the first turn stores the prefix, the rest reuse it
     n_lat = 1 if args.smallest else 5 if quick else 9
 
     t_load = time.perf_counter()
@@ -237,7 +237,7 @@ async def main(args: argparse.Namespace) -> None:
     naive = Naive(be)
     # Warm-up: the first forwards of a fresh process run markedly slower here
     # (weights paged in, allocator and thread pools growing); keep them out of the numbers.
-    for i in range(1 if args.smallest else 2 if quick else 4):
+    for i in range(0 if args.smallest else 2 if quick else 4):  # a dry run's timings mean nothing: no warm-up
         naive.score(chameleon_prompt(900 + i))
         be_nc.score_batch([ScoreRequest(chameleon_prompt(950 + i), LABELS)])
         naive.generate(chameleon_prompt(980 + i), 4)
@@ -314,7 +314,7 @@ async def main(args: argparse.Namespace) -> None:
         choice_lat.append(time.perf_counter() - t)
         clue = (Message("system", rules), Message("user", f"You are now the encoder. Give one hint for keyword {i % 4 + 1}, 'harbor'. One word."))
         t = time.perf_counter()
-        await b.generate(GenerateRequest(clue, max_tokens=8))
+        await b.generate(GenerateRequest(clue, max_tokens=gen_tokens if args.smallest else 8))
         clue_lat.append(time.perf_counter() - t)
     await b.aclose()
 

@@ -45,6 +45,7 @@ from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_repor
 from models.eval.study import HumanStudy
 from models.eval.validate import admitted
 from models.eval.wordnet import wordnet
+from storage.records import GameLog
 from storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -191,25 +192,24 @@ class SneakService:
         row = await self.store.game(game_id)
         if row is None or not self.wanted(row.game, row.lobby):
             return None
+        glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
         hook = hooks().get(row.game)
         if hook is not None:
-            return await self._own_report(game_id, hook)
+            return await self._own_report(glog, hook)
         evaluators, decoys = await self._ready()
-        await score_games(self.store, evaluators, decoys, game_id=game_id)
+        await score_games(self.store, evaluators, decoys, log=glog)
         rep = await clue_report(self.store, game_id, self.specs)
         if rep is None:
             return None
-        glog = await self.store.load_game(game_id)
         names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
         return report_text(rep, names)
 
-    async def _own_report(self, game_id: int, hook: ClueHook) -> str | None:
+    async def _own_report(self, glog: GameLog, hook: ClueHook) -> str | None:
         """A game whose clues are scored its own way (``models/eval/games``' ``ClueHook``): its
         report as the hook writes it, seats named as at the table."""
         desc = find(hook.game)
         needs = desc is not None and desc.clue_scoring is not ClueScoring.OUTCOME  # the log alone says an outcome
         evaluators = (await self._ready())[0] if needs else []
-        glog = await self.store.load_game(game_id)
         rep = await hook.report(glog, evaluators)
         if not rep.lines:
             return None

@@ -22,8 +22,9 @@ from models.eval.score import Evaluation, evaluate, settings_key, settings_of
 from models.eval.summary import Row, Scored, summarise
 from storage.evaluations import EvaluationRecord, evaluations, games_to_score, save_evaluations, scored_keys
 from storage.export import pseudonym
+from storage.records import GameLog
 from storage.store import Store
-from storage.tables import ActionSource, EvaluationRow
+from storage.tables import ActionSource, EvaluationRow, GameStatus
 
 
 def record_of(ev: Evaluation) -> EvaluationRecord:
@@ -58,9 +59,15 @@ async def score_games(
     since: datetime | None = None,
     games: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    log: GameLog | None = None,
 ) -> ScoreRun:
-    """Score and store what is not scored yet; ``progress(done_increment, total)``."""
-    logs = await games_to_score(store, games=games or scored_games(), game_id=game_id, since=since)
+    """Score and store what is not scored yet; ``progress(done_increment, total)``. ``log``: the one
+    game to score, already read by the caller (scored when finished and of a game with clues)."""
+    if log is not None:
+        wanted = games or scored_games()
+        logs = [log] if log.row.game in wanted and log.row.status == GameStatus.FINISHED.value else []
+    else:
+        logs = await games_to_score(store, games=games or scored_games(), game_id=game_id, since=since)
     instances: list[Instance] = [i for log in logs for i in instances_from_log(log)]
     have = await scored_keys(store, [log.row.id for log in logs if log.row.id is not None])
     keys = {ev.spec: settings_key(ev.spec, settings_of(ev, decoys, DEFAULT_DECOYS)) for ev in evaluators}
