@@ -13,6 +13,11 @@ lookups that hit).
 Usage: ``python bench/tournament.py [--game chameleon] [--seats 4] [--games 4]
 [--entrant llm:default --entrant random] [--concurrency N] [--threads N] [--json PATH]``
 (``--json`` also writes both runs and the ratio; the model's device is ``HUSHTABLE_DEVICE``).
+
+``--queries 2000 [--game spy --variant classic --seats 3]`` instead counts the SQL statements
+that a tournament of about that many matches between two random players sends, from its run to
+its leaderboard: reads of the tournament row, of its match list, of game logs, of agent calls,
+the tournament's other statements, and every statement (the games' own play included).
 Timings depend on the machine and on whatever else runs on it: say which in notes.
 """
 
@@ -23,9 +28,11 @@ import asyncio
 import dataclasses
 import json
 import os
+import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +151,83 @@ async def main(args: argparse.Namespace) -> None:
         }, indent=2), encoding="utf-8")
 
 
+# ---------------------------------------------------------------------------------- query counts
+
+
+class _Statements:
+    """SQL statements this process sends, by what they read or write (every engine: the turn log
+    has a synchronous engine of its own on SQLite)."""
+
+    KINDS = (
+        ("tournament row reads", re.compile(r"^SELECT .* FROM tournaments WHERE tournaments\.id = ")),
+        ("match list reads", re.compile(r"^SELECT .* FROM tournament_matches WHERE tournament_matches\.tournament_id = ")),
+        ("game log reads", re.compile(r"^SELECT .* FROM seats WHERE seats\.game_id IN ")),
+        ("agent call reads", re.compile(r"^SELECT .* FROM agent_calls\b")),
+        ("other tournament statements", re.compile(r"\b(tournaments|tournament_matches|tournament_ratings|scheduler_leases)\b")),
+    )
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def __call__(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        text = " ".join(statement.split())
+        self.counts["all statements (the games' own play included)"] += 1
+        for name, pattern in self.KINDS:
+            if pattern.search(text):
+                self.counts[name] += 1
+                break
+
+    def take(self) -> Counter[str]:
+        out, self.counts = self.counts, Counter()
+        return out
+
+
+async def count_queries(args: argparse.Namespace) -> None:
+    """A tournament of about ``--queries`` matches between two random players, run as a scheduled
+    run is (``TournamentService.run``) and its leaderboard built: the statements each step sends."""
+    import sqlalchemy as sa
+
+    from bot.tournaments.formats import count_matches
+
+    statements = _Statements()
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", statements)
+    reps = max(1, args.queries // count_matches(args.game, args.variant, 2, games_per_pairing=1))
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{tmp}/bench.db",
+                            agent_choices="random,random:b", agents='{"random:b": {}}', default_agent="random",
+                            fallback_agent="random")  # type: ignore[call-arg]  # _env_file: see bench/table.py
+        app = await build_app(settings)
+        app.service.attach(MemoryPlatform(name=HEADLESS))
+        await app.service.start()
+        try:
+            t = await app.tournaments.create("console", TournamentSpec(
+                game=args.game, variant=args.variant, entrants=("random", "random:b"), seats=args.seats,
+                games_per_pairing=reps, seed=args.seed, name="queries", concurrency=args.concurrency or 32))
+            assert t.id is not None
+            statements.take()
+            start = time.perf_counter()
+            summary = await app.tournaments.run("console", t.id)
+            seconds = time.perf_counter() - start
+            await app.service.wait_idle()
+            run = statements.take()
+            board = await app.tournaments.board("console", t.id)
+            shown = statements.take()
+        finally:
+            await app.aclose()
+    assert board is not None, "the tournament has a leaderboard"
+    print(f"Tournament: {args.game} ({args.variant}), {args.seats} seats, random against random:b, "
+          f"{summary.finished} matches finished ({summary.failed} failed) in {seconds:.0f} s")
+    names = [*(n for n, _ in _Statements.KINDS), "all statements (the games' own play included)"]
+    print(f"{'statements':<48} {'run':>8} {'leaderboard':>12} {'per match':>10}")
+    for name in names:
+        total = run[name] + shown[name]
+        print(f"{name:<48} {run[name]:>8} {shown[name]:>12} {total / max(1, summary.finished):>10.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"game": args.game, "variant": args.variant, "seats": args.seats,
+                                               "matches": summary.finished, "run": dict(run),
+                                               "leaderboard": dict(shown)}, indent=2), encoding="utf-8")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="chameleon")
@@ -155,7 +239,13 @@ if __name__ == "__main__":
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
     p.add_argument("--json", default=None, help="also write both runs and the ratio to this file")
+    p.add_argument("--queries", type=int, default=None, metavar="MATCHES",
+                   help="instead: count the SQL statements of a run and its leaderboard over about this many "
+                        "matches between two random players (e.g. 2000, the cap)")
     a = p.parse_args()
+    if a.queries:
+        asyncio.run(count_queries(a))
+        raise SystemExit(0)
     a.entrant = a.entrant or ["llm:default", "random"]
     if a.threads:
         import torch
