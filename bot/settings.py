@@ -124,13 +124,14 @@ class Settings(BaseSettings):
     max_open_lobbies: int = Field(default=3, ge=0)
 
     # AI seats. Agents are chosen by configured name only (models/agents/registry.py):
-    # llm:default (the strongest), llm:plain (the papers' protocol), embed:minilm, random, plus
+    # strategist (the strongest; formerly llm:default, still accepted), llm:plain (the papers' protocol, a
+    # language model), embed:minilm, random, plus
     # the operator's named entries in HUSHTABLE_AGENTS, a JSON object such as
     # {"llm:big": {"model": "openai:https://host/v1#model", "api_key": "...", "params": {"mode": "plain"}}}.
     # Model URLs, paths and keys come only from here; a key is sent only to its own entry's model.
-    default_agent: str = "llm:default"
+    default_agent: str = "strategist"
     fallback_agent: str = "embed:minilm"  # plays a turn an AI failed; the random player backs it up
-    agent_choices: str = "llm:default,llm:plain,embed:minilm,random"
+    agent_choices: str = "strategist,llm:plain,embed:minilm,random"
     agents: str = ""  # HUSHTABLE_AGENTS: the operator's named agent entries (JSON, see above)
     ai_timeout_s: float = Field(default=60.0, gt=0, le=3600, allow_inf_nan=False)  # each AI move's deadline
     ai_retries: int = Field(default=3, ge=0, le=20)  # asks after a failed one, before the fallback agent plays
@@ -170,6 +171,13 @@ class Settings(BaseSettings):
     slack_port: int = Field(default=3000, ge=0, le=65535)
     slack_path: str = "/slack/events"
     slack_api_url: str = "https://slack.com/api/"
+
+    @field_validator("default_agent", "fallback_agent", "agent_choices")
+    @classmethod
+    def _current_agent_names(cls, value: str) -> str:
+        from models.agent_names import canonical
+
+        return ",".join(canonical(a) for a in value.split(","))  # an old name (llm:default) reads as its new one
 
     @field_validator("discord_shards")
     @classmethod

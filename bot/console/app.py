@@ -33,6 +33,7 @@ from bot.settings import Settings
 from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
+from models.agent_names import canonical
 
 PLATFORM = "console"
 TENANT = "console"
@@ -507,7 +508,7 @@ class ConsoleUI:
                 return True
             await self.open_table(args[0].lower(), variant, options)
         elif verb == "ai":
-            agent = next((a for a in args if not a.isdigit()), self.default_agent())
+            agent = canonical(next((a for a in args if not a.isdigit()), self.default_agent()))
             if agent not in self.service.agent_choices():
                 self.p.write(f"! Pick an AI player among: {', '.join(self.service.agent_choices())}.")
                 return True

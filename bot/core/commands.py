@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.messages import Command, CommandKind
+from models.agent_names import canonical
 
 MAX_ID = 2**62  # game ids and seeds fit a signed 64-bit column with room to spare
 MAX_DEADLINE_S = 7 * 24 * 3600.0  # one week: longer turns are a table nobody plays
@@ -170,6 +171,12 @@ def _plain(key: str, value: object, depth: int = 0) -> Any:
     raise Refused(f"Option {key} must be a number, a word, true or false.")
 
 
+def _agent(raw: object) -> str | None:
+    """An AI player's name as typed; an old name (``llm:default``) is read as its new one."""
+    name = _text(raw, "The AI player")
+    return None if name is None else canonical(name)
+
+
 def _text(raw: object, what: str, limit: int = 100) -> str | None:
     if raw is None or raw == "":
         return None
@@ -205,9 +212,9 @@ def parse_args(cmd: Command, *, max_text_chars: int) -> Args:
             count = 1 if a.get("count") in (None, "") else whole(a.get("count"), "The number of AI seats", 0)
             if not 1 <= count <= MAX_AI_AT_ONCE:
                 raise Refused(f"Add between 1 and {MAX_AI_AT_ONCE} AI seats at a time.")
-            return AddAiArgs(_table_ref(a), _text(a.get("agent"), "The AI player"), count)
+            return AddAiArgs(_table_ref(a), _agent(a.get("agent")), count)
         case CommandKind.REMOVE_AI:
-            return RemoveAiArgs(_table_ref(a), _text(a.get("agent"), "The AI player"))
+            return RemoveAiArgs(_table_ref(a), _agent(a.get("agent")))
         case CommandKind.SET_DEADLINE:
             return DeadlineArgs(_table_ref(a), check_deadline(a.get("seconds", 0)))
         case CommandKind.START:

@@ -36,6 +36,7 @@ from bot.core.tables import Lobby, LobbySeat, Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import config_to_dict
+from models.agent_names import canonical
 from storage.ownership import NotOwner
 from storage.ports import TableStore
 from storage.tables import GameStatus, SeatKind
@@ -366,6 +367,7 @@ class TableService:
             raise ValueError(str(exc)) from None
         cfg = engine.make_config(variant, **opts)
         allowed = set(self.agent_choices())
+        agents = [canonical(a) for a in agents]  # an old name (llm:default) reads as its new one
         unknown = sorted({a for a in agents if a not in allowed})
         if unknown:
             raise ValueError(f"unknown agent(s) {', '.join(unknown)}; choose among {', '.join(sorted(allowed))}")

@@ -24,6 +24,7 @@ from bot.core.messages import Command, CommandKind, Outgoing, Place, Reply, User
 from bot.core.ports import ServicePort
 from bot.discord.platform import PLATFORM, DiscordPlatform, delivery
 from bot.discord.views import NO_MENTIONS, FormModal, modal_values
+from models.agent_names import canonical
 
 log = logging.getLogger("hushtable.discord")
 
@@ -208,7 +209,7 @@ class Router:
                      game_id: int | None) -> None:
         """/ai: only an agent the operator offers (autocomplete shows them; typed text is checked)."""
         choices = list(self.service.agent_choices())
-        if agent is not None and agent not in choices:
+        if agent is not None and canonical(agent) not in choices:  # an old name reads as its new one
             await self.say(interaction, f"Pick an AI player from the list: {', '.join(choices) or 'none offered'}.")
             return
         args = {"agent": agent or self.default_agent(), "count": count}

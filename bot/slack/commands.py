@@ -22,6 +22,7 @@ from bot.core import intake
 from bot.core.messages import CommandKind, Outgoing, Place, Reply, UserRef
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
+from models.agent_names import canonical
 
 log = logging.getLogger("hushtable.slack")
 
@@ -187,7 +188,7 @@ async def run_command(ctx: SlackContext, body: dict[str, Any], respond: AsyncRes
         await run_export(ctx, parsed.args, origin, respond, client)
         return
     assert parsed.kind is not None
-    if parsed.kind is CommandKind.ADD_AI and parsed.args["agent"] not in ctx.service.agent_choices():
+    if parsed.kind is CommandKind.ADD_AI and canonical(parsed.args["agent"]) not in ctx.service.agent_choices():
         choices = ", ".join(ctx.service.agent_choices()) or "none offered"
         await say(respond, f"Pick an AI player among: {choices}.")
         return

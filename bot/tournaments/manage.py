@@ -18,6 +18,7 @@ from bot.tournaments.errors import TournamentError
 from bot.tournaments.formats import Format, FormatError, count_matches, plan_matches, seat_shape
 from bot.tournaments.spec import TournamentSpec, status_of
 from games.base import ConfigError, config_to_dict
+from models.agent_names import canonical
 from storage import tournaments as repo
 from storage.tables import TournamentRow, TournamentStatus
 
@@ -46,7 +47,7 @@ async def create(service: TableService, tenant: str, spec: TournamentSpec) -> in
     except (ConfigError, TypeError) as exc:
         raise TournamentError(f"Those options don't work: {exc}") from None
     allowed = service.agent_choices()
-    entrants = list(spec.entrants) or list(allowed)
+    entrants = [canonical(e) for e in spec.entrants] or list(allowed)  # an old name reads as its new one
     if len(entrants) > MAX_ENTRANTS:
         raise TournamentError(f"At most {MAX_ENTRANTS} entrants per tournament.")
     unknown = [e[:40] for e in entrants if e not in allowed]

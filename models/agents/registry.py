@@ -1,7 +1,8 @@
 """Which AI players exist: agents by configured name only.
 
-Players pick an AI by its *name* (``llm:default``, ``llm:plain``, ``embed:minilm``, ``embed:assoc``,
-``random``, or an entry the operator defines). A name is looked up here; anything
+Players pick an AI by its *name* (``strategist``, ``llm:plain``, ``embed:minilm``, ``embed:assoc``,
+``random``, or an entry the operator defines; ``llm:default``, the strategist's old name, still
+resolves to it unless the operator defines an entry of that name). A name is looked up here; anything
 else — a URL, a path, a name with parameters appended — raises ``UnknownAgent``
 and nothing is contacted. Where a model lives (a folder, our worker's URL, an
 OpenAI-compatible server and its model) and the key to send it come only from
@@ -13,7 +14,7 @@ configuration: the built-in entries below, and the operator's JSON setting
      "llm:gpu":   {"model": "http://10.0.0.5:8765"},
      "embed:mpnet": {"model": "/srv/models/mpnet"}}
 
-The kind of an entry is its name's prefix (``llm:``, ``embed:``, ``random``). An
+The kind of an operator's entry is its name's prefix (``llm:``, ``embed:``, ``random``). An
 entry's API key is sent only to that entry's endpoint: clients are pooled per
 configured endpoint (model location and key), never per string a user typed.
 ``params`` are the agent's options (see ``models.agents.llm.agent_from_params`` and
@@ -28,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from models.agent_names import STRATEGIST, canonical
 from models.agents.base import Player
 from models.agents.random_agent import RandomAgent
 from models.types import Inference
@@ -69,8 +71,10 @@ def kind_of(name: str) -> AgentKind:
 
 BUILTIN: tuple[AgentEntry, ...] = (
     AgentEntry("random", AgentKind.RANDOM),
-    # The strongest agent: debiased choices, propose-then-choose text, SNEAK-style strategy.
-    AgentEntry("llm:default", AgentKind.LLM, "default"),
+    # The strongest agent: debiased choices, propose-then-choose text, SNEAK-style strategy, words read
+    # by association (built like an llm: entry on the bundled model, which it asks only where one is
+    # configured to help; models/agent_names.py).
+    AgentEntry(STRATEGIST, AgentKind.LLM, "default"),
     # The papers' protocol: generate, re-prompt on a refusal (research fidelity).
     AgentEntry("llm:plain", AgentKind.LLM, "default", {"mode": "plain"}),
     AgentEntry("embed:minilm", AgentKind.EMBED, "minilm"),
@@ -146,13 +150,19 @@ class AgentRegistry:
         return [n for n, e in self._entries.items() if e.kind in self._builders]
 
     def choices(self, wanted: Sequence[str]) -> list[str]:
-        """The operator's agent choices that resolve, in the operator's order."""
+        """The operator's agent choices that resolve, in the operator's order (old names by their new one)."""
         known = set(self.names())
-        return [n for n in wanted if n in known]
+        return [n for n in (self.current(w) for w in wanted) if n in known]
+
+    def current(self, name: str) -> str:
+        """The name ``name`` resolves to: itself when configured, else its new name if it is an old one."""
+        key = name.strip()
+        return key if key in self._entries else canonical(key)
 
     def entry(self, name: str) -> AgentEntry:
-        e = self._entries.get(name.strip()) if isinstance(name, str) else None
-        if e is None or name.strip() not in self.names():
+        key = self.current(name) if isinstance(name, str) else ""
+        e = self._entries.get(key)
+        if e is None or key not in self.names():
             shown = name[:60] if isinstance(name, str) else type(name).__name__
             raise UnknownAgent(f"there is no AI player called {shown!r}; choose one of: {', '.join(self.names())}")
         return e

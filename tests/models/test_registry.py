@@ -56,10 +56,31 @@ def registry_over(pool: ClientPool, configured: Settings | None = None) -> Agent
 def test_the_builtin_names_resolve_and_nothing_else(pool: ClientPool) -> None:
     reg = registry_over(pool)
     assert set(reg.names()) == {e.name for e in BUILTIN}
-    assert isinstance(reg("llm:default", 1), LLMAgent) and reg("llm:plain", 1).spec == "llm:plain"
-    assert reg.choices(["llm:default", "llm:evil", "random"]) == ["llm:default", "random"]
-    with pytest.raises(UnknownAgent, match="choose one of: .*llm:default"):
+    assert isinstance(reg("strategist", 1), LLMAgent) and reg("llm:plain", 1).spec == "llm:plain"
+    assert reg.choices(["strategist", "llm:evil", "random"]) == ["strategist", "random"]
+    with pytest.raises(UnknownAgent, match="choose one of: .*strategist"):
         reg("llm:gpt", 0)
+
+
+def test_the_old_name_of_the_default_player_is_read_as_its_new_one(pool: ClientPool) -> None:
+    """``llm:default`` (its name when it was thought a language model) still works wherever a name is read."""
+    reg = registry_over(pool)
+    assert "llm:default" not in reg.names()  # listed once, by its name
+    assert reg("llm:default", 1).spec == "strategist"
+    assert reg.choices(["llm:default", "random"]) == ["strategist", "random"]
+    old = settings(default_agent="llm:default", fallback_agent="llm:default", agent_choices="llm:default,random")
+    assert (old.default_agent, old.fallback_agent, old.agent_list) == ("strategist", "strategist", ["strategist", "random"])
+    # Typed in chat or at the console ("ai llm:default"), and as a tournament's entrant.
+    from bot.core.commands import AddAiArgs, parse_args
+    from bot.core.messages import Command, CommandKind, Place, UserRef
+
+    cmd = Command(CommandKind.ADD_AI, UserRef("console", "you"), Place("console", "table"),
+                  {"agent": "llm:default", "count": 1}, tenant="console")
+    args = parse_args(cmd, max_text_chars=100)
+    assert isinstance(args, AddAiArgs) and args.agent == "strategist"
+    # An operator who defines an entry of that name keeps their own entry.
+    own = registry_over(pool, settings(agents='{"llm:default": {"model": "default", "params": {"mode": "plain"}}}'))
+    assert own("llm:default", 1).spec == "llm:default" and "strategist" in own.names()
 
 
 async def test_hostile_specs_are_refused_and_never_contacted(attacker: FakeOpenAI, pool: ClientPool) -> None:
