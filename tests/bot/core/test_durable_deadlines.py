@@ -92,7 +92,7 @@ async def test_a_game_whose_end_meets_a_database_error_still_ends_once(harness: 
             raise sa.exc.OperationalError("UPDATE games", {}, ConnectionError("server closed the connection"))
         await real(game_id, **kw)
 
-    h.store.finish_game = flaky  # type: ignore[method-assign]
+    h.store.finish_game = flaky
     gid = await start_spy(h, 0.05)
 
     async def ended() -> bool:
@@ -119,7 +119,7 @@ async def test_an_ai_table_whose_turns_meet_a_database_error_is_driven_again_soo
             raise sa.exc.OperationalError("INSERT INTO actions", {}, ConnectionError("server closed the connection"))
         return await real(*args, **kw)
 
-    h.store.append_turn = flaky  # type: ignore[method-assign]
+    h.store.append_turn = flaky
     gid = await h.service.open_ai_table(tenant="console", place=Place("memory", "arena"), game="spy",
                                         variant="classic", options={}, agents=["random"] * 4, seed=3)
     result = await asyncio.wait_for(h.service.wait_finished(gid), 20)
@@ -141,7 +141,7 @@ async def test_a_deadline_whose_done_mark_lost_its_commit_answer_still_fires_at_
             raise sa.exc.OperationalError("COMMIT", {}, ConnectionError("server closed the connection"))
         return done
 
-    h.store.finish_deadline = answer_lost  # type: ignore[method-assign]
+    h.store.finish_deadline = answer_lost
     gid = await start_spy(h, 0.2)
 
     async def timed_out() -> bool:

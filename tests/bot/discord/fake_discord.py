@@ -509,14 +509,14 @@ class FakeDiscord(FakeServer):
                     self.nonces[seen] = int(msg["id"])
             return 200, msg
         if len(p) == 4 and p[2] == "messages" and method == "PATCH":
-            msg = self.messages.get(int(p[3]))
-            if msg is None:
+            edited = self.messages.get(int(p[3]))
+            if edited is None:
                 return 404, {"code": 10008, "message": "Unknown Message"}
             for key in ("content", "components", "embeds"):
                 if key in body:
-                    msg[key] = body[key] if body[key] is not None else ([] if key != "content" else "")
-            msg["edited_timestamp"] = _now()
-            return 200, msg
+                    edited[key] = body[key] if body[key] is not None else ([] if key != "content" else "")
+            edited["edited_timestamp"] = _now()
+            return 200, edited
         if p[2:] == ["threads"] or (len(p) == 5 and p[2] == "messages" and p[4] == "threads"):
             tid = int(p[3]) if len(p) == 5 else self.snowflake()
             thread = {
