@@ -66,6 +66,7 @@ class Scoring:
     wn: WordNet
     seed: int = 0
     progress: Progress | None = None
+    embedder_for: EmbedderFor | None = None
 
 
 async def make_scoring(evaluators: Sequence[str], *, client_for: ClientFor, embedder_for: EmbedderFor, seed: int = 0,
@@ -82,7 +83,7 @@ async def make_scoring(evaluators: Sequence[str], *, client_for: ClientFor, embe
             raise ValueError(f"evaluator {spec} does not run: {failure[:200]}")
         evs.append(ev)
     wn = wordnet()
-    return Scoring(evs, WordNetDecoys(wn), client_for, VocabIndex(embedder_for("minilm")), wn, seed, progress)
+    return Scoring(evs, WordNetDecoys(wn), client_for, VocabIndex(embedder_for("minilm")), wn, seed, progress, embedder_for)
 
 
 @dataclass(slots=True)
@@ -108,7 +109,8 @@ async def messages_for(base: Sequence[Instance], generators: Sequence[str], s: S
     refs = WordNetBaselines(s.wn, seed=s.seed)
     per_gen: dict[str, list[str | None]] = {}
     for spec in generators:
-        gen = await make_generator(spec, refine=False, client_for=s.client_for, index=s.index, seed=s.seed)
+        gen = await make_generator(spec, refine=False, client_for=s.client_for, index=s.index, seed=s.seed,
+                                   embedder_for=s.embedder_for)
         done = await generate_all(gen, base, progress=_ticker(s.progress, f"{label} {spec}", len(base)))
         per_gen[spec] = [g.message for g in done]
     for i, inst in enumerate(base):

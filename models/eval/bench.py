@@ -93,8 +93,13 @@ def method_order(group: str) -> tuple[int, str]:
     return ({b.value: i for i, b in enumerate(Baseline)}.get(group, len(Baseline)), group)
 
 
+BUNDLED_EMBEDDER = "minilm"  # the model whose vocabulary callers index
+
+
 async def make_generator(spec: str, *, refine: bool, client_for: ClientFor, index: VocabIndex,
-                         seed: int) -> LLMGenerator | EmbedGenerator | MethodGenerator:
+                         seed: int, embedder_for: EmbedderFor | None = None) -> LLMGenerator | EmbedGenerator | MethodGenerator:
+    """``index`` is the bundled MiniLM's vocabulary; ``embed:NAME`` with another model draws from that
+    model's own vocabulary (``embedder_for``), never silently from MiniLM's."""
     kind, arg, params = generator_kind(spec)
     if kind == "llm":
         method = params.get("method", "zero-shot")
@@ -105,6 +110,10 @@ async def make_generator(spec: str, *, refine: bool, client_for: ClientFor, inde
                 raise ValueError("--refine (RMR) is a method of its own: not with method=cot or sets")
             return MethodGenerator(await client_for(arg or "default"), spec, method)
         return LLMGenerator(await client_for(arg or "default"), spec, refine=refine)
+    if (arg or BUNDLED_EMBEDDER) != BUNDLED_EMBEDDER:
+        if embedder_for is None:
+            raise ValueError(f"{spec} cannot generate here; use embed:{BUNDLED_EMBEDDER}")
+        index = VocabIndex(embedder_for(arg))
     return EmbedGenerator(index, spec, k=int(params.get("k", DEFAULT_K)), seed=seed)
 
 
@@ -135,7 +144,8 @@ async def run_bench(
     deck = list(cfg.deck) if cfg.deck is not None else list(decks.cards())
     cards = deck[: cfg.cards] if cfg.cards else deck
     base = bench_instances(cards, CARD_SIZE[cfg.setting])
-    gen = await make_generator(cfg.generator, refine=cfg.refine, client_for=client_for, index=index, seed=cfg.seed)
+    gen = await make_generator(cfg.generator, refine=cfg.refine, client_for=client_for, index=index, seed=cfg.seed,
+                               embedder_for=embedder_for)
 
     def tick(stage: str, total: int) -> Callable[[int], None]:
         return lambda n: progress(stage, n, total) if progress is not None else None

@@ -151,7 +151,7 @@ async def add_bench_items(store: UnitsOfWork, deck: Sequence[tuple[str, Sequence
         insts = bench_instances([(cat, words)], 12)
         chosen.append(insts[rng(seed, "sneak-human-secret", cat).randrange(len(insts))])
     gen = await make_generator(generator, refine=False, client_for=client_for,
-                               index=VocabIndex(embedder_for("minilm")), seed=seed)
+                               index=VocabIndex(embedder_for("minilm")), seed=seed, embedder_for=embedder_for)
     evs = []
     for spec in evaluators:
         ev = await resolve(spec, client_for=client_for, embedder_for=embedder_for)

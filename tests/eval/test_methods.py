@@ -94,6 +94,26 @@ async def test_make_generator_reads_the_method_and_refuses_an_unknown_one() -> N
                              seed=0)
 
 
+
+async def test_an_embedding_generator_draws_from_its_own_models_vocabulary() -> None:
+    from models.embeddings import VocabIndex
+    from models.eval.generators import EmbedGenerator
+    from models.worker.embedding_backend import embedder_for
+
+    async def client_for(name: str) -> Any:
+        raise AssertionError("an embedding generator needs no language model")
+
+    bundled = VocabIndex(embedder_for("minilm"))  # lazy: nothing is embedded by these checks
+    plain = await make_generator("embed:minilm", refine=False, client_for=client_for, index=bundled, seed=0,
+                                 embedder_for=embedder_for)
+    assoc = await make_generator("embed:assoc?k=3", refine=False, client_for=client_for, index=bundled, seed=0,
+                                 embedder_for=embedder_for)
+    assert isinstance(plain, EmbedGenerator) and plain.index is bundled
+    assert isinstance(assoc, EmbedGenerator) and assoc.k == 3
+    assert assoc.index is not bundled and assoc.index.embedder is embedder_for("assoc")
+    with pytest.raises(ValueError, match="embed:assoc cannot generate here; use embed:minilm"):
+        await make_generator("embed:assoc", refine=False, client_for=client_for, index=bundled, seed=0)
+
 async def test_both_methods_run_on_the_tiny_llama(client: Any) -> None:
     for method in ("cot", "sets"):
         out = await MethodGenerator(client, f"llm:tiny?method={method}", method, samples=2)(INST)
