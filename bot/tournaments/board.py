@@ -34,6 +34,32 @@ if TYPE_CHECKING:
 GENERIC_SHORT = {"win_rate": "win", "sneak_softscore": "SoftScore", "sneak_bluff": "bluff score"}
 CHART_NAME = "leaderboard.png"
 NO_INTERVAL_TEXT = "not enough games for an interval"
+# The one uncertainty a leaderboard shows (the rating's own sigma is the model's prior bookkeeping,
+# not how sure the standings are, so it is neither printed nor exported).
+INTERVAL_TEXT = ("interval: where the rating would fall in 95% of replays of the tournament with its deals "
+                 "drawn again (a bootstrap over deal groups)")
+# The words people use for a seat's role, where the stored value is an identifier.
+ROLE_NAMES = {"mr_white": "Mr. White", "team_member": "team member"}
+
+
+def role_name(role: str) -> str:
+    """A role as players say it: ``Mr. White``, ``team member``, ``villager``."""
+    return ROLE_NAMES.get(role, role.replace("_", " "))
+
+
+def verdict(rows: Sequence[Standing]) -> str:
+    """Who leads, said only as far as the intervals allow: a leader when its interval is clear of every
+    other entrant's, a tie when the top intervals overlap, and no call without intervals."""
+    if len(rows) < 2:
+        return ""
+    top = rows[0]
+    if not top.has_interval:
+        return f"No leader yet: {NO_INTERVAL_TEXT} ({top.entrant} is ahead on rating alone)."
+    tied = [r for r in rows if r is top or (r.has_interval and r.hi >= top.lo)]
+    if len(tied) > 1:
+        names = ", ".join(r.entrant for r in tied)
+        return f"Tied at the top: {names} (their intervals overlap; more games would tell them apart)."
+    return f"Leader: {top.entrant} (its interval is clear of every other entrant's)."
 
 
 def standings_of(rows: Sequence[TournamentRatingRow], groups: int | None = None) -> list[Standing]:
@@ -82,22 +108,25 @@ def key_metrics(game: str) -> tuple[tuple[str, ...], dict[str, str]]:
 def role_cells(game: str, roles: Mapping[str, Mapping[str, float]]) -> dict[str, str]:
     """``{role: "win 67% · misc 0.50"}`` with the game's key metrics."""
     keys, short = key_metrics(game)
-    return {role: " · ".join(f"{short.get(k, k)} {_fmt(k, m[k])}" for k in keys if k in m and describes(game, k, role))
+    return {role_name(role): " · ".join(f"{short.get(k, k)} {_fmt(k, m[k])}" for k in keys
+                                        if k in m and describes(game, k, role))
             for role, m in roles.items()}
 
 
 def text_table(t: TournamentRow, rows: Sequence[Standing]) -> str:
     """The leaderboard as plain text in a monospace block (chat and console)."""
-    head = f"Tournament #{t.id} {t.name or ''}".rstrip() + f" — {t.game} ({t.variant}), rating = openskill mean, " \
-           "95% bootstrap interval over deal groups"
+    head = f"Tournament #{t.id} {t.name or ''}".rstrip() + f" — {t.game} ({t.variant}); rating: openskill mean; " \
+           + INTERVAL_TEXT
     width = max([len(r.entrant) for r in rows] + [7])
     lines = [f"{'#':>2}  {'entrant':<{width}}  {'rating':>6}  {'interval':<15} {'games':>5}"]
     for r in rows:
         lines.append(f"{r.rank:>2}  {r.entrant:<{width}}  {r.mu:6.1f}  {_interval(r):<15} {r.games:>5}")
-        for role, cell in role_cells(t.game, r.roles).items():
-            lines.append(f"{'':>4}{role} ({games_in(r, role)} games): {cell}")
+        for role, cell in zip(r.roles, role_cells(t.game, r.roles).values(), strict=True):
+            lines.append(f"{'':>4}{role_name(role)} ({games_in(r, role)} games): {cell}")
     if rows and not any(r.has_interval for r in rows):
         lines.append(f"Interval: {NO_INTERVAL_TEXT} (at least {MIN_GROUPS} deal groups).")
+    elif verdict(rows):
+        lines.append(verdict(rows))
     return head + "\n```\n" + "\n".join(lines) + "\n```"
 
 
@@ -142,7 +171,7 @@ def chart_figure(t: TournamentRow, rows: Sequence[Standing]) -> Figure:
             vals = [r.roles.get(role, {}).get("win_rate", float("nan")) for r in rows][::-1]
             counts = [games_in(r, role) for r in rows][::-1]
             at = [y + (i - (len(roles) - 1) / 2) * bar for y in ys]
-            bars = right.barh(at, [0 if math.isnan(v) else v for v in vals], height=bar, label=role)
+            bars = right.barh(at, [0 if math.isnan(v) else v for v in vals], height=bar, label=role_name(role))
             color = bars.patches[0].get_facecolor() if bars.patches else None
             for y, v, n in zip(at, vals, counts, strict=True):
                 if n == 0:
@@ -166,7 +195,8 @@ def to_json(t: TournamentRow, rows: Sequence[Standing]) -> str:
     doc: dict[str, Any] = {
         "tournament": {"id": t.id, "name": t.name, "game": t.game, "variant": t.variant, "format": t.format,
                        "duplicate": t.duplicate, "entrants": t.entrants, "seed": t.seed, "status": t.status},
-        "standings": summary(rows),
+        "interval": INTERVAL_TEXT,
+        "standings": [{k: v for k, v in s.items() if k != "sigma"} for s in summary(rows)],
     }
     return json.dumps(doc, indent=2)
 
@@ -175,11 +205,12 @@ def to_csv(t: TournamentRow, rows: Sequence[Standing]) -> str:
     metric_cols = sorted({f"{role}.{k}" for r in rows for role, m in r.roles.items() for k in m})
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["tournament", "game", "variant", "rank", "entrant", "rating", "sigma", "lo", "hi", "games",
+    # One uncertainty: lo and hi, the 95% bootstrap interval (INTERVAL_TEXT); no sigma beside it.
+    w.writerow(["tournament", "game", "variant", "rank", "entrant", "rating", "lo", "hi", "games",
                 *metric_cols])
     for r in rows:
         flat = {f"{role}.{k}": v for role, m in r.roles.items() for k, v in m.items()}
         lo, hi = (f"{r.lo:.3f}", f"{r.hi:.3f}") if r.has_interval else ("", "")
-        w.writerow([t.id, t.game, t.variant, r.rank, r.entrant, f"{r.mu:.3f}", f"{r.sigma:.3f}", lo, hi, r.games,
+        w.writerow([t.id, t.game, t.variant, r.rank, r.entrant, f"{r.mu:.3f}", lo, hi, r.games,
                     *("" if c not in flat or flat[c] != flat[c] else f"{flat[c]:.4f}" for c in metric_cols)])
     return buf.getvalue()

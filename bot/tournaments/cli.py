@@ -9,6 +9,7 @@ scheduled tournament is run by the bot process that holds the scheduler's lease.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -91,7 +92,8 @@ def create(
 
     async def work(tournaments: TournamentService) -> str:
         t = await tournaments.create(tenant, spec)
-        return f"created {describe(t)}; {await tournaments.match_count(t.id or 0)} games"
+        n = await tournaments.match_count(t.id or 0)
+        return f"created {describe(t)}; {n} games\n{why_games(t, n)}"
 
     typer.echo(_with_app(database, work))
 
@@ -114,17 +116,23 @@ def run(
 
     async def work(tournaments: TournamentService) -> None:
         t = await tournaments.get(tenant, tournament_id)
+        log_file, warnings = _logs_off_the_bar()
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[leader]}"), TimeElapsedColumn()) as bar:
             task = bar.add_task(f"tournament #{t.id}", total=None, leader="")
 
             async def on_progress(p: RunProgress) -> None:
-                lead = f"leader: {p.leader}" if p.leader else ""
+                # Mid-run there is no interval yet: who is ahead on rating, never called the leader.
+                lead = f"ahead so far: {p.leader}" if p.leader else ""
                 bar.update(task, completed=p.done + p.failed, total=p.total,
                            leader=lead + (f", {p.failed} failed" if p.failed else ""))
 
             runner = TournamentRunner(tournaments.tables, concurrency=concurrency, on_progress=on_progress)
             summary = await tournaments.run(tenant, t.id or 0, runner)
+        logging.getLogger().removeHandler(warnings)
+        if warnings.count:
+            typer.echo(f"{warnings.count} warning(s) during the run (AI moves that timed out and the like) "
+                       f"are in {log_file}", err=True)
         t = await tournaments.get(tenant, tournament_id)
         _print_board(t, list(summary.standings))
         typer.echo(await tournaments.sources(t), nl=False)
@@ -217,6 +225,47 @@ def leaderboard(
     _with_app(database, work)
 
 
+class _Counted(logging.Handler):
+    """Counts the warnings of a run, so the end can say how many went to the log file."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def _logs_off_the_bar() -> tuple[Path, _Counted]:
+    """While the progress bar runs, log records go to the log file only (printed, they scrolled over the
+    bar); returns the file and a counter of the warnings."""
+    from bot.ops.logs import setup_logging
+    from bot.settings import Settings
+
+    path = setup_logging(Settings(), console=True)
+    counted = _Counted()
+    logging.getLogger().addHandler(counted)
+    return path, counted
+
+
+def why_games(t: Any, n: int) -> str:
+    """Where a tournament's game count comes from, in one line (``--games 2`` is 2 repetitions of every
+    seating, not 2 games)."""
+    from bot.tournaments.formats import Format, seat_shape
+
+    e = len(t.entrants)
+    reps = t.games_per_pairing
+    shape = seat_shape(t.game, t.variant)
+    if t.format == Format.GRID and shape is not None:
+        each = f"{e}^{len(shape.roles)} = {n // max(reps, 1)} line-ups (every entrant in every role: {shape.describe()})"
+    elif shape is not None:
+        each = (f"{n // max(reps, 1)} seatings (every ordered choice of {len(shape.sides)} of the {e} entrants "
+                f"for the sides {shape.describe()})" if e > 1 else "1 seating")
+    else:
+        each = f"{e} seatings (each of the {e} entrants starting once, the others in turn)"
+    return f"why {n}: {each} x {reps} repetition{'s' if reps != 1 else ''} (--games {reps})."
+
+
 def _write(path: Path, data: bytes) -> None:
     """Write a file the operator named, or refuse with one sentence (a folder, no permission, a full disk)."""
     try:
@@ -236,10 +285,13 @@ def _print_board(t: Any, rows: list[Any]) -> None:
     for col in ("#", "entrant", "rating", "95% interval", "games", "per role (games)"):
         table.add_column(col, justify="right" if col in ("#", "rating", "games") else "left")
     for r in rows:
-        cells = board.role_cells(t.game, r.roles)
-        roles = "\n".join(f"{role} ({board.games_in(r, role)}): {cell}" for role, cell in cells.items())
+        cells = board.role_cells(t.game, r.roles).values()
+        roles = "\n".join(f"{board.role_name(role)} ({board.games_in(r, role)}): {cell}"
+                          for role, cell in zip(r.roles, cells, strict=True))
         interval = f"[{r.lo:.1f}, {r.hi:.1f}]" if r.has_interval else "–"
         table.add_row(str(r.rank), r.entrant, f"{r.mu:.1f}", interval, str(r.games), roles)
     if rows and not any(r.has_interval for r in rows):
         table.caption = f"Interval: {board.NO_INTERVAL_TEXT} (at least {MIN_GROUPS} deal groups)."
+    else:
+        table.caption = f"{board.verdict(rows)}\nRating: openskill mean; {board.INTERVAL_TEXT}.".strip()
     Console(width=160).print(table)

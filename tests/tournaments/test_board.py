@@ -23,7 +23,7 @@ ROWS = [
 
 def test_text_table_names_ranks_intervals_and_role_metrics() -> None:
     text = board.text_table(T, ROWS)
-    assert "Tournament #3 nightly" in text and "95% bootstrap interval" in text
+    assert "Tournament #3 nightly" in text and "95% of replays" in text and "bootstrap over deal groups" in text
     assert " 1  a" in text and "[ 26.5,  29.0]" in text and "encoder (2 games): win 100% · misc 0.50" in text
     assert "interceptor (2 games): win –" in text  # no decided game: a dash, not 'nan'
 
@@ -89,3 +89,73 @@ def test_the_chart_marks_zero_bars_and_counts_games() -> None:
     assert len(zero_marks) == 2  # a's chameleon bar and b's player bar are 0: each gets a mark
     assert "not enough games for an interval" in fig.axes[0].get_xlabel()
     assert board.chart_png(CHAM, CHAM_ROWS).startswith(b"\x89PNG")
+
+
+def test_a_leader_is_named_only_when_its_interval_is_clear_and_a_tie_is_said_as_a_tie() -> None:
+    # a [26.5, 29.0] is clear of b [21.0, 21.5]: a leads.
+    assert board.verdict(ROWS) == "Leader: a (its interval is clear of every other entrant's)."
+    assert "Leader: a" in board.text_table(T, ROWS)
+    overlapping = [ROWS[0], Standing(2, "b", 26.0, 6.0, 24.0, 27.0, 4, {})]
+    text = board.text_table(T, overlapping)
+    assert "Tied at the top: a, b (their intervals overlap" in text and "Leader" not in text
+    assert board.verdict(CHAM_ROWS).startswith("No leader yet")
+
+
+def test_one_uncertainty_is_shown_and_exported_the_interval_never_sigma() -> None:
+    header = next(csv.reader(io.StringIO(board.to_csv(T, ROWS))))
+    assert "sigma" not in header and {"lo", "hi"} <= set(header)
+    doc = json.loads(board.to_json(T, ROWS))
+    assert all("sigma" not in s for s in doc["standings"]) and "bootstrap" in doc["interval"]
+
+
+def test_roles_are_named_as_players_say_them() -> None:
+    spy = TournamentRow(id=5, tenant="console", name="", game="spy", variant="classic", entrants=["a"],
+                        format="round_robin", seats=5, seed=1)
+    rows = [Standing(1, "a", 25.0, 7.0, NAN, NAN, 2, {"mr_white": {"seats": 1, "win_rate": 1.0},
+                                                       "villager": {"seats": 1, "win_rate": 0.0}})]
+    text = board.text_table(spy, rows)
+    assert "Mr. White (1 games)" in text and "mr_white" not in text and "villager (1 games)" in text
+    assert board.role_name("team_member") == "team member"
+
+
+def test_the_game_count_of_a_new_tournament_is_explained() -> None:
+    from types import SimpleNamespace
+
+    from bot.tournaments.cli import why_games
+    from bot.tournaments.formats import count_matches
+
+    # The README's example: the Decrypto benchmark, the four default entrants, --games 2.
+    t = SimpleNamespace(entrants=["strategist", "llm:plain", "embed:minilm", "random"], games_per_pairing=2,
+                        game="decrypto", variant="benchmark", format="round_robin")
+    n = count_matches("decrypto", "benchmark", 4, games_per_pairing=2)
+    assert n == 24
+    assert why_games(t, n) == ("why 24: 12 seatings (every ordered choice of 2 of the 4 entrants for the sides "
+                               "encoder + decoder vs interceptor) x 2 repetitions (--games 2).")
+
+
+def test_log_records_go_to_the_file_not_over_the_progress_bar(tmp_path, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    from bot.tournaments.cli import _logs_off_the_bar
+
+    monkeypatch.setenv("HUSHTABLE_LOG_DIR", str(tmp_path / "logs"))
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        path, counted = _logs_off_the_bar()
+        logging.getLogger("bot.core.agents").warning("AI move timed out for seat %s", 2)
+        logging.getLogger("bot.core.agents").info("a quiet line")
+        assert counted.count == 1
+        for h in root.handlers:
+            h.flush()
+        assert "AI move timed out for seat 2" in path.read_text(encoding="utf-8")
+        out, err = capfd.readouterr()
+        assert "timed out" not in out + err
+    finally:
+        for h in list(root.handlers):
+            if h not in before:
+                root.removeHandler(h)
+                h.close()
+        for h in before:
+            if h not in root.handlers:
+                root.addHandler(h)
