@@ -70,6 +70,13 @@ def _metric(c: ClueScore, metric: str) -> str:
     return f"{value} ({each}; {c.agreeing(metric)} of {len(c.per_evaluator)} agree)"
 
 
+# What the numbers mean, in one line, under the title of every report.
+MEANING = ("Utility: how surely a friend who knows the secret tells this clue from made-up ones (0: no better "
+           "than a guess); leakage: how surely an outsider who does not know it (the chameleon) finds the secret "
+           "from the clue among the possible ones; "
+           "SoftScore: the utility with the leakage taken off, high for a clue that helps friends and hides the secret.")
+
+
 def report_text(rep: ClueReport, names: dict[int, str]) -> str:
     """The chat text of a clue report (0-100)."""
 
@@ -77,13 +84,15 @@ def report_text(rep: ClueReport, names: dict[int, str]) -> str:
         return names.get(c.seat, "?") if c.seat is not None else "?"
 
     evs = ", ".join(rep.evaluators)
-    lines = [f"{TITLE} (0-100; evaluator{'s' if len(rep.evaluators) > 1 else ''}: {evs}):"]
+    lines = [f"{TITLE} (0-100; evaluator{'s' if len(rep.evaluators) > 1 else ''}: {evs}):", MEANING]
     for c in rep.informed:
         if c.mean is None:
             lines.append(f"- {who(c)}: \u201c{c.message}\u201d: not scored")
             continue
         lines.append(f"- {who(c)}: \u201c{c.message}\u201d: utility {_metric(c, 'utility')}, "
-                     f"leakage {_metric(c, 'leakage')}, SoftScore {_metric(c, 'soft')}")
+                     f"leakage {_metric(c, 'leakage')}, SoftScore {_metric(c, 'soft')}"
+                     + (" (the category itself: it fits every word of the card, so it is not ranked)"
+                        if c.names_category else ""))
     if rep.bluffs:
         lines.append("Bluffs (said without knowing the secret; not ranked): how well each blended in, as the "
                      "utility it would have had from a player who knew:")

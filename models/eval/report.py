@@ -37,6 +37,9 @@ class ClueScore:
     bluff: bool
     per_evaluator: dict[str, Scores] = field(default_factory=dict)
     failed: tuple[str, ...] = ()  # evaluators whose judgement failed
+    # The clue is the card's category itself: it fits every word of the card alike, so it tells a
+    # friend nothing of the secret, whatever an evaluator's numbers say; never ranked the best clue.
+    names_category: bool = False
 
     @property
     def mean(self) -> Scores | None:
@@ -67,9 +70,20 @@ class ClueReport:
         return [c for c in self.clues if c.bluff]
 
     def best(self) -> ClueScore | None:
-        """The informed clue with the highest mean SoftScore (a bluff is never ranked)."""
-        scored = [(c.mean.soft, -c.action_seq, -c.part, c) for c in self.informed if c.mean is not None]
+        """The informed clue with the highest mean SoftScore (a bluff, or a clue that only names the
+        category, is never ranked)."""
+        scored = [(c.mean.soft, -c.action_seq, -c.part, c) for c in self.informed
+                  if c.mean is not None and not c.names_category]
         return max(scored, key=lambda t: t[:3])[3] if scored else None
+
+
+def names_category(message: str, category: str) -> bool:
+    """Whether a clue is the category itself (``bread`` for Bread, ``animals`` for Animal)."""
+    def key(text: str) -> str:
+        word = " ".join(text.casefold().split())
+        return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+    return bool(category.strip()) and key(message) == key(category)
 
 
 async def clue_report(store: Store, game_id: int, evaluators: Sequence[str]) -> ClueReport | None:
@@ -93,8 +107,10 @@ async def clue_report(store: Store, game_id: int, evaluators: Sequence[str]) -> 
     for key in sorted(info):
         inst = info[key]
         seat = inst.get("seat")
-        clues.append(ClueScore(key[0], key[1], seat if isinstance(seat, int) else None, str(inst.get("message", "")),
-                               bool(inst.get("bluff")), dict(per.get(key, {})), tuple(failed.get(key, ()))))
+        message = str(inst.get("message", ""))
+        clues.append(ClueScore(key[0], key[1], seat if isinstance(seat, int) else None, message,
+                               bool(inst.get("bluff")), dict(per.get(key, {})), tuple(failed.get(key, ())),
+                               names_category(message, str(inst.get("category") or ""))))
     return ClueReport(game_id, wanted, tuple(clues))
 
 

