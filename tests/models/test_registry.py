@@ -186,3 +186,9 @@ def test_operator_entries_may_redefine_a_builtin_and_the_older_wiring_still_work
     assert AgentRegistry().names() == ["random"]
     with pytest.raises(UnknownAgent):
         AgentRegistry()("llm:default", 0)
+
+
+def test_the_app_keeps_embedded_vocabularies_in_its_model_cache(tmp_path: Any) -> None:
+    reg = build_registry(settings(model_cache=tmp_path), ClientPool().get, no_embedder)
+    agent = reg("embed:minilm", 0)
+    assert agent.index.cache == tmp_path / "vocab"  # type: ignore[attr-defined]
