@@ -42,6 +42,10 @@ worker: $(STAMP)
 # Bytecode goes to .venv/pycache (PYTHONPYCACHEPREFIX); a test's subprocess started with an
 # environment of its own writes __pycache__ beside the sources, which is removed afterwards, pass or fail.
 test: export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+# Caches the tests fill (the bundled model's converted copy, the vocabulary matrices, matplotlib's
+# font list) stay in .hushtable, not in the user's home.
+test: export XDG_CACHE_HOME := $(abspath .hushtable)/cache
+test: export MPLCONFIGDIR := $(abspath .hushtable)/matplotlib
 test: lint
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS); status=$$?; \
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +; \

@@ -548,7 +548,8 @@ def worker(
         raise typer.Exit(2) from None
     setup_process_logging(settings)
     try:
-        run_worker(model, device, dtype, host, port, max_batch, max_wait_ms, token.get_secret_value() if token else None)
+        run_worker(model, device, dtype, host, port, max_batch, max_wait_ms, token.get_secret_value() if token else None,
+                   model_cache=str(settings.model_cache))
     except (UnsafeBind, WorkerRefused) as e:
         typer.echo(f"Error: {e}.", err=True)
         raise typer.Exit(2) from None

@@ -84,6 +84,15 @@ def check_env_file(path: Path) -> None:
         raise EnvFileRefused(f"{path} is over {MAX_ENV_FILE_BYTES // 1024} KiB: that is no settings file; fix it or remove it")
 
 
+def default_model_cache() -> Path:
+    """HUSHTABLE_MODEL_CACHE's default: ``$XDG_CACHE_HOME/hushtable/models``, or ``~/.cache/hushtable/models``
+    without it (the XDG base-directory rule ignores a relative XDG_CACHE_HOME). `make test` points
+    XDG_CACHE_HOME into .hushtable, so the tests' converted model never lands in the user's home."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return root / "hushtable" / "models"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HUSHTABLE_", env_file=".env", extra="ignore")
 
@@ -141,7 +150,8 @@ class Settings(BaseSettings):
     worker_token: SecretStr | None = None
     device: str = "cpu"
     dtype: str = "float32"
-    model_cache: Path = Path.home() / ".cache" / "hushtable" / "models"  # the default model's converted copy
+    # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else ~/.cache/hushtable/models
+    model_cache: Path = Field(default_factory=default_model_cache)
     openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
 

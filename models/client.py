@@ -271,7 +271,7 @@ class ClientOptions:
     worker_token: str | None = None  # HUSHTABLE_WORKER_TOKEN: sent to that worker only
     device: str = "cpu"
     dtype: str = "float32"
-    model_cache: str | None = None  # where the default model's converted copy lives (None: ~/.cache/hushtable/models)
+    model_cache: str | None = None  # where the default model's converted copy lives (None: $XDG_CACHE_HOME or ~/.cache, then hushtable/models)
     max_batch: int = 8
     max_wait_s: float = 0.005
     token_budget: int = 8192

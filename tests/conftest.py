@@ -17,11 +17,17 @@ from types import SimpleNamespace
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from bot.settings import default_model_cache
+from models.worker import default_model
 from tests.postgres import PostgresServer, disabled_reason, start_server
 
 # Hypothesis keeps its example database in .venv like the other tools' caches: a test run leaves
 # nothing beside the checkout's own files.
 set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / ".venv" / ".hypothesis"))
+
+# A test that loads the bundled model without naming a cache converts it where the settings' default
+# points (under make test: .hushtable, through XDG_CACHE_HOME), never into the user's home.
+default_model.DEFAULT_CACHE_DIR = default_model_cache()
 
 BACKENDS = ("sqlite", "postgres")
 SEED_ENV = "HUSHTABLE_TEST_SEED"

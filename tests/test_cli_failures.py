@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.settings import default_model_cache
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,7 +31,7 @@ def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float
         preexec: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
     base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "PYTHONPATH": str(ROOT),
             "HUSHTABLE_LOG_DIR": str(cwd / "logs"), "HUSHTABLE_DATABASE_URL": f"sqlite:///{cwd / 'log.db'}",
-            "HUSHTABLE_MODEL_CACHE": str(Path.home() / ".cache" / "hushtable" / "models"), "COLUMNS": "200"}
+            "HUSHTABLE_MODEL_CACHE": str(default_model_cache()), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=cwd, env=base | (env or {}), capture_output=True,
                           text=True, timeout=timeout, preexec_fn=preexec)
 

@@ -79,7 +79,7 @@ def bind(host: str, port: int) -> socket.socket:
 log = logging.getLogger(__name__)
 
 
-def load_backend(model: str, device: str = "cpu", dtype: str = "float32") -> Backend:
+def load_backend(model: str, device: str = "cpu", dtype: str = "float32", model_cache: str | None = None) -> Backend:
     """``fake`` / ``fake:NAME`` for the deterministic fake; otherwise a transformers model spec."""
     if model == "fake" or model.startswith("fake:"):
         from models.worker.fake_backend import FakeBackend
@@ -88,7 +88,7 @@ def load_backend(model: str, device: str = "cpu", dtype: str = "float32") -> Bac
     # Imported only here so `hushtable worker --model fake` starts without torch.
     from models.worker.transformers_backend import TransformersBackend
 
-    return TransformersBackend.load(model, device, dtype)
+    return TransformersBackend.load(model, device, dtype, cache_dir=model_cache)
 
 
 async def run_worker_async(
@@ -102,6 +102,7 @@ async def run_worker_async(
     *,
     handle_signals: bool = False,
     token: str | None = None,
+    model_cache: str | None = None,
 ) -> None:
     """Load, serve until cancelled, then close the batcher (and with it the backend).
 
@@ -124,7 +125,7 @@ async def run_worker_async(
     sock = bind(host, port)
     try:
         log.info("loading model %s on %s (%s)", model, device, dtype)
-        backend = await asyncio.to_thread(load_backend, model, device, dtype)
+        backend = await asyncio.to_thread(load_backend, model, device, dtype, model_cache)
         batcher = Batcher(backend, max_batch=max_batch, max_wait_s=max_wait_ms / 1000.0)
     except BaseException:
         sock.close()
@@ -145,9 +146,11 @@ def run_worker(
     max_batch: int,
     max_wait_ms: float,
     token: str | None = None,
+    model_cache: str | None = None,
 ) -> None:
     """Blocking: run the worker until interrupted (Ctrl-C ends it cleanly)."""
     try:
-        asyncio.run(run_worker_async(model, device, dtype, host, port, max_batch, max_wait_ms, handle_signals=True, token=token))
+        asyncio.run(run_worker_async(model, device, dtype, host, port, max_batch, max_wait_ms, handle_signals=True, token=token,
+                                     model_cache=model_cache))
     except (KeyboardInterrupt, asyncio.CancelledError):
         log.info("worker stopped")
