@@ -247,9 +247,11 @@ def _is_terminal_handler(h: logging.Handler) -> bool:
     return stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) or bool(getattr(stream, "isatty", lambda: False)())
 
 
-def keep_logs_off_screen(log_dir: Path) -> Path:
+def keep_logs_off_screen(log_dir: Path, settings: Settings | None = None) -> Path:
     """Send every log record to ``log_dir/console.log`` and none to the terminal: a warning
-    printed between game lines has told players things they must not see."""
+    printed between game lines has told players things they must not see. The file gets the
+    bot's one masking step (passwords, credentials, the secret words of running tables) and,
+    with ``settings``, their log level (``HUSHTABLE_LOG_LEVEL=DEBUG`` reaches this file too)."""
     loggers = [logging.getLogger(), *(lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger))]
     for lg in loggers:
         for h in list(lg.handlers):
@@ -259,12 +261,17 @@ def keep_logs_off_screen(log_dir: Path) -> Path:
     path = log_dir / LOG_FILE
     root = logging.getLogger()
     if not any(isinstance(h, logging.FileHandler) for h in root.handlers):
-        from bot.ops.logs import LibraryBodies
+        from bot.ops.logs import TEXT_FORMAT, LibraryBodies, Masked, Redact, _credentials, cap_library_loggers
 
         handler = logging.FileHandler(path, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(Masked(logging.Formatter(TEXT_FORMAT)))
         handler.addFilter(LibraryBodies())  # no library writes a message body here either
+        handler.addFilter(Redact(_credentials(settings)))
         root.addHandler(handler)  # also keeps logging.lastResort (stderr) from ever firing
+        if settings is not None:
+            root.setLevel(settings.log_level)
+            cap_library_loggers(settings.log_level)
+        logging.captureWarnings(True)  # warnings.warn goes to the file, never onto the game screen
     return path
 
 
@@ -532,7 +539,7 @@ class ConsoleUI:
 async def run_console(service: ConsoleService, settings: Settings, *, hotseat: bool = False,
                       out: TextIO | None = None, log_dir: Path | None = None) -> None:
     """Play at this terminal until quit, end of input or Ctrl-C (which leaves at once, exit code 0)."""
-    keep_logs_off_screen(log_dir or log_dir_for(settings))
+    keep_logs_off_screen(log_dir or log_dir_for(settings), settings)
     platform = ConsolePlatform(out or sys.stdout, hotseat=hotseat)
     service.attach(platform)
     await service.start()

@@ -34,7 +34,8 @@ def play(child: pexpect.spawn, name: str) -> str:
         if i == 2:
             raise AssertionError("the console exited:\n" + "".join(seen))
         prompt = child.before.splitlines()
-        if any(re.match(r"\s+\d+\) ", line) for line in prompt):
+        # Options are numbered on their own lines, or inside a board's grid (a cell "7) apple" anywhere in a row).
+        if any(re.search(r"(?:^|\s)\d+\) ", line) for line in prompt):
             child.sendline("1")
             continue
         fields = next((m.group(1) for line in reversed(prompt) if (m := re.search(r"fields: (.*)\)", line))), None)

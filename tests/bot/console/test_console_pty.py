@@ -31,7 +31,7 @@ def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) ->
         if i == 2:
             raise AssertionError("the console exited:\n" + "".join(seen))
         prompt = child.before.splitlines()
-        options = [line for line in prompt if re.match(r"\s+\d+\) ", line)]
+        options = [line for line in prompt if re.search(r"(?:^|\s)\d+\) ", line)]
         if options:
             child.sendline("1")
         else:
