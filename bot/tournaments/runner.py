@@ -422,6 +422,8 @@ def status_text(t: TournamentRow, p: Progress, final: bool = False) -> str:
     parts = [f"{t.game} ({t.variant}) tournament {head}: {p.done}/{p.total} games played"]
     if p.failed:
         parts.append(f"{p.failed} failed")
-    if p.leader:
-        parts.append(f"leader: {p.leader}")
+    if p.leader and not final:
+        # Who is ahead on rating, never called the leader: a lead counts only once its interval
+        # clears every other entrant's, which the finished leaderboard says (or names a tie).
+        parts.append(f"ahead so far: {p.leader}")
     return ", ".join(parts) + "."

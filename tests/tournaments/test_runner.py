@@ -124,3 +124,16 @@ async def test_each_match_stores_its_outcomes_and_standings_read_them_without_re
             await conn.execute(sa.update(table_of(TournamentMatchRow)).values(outcomes=None))
         again = await results.match_results(store, tid)
         assert [results.outcome_rows(r.seats) for r in again] == [results.outcome_rows(r.seats) for r in replayed]
+
+
+def test_the_chat_status_never_calls_a_rating_lead_the_leader() -> None:
+    from types import SimpleNamespace
+
+    from bot.tournaments.runner import status_text
+
+    t = SimpleNamespace(game="spy", variant="classic")
+    running = status_text(t, Progress(1, 3, 1, 8, "strategist"))  # type: ignore[arg-type]
+    assert running == "spy (classic) tournament running: 3/8 games played, 1 failed, ahead so far: strategist."
+    # The finished board names a leader only when its interval is clear (or says a tie): the status does not.
+    finished = status_text(t, Progress(1, 8, 0, 8, "strategist"), final=True)  # type: ignore[arg-type]
+    assert finished == "spy (classic) tournament finished: 8/8 games played."
