@@ -4,7 +4,7 @@ Leakage on x, utility on y, both x100; marker area grows with SoftScore. The
 frontier joins the points no other point beats on both axes (lower or equal
 leakage and higher or equal utility, one strictly), drawn as a dashed step
 line: the best trade-offs observed. Rendered with matplotlib's Agg canvas (no
-display, no pyplot state), so it runs in a server or a test.
+display, no pyplot state), so it runs in a server or a test; imported when a chart is drawn.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +36,11 @@ def pareto_front(points: Sequence[Point]) -> list[Point]:
 
 def scatter(points: Sequence[Point], out_stem: Path, *, title: str = "SNEAK: utility vs leakage") -> list[Path]:
     """Write ``out_stem``.png and .svg; returns both paths."""
+    # matplotlib loads when a chart is drawn: a command refused before it (or one that draws nothing)
+    # neither pays its import nor writes its font cache.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 5.2))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
