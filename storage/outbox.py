@@ -32,6 +32,14 @@ def outbox_values(records: Sequence[OutboxRecord], *, game_id: int, action_seq: 
              "body": dict(r.body), "created_at": now, "sent_at": None} for i, r in enumerate(records)]
 
 
+def mark_sent_in(conn: sa.Connection, ids: Sequence[str]) -> int:
+    """Mark messages sent inside the caller's transaction (once: a repeat changes nothing);
+    returns how many were marked now."""
+    res = conn.execute(sa.update(_outbox).where(_outbox.c.id.in_(ids), _outbox.c.sent_at.is_(None))
+                       .values(sent_at=utcnow()))
+    return int(res.rowcount)
+
+
 class OutboxRepository:
     """Unsent messages of games, and the mark that they were sent."""
 
@@ -48,12 +56,4 @@ class OutboxRepository:
                  .order_by(col(OutboxRow.game_id), col(OutboxRow.action_seq), col(OutboxRow.pos)))
             return list((await s.exec(q)).all())
 
-    async def mark_sent(self, ids: Iterable[str]) -> int:
-        """Mark messages sent (once: a repeat changes nothing); returns how many were marked now."""
-        keys = sorted(set(ids))
-        if not keys:
-            return 0
-        async with self._db.write() as conn:
-            res = await conn.execute(sa.update(_outbox).where(_outbox.c.id.in_(keys), _outbox.c.sent_at.is_(None))
-                                     .values(sent_at=utcnow()))
-            return int(res.rowcount)
+

@@ -223,7 +223,7 @@ class Store(Database):
     finish_deadline = _Via("deadlines", DeadlineRepository.finish_deadline)
     # the outbox of turns' messages
     unsent = _Via("outbox", OutboxRepository.unsent)
-    mark_sent = _Via("outbox", OutboxRepository.mark_sent)
+    mark_sent = _Via("_turnlog", TurnLog.mark_sent)  # in the turn log's next group commit
     # inbound claims
     claim_inbound = _Via("inbound", InboundClaims.claim_inbound)
     inbound_seen = _Via("inbound", InboundClaims.inbound_seen)

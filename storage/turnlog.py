@@ -22,12 +22,19 @@ turn without one, this very action) was this turn's own commit, and it is answer
 logged without writing anything; an inbound key that the lost commit claimed reads the
 same way instead of looking like a redelivered event. Another action at that place means
 the table in memory is behind its log (``LogAhead``): the caller catches up from the log.
+
+The outbox's "sent" marks (``mark_sent``) ride in the next group's transaction instead of a
+write transaction of their own: under load the single writer would otherwise spend a commit on
+them every few tenths of a second. When no turns are queued they are written alone, at once. A
+mark is only an UPDATE of ``sent_at`` on rows not yet marked, so writing it again (a group that
+failed and is retried) changes nothing; a mark lost with a failed group or a crash only means the
+message is sent again under the same key, as the outbox already allows (``storage.outbox``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import agent_call_values
 from storage.inbound import claim_keys, release_keys, seen_keys
-from storage.outbox import outbox_values
+from storage.outbox import mark_sent_in, outbox_values
 from storage.ownership import Fence, NotOwner, TableLeases, check_fences
 from storage.records import (
     ActionRecord,
@@ -56,6 +63,12 @@ _agent_calls = table_of(AgentCallRow)
 _outbox = table_of(OutboxRow)
 
 MAX_GROUP = 256  # turns committed in one transaction at most
+
+
+@dataclass(slots=True)
+class _Marks:
+    ids: list[str]
+    future: asyncio.Future[int]
 
 
 @dataclass(slots=True)
@@ -86,6 +99,7 @@ class TurnLog:
         self.engine = engine
         self._lock = lock
         self._turns: list[_Turn] = []
+        self._marks: list[_Marks] = []
         self._flusher: asyncio.Task[None] | None = None
         # Set when several processes share the database: every turn is then logged under this
         # process's hold on its game (``storage.ownership``), or refused.
@@ -129,6 +143,20 @@ class TurnLog:
         turn.future.add_done_callback(_collect)
         return await asyncio.shield(turn.future)
 
+    async def mark_sent(self, ids: Iterable[str]) -> int:
+        """Mark outbox messages sent, in the next group's transaction (or alone when no turn is
+        queued); returns how many were marked now (a repeat changes nothing)."""
+        keys = sorted(set(ids))
+        if not keys:
+            return 0
+        loop = asyncio.get_running_loop()
+        marks = _Marks(keys, loop.create_future())
+        self._marks.append(marks)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = loop.create_task(self._flush())
+        marks.future.add_done_callback(_collect)
+        return await asyncio.shield(marks.future)
+
     async def aclose(self) -> None:
         """Wait for queued turns, then release the SQLite engine."""
         if self._flusher is not None:
@@ -137,11 +165,23 @@ class TurnLog:
             self.engine.dispose()
 
     async def _flush(self) -> None:
-        while self._turns:
+        while self._turns or self._marks:
             batch, self._turns = self._turns[:MAX_GROUP], self._turns[MAX_GROUP:]
+            marks, self._marks = self._marks, []
             try:
-                await self._write(batch)
-            except Exception:
+                await self._write(batch, marks)
+            except Exception as exc:
+                if marks:
+                    # The marks alone, apart from the turns that may be at fault; failing again,
+                    # their caller keeps them for a later try.
+                    try:
+                        await self._write([], marks)
+                    except Exception:  # noqa: BLE001 - delivered to the marks' caller
+                        for m in marks:
+                            if not m.future.done():
+                                m.future.set_exception(exc)
+                if not batch:
+                    continue
                 # The group failed as a whole (an integrity error, or a connection lost, perhaps
                 # after its COMMIT was sent): retry one by one so only the turn at fault sees its
                 # error; a turn that did commit is read back there, never written twice.
@@ -150,7 +190,7 @@ class TurnLog:
                     if turn.future.done():
                         continue
                     try:
-                        await self._write([turn])
+                        await self._write([turn], [])
                         if turn.recovered:
                             self.recovered += 1
                             if self.on_recovered is not None:
@@ -159,20 +199,29 @@ class TurnLog:
                         if not turn.future.done():
                             turn.future.set_exception(exc)
 
-    async def _write(self, batch: Sequence[_Turn]) -> None:
+    async def _write(self, batch: Sequence[_Turn], marks: Sequence[_Marks]) -> None:
+        ids = [m.ids for m in marks]
+
+        def group(conn: sa.Connection) -> tuple[list[tuple[_Turn, bool | Exception]], list[int]]:
+            outcome = write_turns(conn, batch) if batch else []
+            return outcome, [mark_sent_in(conn, keys) for keys in ids]
+
         if self.engine is not None:
             engine = self.engine
 
-            def commit() -> list[tuple[_Turn, bool | Exception]]:
+            def commit() -> tuple[list[tuple[_Turn, bool | Exception]], list[int]]:
                 with engine.begin() as conn:
-                    return write_turns(conn, batch)
+                    return group(conn)
 
             async with self._lock:
-                outcome = await asyncio.to_thread(commit)
+                outcome, marked = await asyncio.to_thread(commit)
         else:
             async with self._lock:
                 async with self.writer.begin() as conn:
-                    outcome = await conn.run_sync(write_turns, batch)
+                    outcome, marked = await conn.run_sync(group)
+        for m, n in zip(marks, marked, strict=True):
+            if not m.future.done():
+                m.future.set_result(n)
         for t, res in outcome:  # committed: now answer
             if t.future.done():
                 continue
@@ -182,7 +231,7 @@ class TurnLog:
                 t.future.set_result(res)
 
 
-def _collect(future: asyncio.Future[bool]) -> None:
+def _collect(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
 

@@ -44,7 +44,14 @@ class Planned:
 def body_of(m: Outgoing) -> dict[str, Any]:
     # A turn's messages are text: controls (buttons, forms) belong to prompts, sent apart.
     assert not m.has_controls, "a message with controls does not go through the outbox"
-    return {"text": m.text, "title": m.title, "user_text": m.user_text}
+    # Only what differs from ``message_of``'s defaults: every turn writes these bodies, in the
+    # one writer's transaction.
+    body: dict[str, Any] = {"text": m.text}
+    if m.title is not None:
+        body["title"] = m.title
+    if m.user_text:
+        body["user_text"] = True
+    return body
 
 
 def message_of(key: str, body: Mapping[str, Any]) -> Outgoing:
