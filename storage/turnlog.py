@@ -25,7 +25,8 @@ the table in memory is behind its log (``LogAhead``): the caller catches up from
 
 The outbox's "sent" marks (``mark_sent``) ride in the next group's transaction instead of a
 write transaction of their own: under load the single writer would otherwise spend a commit on
-them every few tenths of a second. When no turns are queued they are written alone, at once. A
+them every few tenths of a second. When no turn comes within ``MARKS_WAIT_S`` they are written
+alone. A
 mark is only an UPDATE of ``sent_at`` on rows not yet marked, so writing it again (a group that
 failed and is retried) changes nothing; a mark lost with a failed group or a crash only means the
 message is sent again under the same key, as the outbox already allows (``storage.outbox``).
@@ -63,6 +64,7 @@ _agent_calls = table_of(AgentCallRow)
 _outbox = table_of(OutboxRow)
 
 MAX_GROUP = 256  # turns committed in one transaction at most
+MARKS_WAIT_S = 0.1  # how long sent marks wait for a group to ride in before they are written alone
 
 
 @dataclass(slots=True)
@@ -101,6 +103,7 @@ class TurnLog:
         self._turns: list[_Turn] = []
         self._marks: list[_Marks] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._marks_alone: asyncio.Task[None] | None = None
         # Set when several processes share the database: every turn is then logged under this
         # process's hold on its game (``storage.ownership``), or refused.
         self.leases: TableLeases | None = None
@@ -144,8 +147,8 @@ class TurnLog:
         return await asyncio.shield(turn.future)
 
     async def mark_sent(self, ids: Iterable[str]) -> int:
-        """Mark outbox messages sent, in the next group's transaction (or alone when no turn is
-        queued); returns how many were marked now (a repeat changes nothing)."""
+        """Mark outbox messages sent, in the next group's transaction (or alone when no turn comes
+        within ``MARKS_WAIT_S``); returns how many were marked now (a repeat changes nothing)."""
         keys = sorted(set(ids))
         if not keys:
             return 0
@@ -153,19 +156,31 @@ class TurnLog:
         marks = _Marks(keys, loop.create_future())
         self._marks.append(marks)
         if self._flusher is None or self._flusher.done():
-            self._flusher = loop.create_task(self._flush())
+            self._marks_soon()
         marks.future.add_done_callback(_collect)
         return await asyncio.shield(marks.future)
 
+    def _marks_soon(self) -> None:
+        if self._marks_alone is None or self._marks_alone.done():
+            self._marks_alone = asyncio.get_running_loop().create_task(self._flush_marks_later())
+
+    async def _flush_marks_later(self) -> None:
+        await asyncio.sleep(MARKS_WAIT_S)
+        if self._marks and (self._flusher is None or self._flusher.done()):
+            self._flusher = asyncio.get_running_loop().create_task(self._flush(marks_alone=True))
+
     async def aclose(self) -> None:
-        """Wait for queued turns, then release the SQLite engine."""
-        if self._flusher is not None:
-            await asyncio.gather(self._flusher, return_exceptions=True)
+        """Wait for queued turns and marks, then release the SQLite engine."""
+        while True:
+            pending = [t for t in (self._marks_alone, self._flusher) if t is not None and not t.done()]
+            if not pending:
+                break
+            await asyncio.gather(*pending, return_exceptions=True)
         if self.engine is not None:
             self.engine.dispose()
 
-    async def _flush(self) -> None:
-        while self._turns or self._marks:
+    async def _flush(self, marks_alone: bool = False) -> None:
+        while self._turns or (marks_alone and self._marks):
             batch, self._turns = self._turns[:MAX_GROUP], self._turns[MAX_GROUP:]
             marks, self._marks = self._marks, []
             try:
@@ -198,6 +213,8 @@ class TurnLog:
                     except Exception as exc:  # noqa: BLE001 - delivered to its own caller
                         if not turn.future.done():
                             turn.future.set_exception(exc)
+        if self._marks:  # came in during the last group: they wait for the next one a moment
+            self._marks_soon()
 
     async def _write(self, batch: Sequence[_Turn], marks: Sequence[_Marks]) -> None:
         ids = [m.ids for m in marks]
