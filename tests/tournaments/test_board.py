@@ -133,7 +133,7 @@ def test_the_game_count_of_a_new_tournament_is_explained() -> None:
                                "encoder + decoder vs interceptor) x 2 repetitions (--games 2).")
 
 
-def test_log_records_go_to_the_file_not_over_the_progress_bar(tmp_path, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
+def test_log_records_go_to_the_file_not_over_the_progress_bar(tmp_path, monkeypatch, capfd) -> None:
     import logging
 
     from bot.tournaments.cli import _logs_off_the_bar
