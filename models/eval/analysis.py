@@ -38,7 +38,7 @@ from models.embeddings import VocabIndex
 from models.eval.baselines import Baseline, NoMessage, WordNetBaselines
 from models.eval.bench import make_generator
 from models.eval.decoys import DEFAULT_DECOYS, DecoyStrategy
-from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
+from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, load_evaluators
 from models.eval.generators import generate_all
 from models.eval.instances import Instance, bench_instances
 from models.eval.metrics import AVERAGE, Scores
@@ -75,13 +75,7 @@ async def make_scoring(evaluators: Sequence[str], *, client_for: ClientFor, embe
     from models.eval.decoys import WordNetDecoys
     from models.eval.wordnet import wordnet
 
-    evs: list[Evaluator] = []
-    for spec in evaluators:
-        ev = await resolve(spec, client_for=client_for, embedder_for=embedder_for)
-        failure = await warm_up(ev)
-        if failure is not None:
-            raise ValueError(f"evaluator {spec} does not run: {failure[:200]}")
-        evs.append(ev)
+    evs = await load_evaluators(evaluators, client_for=client_for, embedder_for=embedder_for)
     wn = wordnet()
     return Scoring(evs, WordNetDecoys(wn), client_for, VocabIndex(embedder_for("minilm")), wn, seed, progress, embedder_for)
 

@@ -22,7 +22,7 @@ from games import decks
 from models.embeddings import DEFAULT_K, VocabIndex
 from models.eval.baselines import Baseline, NoMessage, WordNetBaselines
 from models.eval.decoys import DecoyStrategy, EmbeddingDecoys, LLMDecoys, WordNetDecoys
-from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
+from models.eval.evaluators import ClientFor, EmbedderFor, load_evaluators
 from models.eval.generators import Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
 from models.eval.instances import Instance, bench_instances
 from models.eval.methods import METHODS, MethodGenerator
@@ -134,13 +134,7 @@ async def run_bench(
         decoys = (WordNetDecoys(wordnet()) if cfg.decoys is DecoyRule.WORDNET else EmbeddingDecoys(embedder)
                   if cfg.decoys is DecoyRule.EMBED
                   else LLMDecoys(await client_for("default"), EmbeddingDecoys(embedder), spec="llm:default"))
-    evaluators: list[Evaluator] = []
-    for s in cfg.evaluators:  # one model at a time (two loading at once raced); a failure stops the run, named
-        ev = await resolve(s, client_for=client_for, embedder_for=embedder_for)
-        failure = await warm_up(ev)
-        if failure is not None:
-            raise ValueError(f"evaluator {s} does not run: {failure[:200]}")
-        evaluators.append(ev)
+    evaluators = await load_evaluators(cfg.evaluators, client_for=client_for, embedder_for=embedder_for)
     deck = list(cfg.deck) if cfg.deck is not None else list(decks.cards())
     cards = deck[: cfg.cards] if cfg.cards else deck
     base = bench_instances(cards, CARD_SIZE[cfg.setting])

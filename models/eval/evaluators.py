@@ -280,6 +280,19 @@ async def warm_up(evaluator: Evaluator) -> str | None:
     return next((j.error for j in results if j.error), None)
 
 
+async def load_evaluators(specs: Sequence[str], *, client_for: ClientFor, embedder_for: EmbedderFor) -> list[Evaluator]:
+    """Each evaluator resolved and warmed up, one model at a time; the first that does not run stops the
+    load with a ValueError naming it."""
+    evaluators: list[Evaluator] = []
+    for spec in specs:
+        ev = await resolve(spec, client_for=client_for, embedder_for=embedder_for)
+        failure = await warm_up(ev)
+        if failure is not None:
+            raise ValueError(f"evaluator {spec} does not run: {failure[:200]}")
+        evaluators.append(ev)
+    return evaluators
+
+
 def secret_index(inst: Instance) -> int:
     key = normalize(inst.secret)
     return next(i for i, c in enumerate(inst.candidates) if normalize(c) == key)

@@ -139,7 +139,7 @@ async def add_bench_items(store: UnitsOfWork, deck: Sequence[tuple[str, Sequence
     from models.embeddings import VocabIndex
     from models.eval.bench import make_generator
     from models.eval.decoys import WordNetDecoys
-    from models.eval.evaluators import resolve, warm_up
+    from models.eval.evaluators import load_evaluators
     from models.eval.human import item_from_evaluations
     from models.eval.instances import bench_instances
     from models.eval.score import evaluate
@@ -152,13 +152,7 @@ async def add_bench_items(store: UnitsOfWork, deck: Sequence[tuple[str, Sequence
         chosen.append(insts[rng(seed, "sneak-human-secret", cat).randrange(len(insts))])
     gen = await make_generator(generator, refine=False, client_for=client_for,
                                index=VocabIndex(embedder_for("minilm")), seed=seed, embedder_for=embedder_for)
-    evs = []
-    for spec in evaluators:
-        ev = await resolve(spec, client_for=client_for, embedder_for=embedder_for)
-        failure = await warm_up(ev)
-        if failure is not None:
-            raise ValueError(f"evaluator {spec} does not run: {failure[:200]}")
-        evs.append(ev)
+    evs = await load_evaluators(evaluators, client_for=client_for, embedder_for=embedder_for)
     items: list[Item] = []
     decoys = WordNetDecoys(wordnet())
     for inst in chosen:

@@ -40,23 +40,24 @@ def _text(path: Path, text: str) -> Path:
 
 
 def test_replay_of_a_file_with_several_games_replays_and_names_each(tmp_path: Path) -> None:
-    sims = [runner.invoke(app, ["sim", g, "--seed", "2", "--json"]).output for g in ("decrypto", "spy", "chameleon")]
-    f = _text(tmp_path / "three.jsonl", "".join(sims))
+    ids = sorted(games.registry())  # one of each game in the catalog
+    sims = [runner.invoke(app, ["sim", g, "--seed", "2", "--json"]).output for g in ids]
+    f = _text(tmp_path / "all.jsonl", "".join(sims))
     r = runner.invoke(app, ["replay", str(f)])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert lines[0] == f"{f} holds 3 games; replaying each."
-    starts = [1, 1 + len(sims[0].splitlines()), 1 + len(sims[0].splitlines()) + len(sims[1].splitlines())]
-    for i, (game, start) in enumerate(zip(("decrypto", "spy", "chameleon"), starts, strict=True), start=1):
+    assert lines[0] == f"{f} holds {len(ids)} games; replaying each."
+    starts = [1 + sum(len(s.splitlines()) for s in sims[:i]) for i in range(len(sims))]
+    for i, (game, start) in enumerate(zip(ids, starts, strict=True), start=1):
         assert lines[i].startswith(f"game {i} (line {start}): {game} (") and "Winners:" in lines[i]
     # A broken second game is named by game and file line; the others still replay.
     broken = sims[1].splitlines()
     broken[2] = "{not json"
-    f.write_text(sims[0] + "\n".join(broken) + "\n" + sims[2])
+    f.write_text(sims[0] + "\n".join(broken) + "\n" + "".join(sims[2:]))
     r = runner.invoke(app, ["replay", str(f)])
     assert r.exit_code == 2
     assert f"game 2 (line {starts[1]}): line {starts[1] + 2}: not JSON" in r.output
-    assert r.output.count("Winners:") == 2
+    assert r.output.count("Winners:") == len(ids) - 1
 
 
 def test_an_aborted_game_replays_as_aborted(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import games
 from bot.core.messages import CommandKind, Place, UserRef
 from games.base import Choice, contains_word
 from tests.bot.core.conftest import make_harness
@@ -25,7 +26,7 @@ step = st.tuples(
     st.integers(0, 1),  # place
     st.integers(0, 10_000),  # choice among options / garbage
     st.booleans(),  # redeliver an earlier id instead of a fresh one
-    st.sampled_from(["spy", "chameleon", "decrypto"]),
+    st.sampled_from(sorted(games.registry())),  # every game in the catalog
 )
 
 
