@@ -26,10 +26,9 @@ the table in memory is behind its log (``LogAhead``): the caller catches up from
 The outbox's "sent" marks (``mark_sent``) ride in the next group's transaction instead of a
 write transaction of their own: under load the single writer would otherwise spend a commit on
 them every few tenths of a second. When no turn comes within ``MARKS_WAIT_S`` they are written
-alone. A
-mark is only an UPDATE of ``sent_at`` on rows not yet marked, so writing it again (a group that
-failed and is retried) changes nothing; a mark lost with a failed group or a crash only means the
-message is sent again under the same key, as the outbox already allows (``storage.outbox``).
+alone. A mark is only an UPDATE of ``sent_at`` on rows not yet marked, so writing it again (a group
+that failed and is retried) changes nothing; a mark lost with a failed group or a crash only means
+the message is sent again under the same key, as the outbox already allows (``storage.outbox``).
 """
 
 from __future__ import annotations
