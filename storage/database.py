@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from typing import Self
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Self, TypeVar
 
 import sqlalchemy as sa
 from alembic import command
@@ -30,13 +30,53 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionma
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.engine import WRITE_OPTION, EnginePlan, alembic_config, head_revision, make_engine, plan_engine
-from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate
+from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate, WriteUnknown
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # Drivers that log every statement with its parameters at DEBUG: rows hold moves and dealt secrets,
 # and no log line may carry a secret, so they never log below WARNING.
 _CHATTY_DRIVER_LOGGERS = ("aiosqlite", "asyncpg")
 
 MIGRATION_LOCK_KEY = 0x4875_7368_7461_626C  # "Hushtabl": the PostgreSQL advisory lock migrations take
+
+
+def outcome_unknown(exc: BaseException) -> bool:
+    """Whether a failed write may still have committed: the connection to the database was lost,
+    perhaps after its COMMIT reached the server. An error the database answered with (a
+    constraint, a lock timeout) is not one: that transaction was rolled back."""
+    if isinstance(exc, sa.exc.DBAPIError):
+        return bool(exc.connection_invalidated)
+    return isinstance(exc, OSError)
+
+
+async def write_once(what: str, write: Callable[[], Awaitable[T]], landed: Callable[[], Awaitable[T | None]],
+                     *, unknown: Callable[[], None] | None = None) -> T:
+    """Run a write exactly once although the answer to its COMMIT may be lost.
+
+    ``write`` runs one write transaction. When it fails with an unknown outcome
+    (``outcome_unknown``), ``landed`` reads back whether that transaction committed after all:
+    what the write would have returned when it did (it is answered as written, never written a
+    second time), None when it did not, and then the write is tried once more. ``unknown()`` is
+    told of each unknown outcome. WriteUnknown (``written`` False) when the second try is lost
+    too and nothing was written; ``written`` None when the read-back itself failed."""
+    for _ in range(2):
+        try:
+            return await write()
+        except Exception as exc:
+            if not outcome_unknown(exc):
+                raise
+            log.warning("%s: the database's answer was lost (%s); reading back", what, type(exc).__name__)
+        if unknown is not None:
+            unknown()
+        try:
+            found = await landed()
+        except (sa.exc.DBAPIError, OSError):
+            raise WriteUnknown(what, None) from None
+        if found is not None:
+            return found
+    raise WriteUnknown(what, False)
 
 
 def quiet_driver_logs() -> None:

@@ -14,16 +14,16 @@ the database.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from storage.database import Database
+from storage.database import Database, write_once
 from storage.deadlines import cancel_pending
 from storage.inbound import claim, point_at
 from storage.ownership import Fence, NotOwner, TableLeases, db_now, guard
@@ -45,6 +45,7 @@ from storage.tables import (
     EventRow,
     GameRow,
     GameStatus,
+    InboundRow,
     SeatRow,
     TableLeaseRow,
     inserted_id,
@@ -58,6 +59,8 @@ _seats = table_of(SeatRow)
 _events = table_of(EventRow)
 _actions = table_of(ActionRow)
 _leases = table_of(TableLeaseRow)
+_inbound = table_of(InboundRow)
+T = TypeVar("T")
 
 
 def _status_list(status: GameStatus | Iterable[GameStatus]) -> list[GameStatus]:
@@ -73,6 +76,8 @@ class GameRepository:
         self._turns = turns
         # This process's hold on the games it drives, when several processes share the database.
         self.leases: TableLeases | None = None
+        # Told of each lobby or lifecycle write whose COMMIT answer was lost (the metrics).
+        self.on_unknown: Callable[[], None] | None = None
 
     async def create_game(
         self,
@@ -104,15 +109,37 @@ class GameRepository:
             "created_at": utcnow(),
             "rules_version": "",
         }
-        async with self._db.write() as conn:
-            # The key is claimed before the game exists (so a repeat writes nothing), then pointed at it.
-            if inbound_key is not None and not await claim(conn, inbound_key, None):
-                return None
-            res = await conn.execute(sa.insert(_games).values(values))
-            game_id = inserted_id(res)
-            if inbound_key is not None:
-                await point_at(conn, inbound_key, game_id)
-            return game_id
+        async def write() -> int | None:
+            async with self._db.write() as conn:
+                # The key is claimed before the game exists (so a repeat writes nothing), then pointed at it.
+                if inbound_key is not None and not await claim(conn, inbound_key, None):
+                    return None
+                res = await conn.execute(sa.insert(_games).values(values))
+                game_id = inserted_id(res)
+                if inbound_key is not None:
+                    await point_at(conn, inbound_key, game_id)
+                return game_id
+
+        async def landed() -> int | None:
+            # The game this very write made: its key points at it, or (no key) its row carries the
+            # instant this call stamped on it.
+            async with self._db.connect() as conn:
+                if inbound_key is not None:
+                    found = (await conn.execute(sa.select(_inbound.c.game_id)
+                                                .where(_inbound.c.key == inbound_key))).scalar()
+                else:
+                    found = (await conn.execute(sa.select(_games.c.id).where(
+                        _games.c.platform == platform, _games.c.place == place, _games.c.host == host,
+                        _games.c.created_at == values["created_at"]))).scalar()
+            return None if found is None else int(found)
+
+        return await self._once("create a game", write, landed)
+
+    async def _once(self, what: str, write: Callable[[], Awaitable[T]],
+                    landed: Callable[[], Awaitable[T | None]]) -> T:
+        """A lobby or lifecycle write exactly once, when the answer to its COMMIT is lost
+        (``storage.database.write_once``): read back, then written again only if it did not land."""
+        return await write_once(what, write, landed, unknown=self.on_unknown)
 
     async def update_lobby(
         self,
@@ -139,17 +166,31 @@ class GameRepository:
         if host is not None:
             values["host"] = host
         status = GameStatus.RUNNING if running else GameStatus.LOBBY
-        async with self._db.write() as conn:
-            if inbound_key is not None and not await claim(conn, inbound_key, game_id):
-                return False
-            res = await conn.execute(
-                sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status == status)
-                .values(values)
-            )
-            if res.rowcount != 1:
-                await _raise_status(conn, game_id, "edit the lobby of")
-        return True
+
+        async def write() -> bool:
+            async with self._db.write() as conn:
+                if inbound_key is not None and not await claim(conn, inbound_key, game_id):
+                    return False
+                res = await conn.execute(
+                    sa.update(_games)
+                    .where(_games.c.id == game_id, _games.c.status == status)
+                    .values(values)
+                )
+                if res.rowcount != 1:
+                    await _raise_status(conn, game_id, "edit the lobby of")
+            return True
+
+        async def landed() -> bool | None:
+            # The lost transaction claimed the key (a key seen before returns before the COMMIT), so
+            # a claimed key is this edit; an edit without one is there when the row reads as written.
+            async with self._db.connect() as conn:
+                if inbound_key is not None:
+                    return True if await _key_seen(conn, inbound_key) else None
+                cols = [getattr(_games.c, k) for k in values]
+                row = (await conn.execute(sa.select(*cols).where(_games.c.id == game_id))).first()
+            return True if row is not None and dict(zip(values, row, strict=True)) == values else None
+
+        return await self._once(f"edit the lobby of game {game_id}", write, landed)
 
     async def running_games_of(self, user_key: str) -> list[int]:
         """The running games where this member holds a seat, by id."""
@@ -191,43 +232,58 @@ class GameRepository:
         and the inbound key of the command that started it (a redelivery then finds it)."""
         now = utcnow()
         started = self.leases.clock() if self.leases is not None else 0.0
-        async with self._db.write() as conn:
-            if inbound_key is not None and not await claim(conn, inbound_key, game_id):
-                raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
-            res = await conn.execute(
-                sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY)
-                .values(
-                    status=GameStatus.RUNNING,
-                    seed=seed,
-                    config=dict(config),
-                    rules_version=rules_version,
-                    started_at=now,
+
+        async def write() -> bool:
+            async with self._db.write() as conn:
+                if inbound_key is not None and not await claim(conn, inbound_key, game_id):
+                    raise GameStateError(f"cannot start game {game_id}: the command that starts it was already handled")
+                res = await conn.execute(
+                    sa.update(_games)
+                    .where(_games.c.id == game_id, _games.c.status == GameStatus.LOBBY)
+                    .values(
+                        status=GameStatus.RUNNING,
+                        seed=seed,
+                        config=dict(config),
+                        rules_version=rules_version,
+                        started_at=now,
+                    )
                 )
-            )
-            if res.rowcount != 1:
-                await _raise_status(conn, game_id, "start")
-            if seats:
-                await conn.execute(
-                    sa.insert(_seats),
-                    [
-                        {
-                            "game_id": game_id,
-                            "seat": s.seat,
-                            "kind": s.kind,
-                            "user_key": s.user_key,
-                            "display_name": s.display_name,
-                            "agent_spec": s.agent_spec,
-                            "joined_at": now,
-                        }
-                        for s in seats
-                    ],
-                )
-            await _insert_events(conn, game_id, events, first_seq=1, action_seq=None, now=now)
-            if self.leases is not None:  # whoever starts a game drives it
-                await conn.execute(sa.insert(_leases).values(
-                    game_id=game_id, owner=self.leases.owner, token=1,
-                    expires_at=db_now(conn.dialect.name, self.leases.ttl)))
+                if res.rowcount != 1:
+                    await _raise_status(conn, game_id, "start")
+                if seats:
+                    await conn.execute(
+                        sa.insert(_seats),
+                        [
+                            {
+                                "game_id": game_id,
+                                "seat": s.seat,
+                                "kind": s.kind,
+                                "user_key": s.user_key,
+                                "display_name": s.display_name,
+                                "agent_spec": s.agent_spec,
+                                "joined_at": now,
+                            }
+                            for s in seats
+                        ],
+                    )
+                await _insert_events(conn, game_id, events, first_seq=1, action_seq=None, now=now)
+                if self.leases is not None:  # whoever starts a game drives it
+                    await conn.execute(sa.insert(_leases).values(
+                        game_id=game_id, owner=self.leases.owner, token=1,
+                        expires_at=db_now(conn.dialect.name, self.leases.ttl)))
+            return True
+
+        async def landed() -> bool | None:
+            # This start, not another: the instant this call stamped on the row (and its key, claimed
+            # in the same transaction).
+            async with self._db.connect() as conn:
+                started_at = (await conn.execute(sa.select(_games.c.started_at)
+                                                 .where(_games.c.id == game_id))).scalar()
+                if started_at != now or (inbound_key is not None and not await _key_seen(conn, inbound_key)):
+                    return None
+            return True
+
+        await self._once(f"start game {game_id}", write, landed)
         if self.leases is not None:
             self.leases.held[game_id] = 1
             self.leases.confirmed(game_id, started)
@@ -474,6 +530,10 @@ async def _insert_events(
         ],
     )
 
+
+
+async def _key_seen(conn: AsyncConnection, key: str) -> bool:
+    return (await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key == key))).first() is not None
 
 
 async def _raise_status(conn: AsyncConnection, game_id: int, what: str) -> None:

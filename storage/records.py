@@ -27,6 +27,17 @@ class LogAhead(GameStateError):
         self.seq = seq
 
 
+class WriteUnknown(RuntimeError):
+    """A write whose COMMIT went unanswered twice (the connection to the database was lost) and
+    could not be settled by reading back. ``written``: False when the read-back found it not
+    written (nothing changed), None when even the read-back failed (it may or may not be)."""
+
+    def __init__(self, what: str, written: bool | None) -> None:
+        state = "nothing was written" if written is False else "whether it was written is unknown"
+        super().__init__(f"{what}: the database did not answer; {state}")
+        self.written = written
+
+
 class GameNotFound(KeyError):
     """No game has this id."""
 

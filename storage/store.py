@@ -185,8 +185,10 @@ class Store(Database):
         sa_event.listen(self.engine.sync_engine, "do_connect", named)
 
     def watch_commits(self, seen: Callable[[], None]) -> None:
-        """``seen()`` for each turn whose COMMIT outcome was lost and that was found committed."""
+        """``seen()`` for each turn whose COMMIT outcome was lost and that was found committed, and
+        each lobby or lifecycle write whose COMMIT outcome was lost (it was read back)."""
         self._turnlog.on_recovered = seen
+        self.log.on_unknown = seen
 
     async def aclose(self) -> None:
         if self.relay is not None:

@@ -9,9 +9,10 @@ and ABORT at the same moment leave the database and memory agreeing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets as pysecrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import games as game_registry
@@ -25,13 +26,26 @@ from bot.settings import Settings
 from games.base import ConfigError, Game, config_to_dict
 from games.labels import human_list
 from storage.ports import GamePort, InboundPort
-from storage.records import EventRecord, SeatRecord
+from storage.records import EventRecord, SeatRecord, WriteUnknown
 from storage.tables import GameRow, GameStatus, SeatKind
 
 log = logging.getLogger(__name__)
 
 RULES_VERSION = "1"
 LIVE = (GameStatus.LOBBY, GameStatus.RUNNING)
+NOT_SAVED = "The game log did not answer, so nothing was changed; send the command again in a moment."
+MAYBE_SAVED = ("The game log did not answer, so that may not have been saved; check the table, then send the "
+               "command again if it is unchanged.")
+
+
+@contextlib.contextmanager
+def _unanswered() -> Iterator[None]:
+    """A lobby write the database never answered (``storage.database.write_once`` read back and
+    retried already) becomes one sentence for the member."""
+    try:
+        yield
+    except WriteUnknown as exc:
+        raise Refused(NOT_SAVED if exc.written is False else MAYBE_SAVED) from None
 
 
 class LobbyStore(GamePort, InboundPort, Protocol):
@@ -98,9 +112,10 @@ class Lobbies:
         async with self.lock_for(row.id):
             fresh = await self._still_a_lobby(row.id)
             lobby, text = mutate(fresh, Lobby.of(fresh))
-            if not await self.store.update_lobby(row.id, lobby.to_json(), host=lobby.host.key,
-                                                 inbound_key=_key(cmd)):
-                return Reply(DUPLICATE, duplicate=True)
+            with _unanswered():
+                if not await self.store.update_lobby(row.id, lobby.to_json(), host=lobby.host.key,
+                                                     inbound_key=_key(cmd)):
+                    return Reply(DUPLICATE, duplicate=True)
         await self.refresh_card(row.id)
         return Reply(text)
 
@@ -125,16 +140,18 @@ class Lobbies:
                 raise Refused("There is already a table here. Join it, or ask its host to abort it.")
             seats = () if args.spectate else (LobbySeat(SeatKind.HUMAN, user=cmd.user),)
             lobby = Lobby(host=cmd.user, seats=seats, deadline_s=deadline, sneak_report=args.sneak_report)
-            gid = await self.store.create_game(
-                game=engine.id, variant=cfg.variant, config=config_to_dict(cfg), platform=cmd.place.platform,
-                place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby.to_json(),
-                inbound_key=_key(cmd), tenant=cmd.tenant,
-            )
+            with _unanswered():
+                gid = await self.store.create_game(
+                    game=engine.id, variant=cfg.variant, config=config_to_dict(cfg), platform=cmd.place.platform,
+                    place=cmd.place.key, place_name="", host=cmd.user.key, lobby=lobby.to_json(),
+                    inbound_key=_key(cmd), tenant=cmd.tenant,
+                )
             if gid is None:
                 return Reply(DUPLICATE, duplicate=True)
             ref = await self.delivery.post(cmd.place, await self.card(gid))
             if ref is not None:
-                await self.store.update_lobby(gid, lobby.with_(card=ref).to_json())
+                with _unanswered():
+                    await self.store.update_lobby(gid, lobby.with_(card=ref).to_json())
         lo, hi = engine.seat_range(cfg)
         return Reply(f"Table #{gid} for {engine.id} ({cfg.variant}) is open: {lo}-{hi} seats. "
                      "Others can join; add AI seats, then start.")
@@ -239,8 +256,10 @@ class Lobbies:
                 if fresh is None or fresh.status != GameStatus.RUNNING:
                     raise Refused("That table is closed.")
                 lobby = Lobby.of(fresh).with_(deadline_s=seconds)
-                if not await self.store.update_lobby(row.id, lobby.to_json(), inbound_key=_key(cmd), running=True):
-                    return Reply(DUPLICATE, duplicate=True)
+                with _unanswered():
+                    if not await self.store.update_lobby(row.id, lobby.to_json(), inbound_key=_key(cmd),
+                                                         running=True):
+                        return Reply(DUPLICATE, duplicate=True)
                 table = self.tables.get(row.id)
                 if table is not None:
                     table.deadline_s = seconds
@@ -268,8 +287,9 @@ class Lobbies:
             if not lo <= n <= hi:
                 raise Refused(f"This game needs {lo}-{hi} seats; there are {n}. Add AI seats or wait for players.")
             seed = pysecrets.randbits(62) if args.seed is None else args.seed
-            await self.begin(fresh, engine, cfg, seed, Place.from_key(fresh.platform, fresh.place),
-                             inbound_key=_key(cmd))
+            with _unanswered():
+                await self.begin(fresh, engine, cfg, seed, Place.from_key(fresh.platform, fresh.place),
+                                 inbound_key=_key(cmd))
         return Reply(f"Game #{row.id} started.")
 
     async def begin(self, row: GameRow, engine: Game, cfg: Any, seed: int, place: Place, *,

@@ -2,7 +2,8 @@
 
 It listens on 127.0.0.1 and forwards every byte both ways, reading the client's side of the
 PostgreSQL wire protocol as it goes. When it is armed and a transaction that wrote a turn
-(an ``INSERT INTO actions``) sends ``COMMIT``, it either forwards the COMMIT, waits for the
+(an ``INSERT INTO actions``, or whichever statements ``Drops.writes`` names: ``UPDATE games``
+for lobby edits and starts) sends ``COMMIT``, it either forwards the COMMIT, waits for the
 server's answer, swallows it and drops both connections (``after``: the turn is committed but
 the writer cannot know), or drops both connections before the COMMIT reaches the server
 (``before``: nothing is committed). Either way the client sees a connection lost in the middle
@@ -33,15 +34,25 @@ class Drops:
     every: int = 1  # drop every n-th turn COMMIT seen
     limit: int = 0  # at most this many drops (0: none)
     before_every: int = 0  # of the drops, every n-th loses the COMMIT itself instead of its answer
+    writes: tuple[bytes, ...] = (b"INSERT INTO actions",)  # the statements whose transactions are watched
     seen: int = 0  # turn COMMITs seen
     after: int = 0  # answers dropped after the server committed
     before: int = 0  # COMMITs dropped before the server saw them
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    script: list[str | None] = field(default_factory=list)  # what the next watched COMMITs meet, before the rest
+
     def decide(self) -> str | None:
-        """None (forward), "after" or "before" for the next turn COMMIT."""
+        """None (forward), "after" or "before" for the next watched COMMIT."""
         with self.lock:
             self.seen += 1
+            if self.script:
+                what = self.script.pop(0)
+                if what == "after":
+                    self.after += 1
+                elif what == "before":
+                    self.before += 1
+                return what
             if self.after + self.before >= self.limit or self.seen % self.every:
                 return None
             n = self.after + self.before + 1
@@ -130,7 +141,7 @@ class CommitDropProxy:
             if code not in (_SSL_REQUEST, _GSSENC_REQUEST, _CANCEL_REQUEST):
                 break
         wrote_turn = False
-        inserts: set[bytes] = set()  # prepared statements that insert actions (asyncpg reuses them by name)
+        inserts: set[bytes] = set()  # prepared statements that write what is watched (asyncpg reuses them by name)
         while True:
             kind = await reader.readexactly(1)
             length = struct.unpack("!i", await reader.readexactly(4))[0]
@@ -138,13 +149,13 @@ class CommitDropProxy:
             message = kind + struct.pack("!i", length) + body
             if kind == b"P":  # Parse: statement name, query
                 name, _, rest = body.partition(b"\0")
-                if rest.startswith(b"INSERT INTO actions"):
+                if rest.startswith(self.drops.writes):
                     inserts.add(name)
                     wrote_turn = True
             elif kind == b"B":  # Bind: portal name, statement name
                 statement = body.split(b"\0", 2)[1]
                 wrote_turn |= statement in inserts
-            elif kind == b"Q" and b"INSERT INTO actions" in body:
+            elif kind == b"Q" and any(w in body for w in self.drops.writes):
                 wrote_turn = True
             if kind == b"Q" and body.lstrip().upper().startswith(b"COMMIT"):
                 if wrote_turn:

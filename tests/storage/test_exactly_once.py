@@ -148,3 +148,67 @@ def _replays(url: str) -> None:
             await store.aclose()
 
     asyncio.run(check())
+
+
+async def test_lobby_edits_and_a_start_whose_commit_answers_are_lost_are_written_once(pg_url: str) -> None:
+    """A member's lobby edits and the host's start, through the proxy losing the answers to their
+    COMMITs (``UPDATE games``): each reads back and is answered as done, or is written again when
+    it did not land; twice lost, the member gets one sentence and nothing changed. Every reply is
+    the one an undisturbed run gives; nothing is written twice."""
+    from datetime import timedelta
+
+    from bot.core.lobby import NOT_SAVED
+    from bot.core.memory import MemoryPlatform
+    from bot.core.messages import Command, CommandKind, Place, UserRef
+    from bot.core.service import TableService
+    from bot.core.turns import DUPLICATE
+    from bot.settings import Settings
+    from models.agents import AgentRegistry
+
+    host, member, place = UserRef("memory", "1", "Host"), UserRef("memory", "2", "Mia"), Place("memory", "chan")
+    drops = Drops(writes=(b"UPDATE games",))
+    with CommitDropProxy(pg_url, drops) as proxy:
+        store = await Store.open(proxy.url)
+        await store.own_tables("proc-a", timedelta(seconds=30))
+        settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
+        service = TableService(store, settings=settings, agents=AgentRegistry())
+        service.attach(MemoryPlatform())
+        unknown: list[int] = []
+        store.log.on_unknown = lambda: unknown.append(1)
+
+        async def say(kind: CommandKind, args: dict[str, object], key: str, who: UserRef = host,
+                      script: tuple[str | None, ...] = ()) -> tuple[bool, str]:
+            drops.script[:] = script
+            reply = await service.handle(Command(kind, who, place, dict(args), key, tenant="memory:t"))
+            assert not drops.script, "a planned drop never happened"
+            return reply.ok and not reply.duplicate, reply.text
+
+        try:
+            await service.start()
+            assert await say(CommandKind.CREATE, {"game": "spy", "variant": "classic"}, "c1") \
+                == (True, "Table #1 for spy (classic) is open: 3-12 seats. Others can join; add AI seats, then start.")
+            # Committed, the answer lost: read back as done, not as a redelivery.
+            assert await say(CommandKind.JOIN, {}, "j1", member, ("after",)) == (True, "You joined table #1.")
+            # The COMMIT itself lost: nothing there, so it is written again.
+            assert await say(CommandKind.ADD_AI, {"agent": "random", "count": 1}, "a1", script=("before",)) \
+                == (True, "Added 1 AI seat(s) (random).")
+            # Lost twice: one sentence, nothing changed; sent again, it is written once.
+            assert await say(CommandKind.ADD_AI, {"agent": "random", "count": 1}, "a2",
+                             script=("before", "before")) == (False, NOT_SAVED)
+            assert await say(CommandKind.ADD_AI, {"agent": "random", "count": 1}, "a2") \
+                == (True, "Added 1 AI seat(s) (random).")
+            # The start: the lobby's thread is written, then the start's own COMMIT answer is lost.
+            assert await say(CommandKind.START, {"seed": 5}, "s1", script=(None, "after")) \
+                == (True, "Game #1 started.")
+            assert await say(CommandKind.START, {"seed": 5}, "s1") == (False, DUPLICATE)
+            assert (drops.after, drops.before) == (2, 3)
+            assert len(unknown) == 5
+            assert store.leases is not None and 1 in store.leases.held and 1 in service.tables
+            glog = await store.load_game(1)
+            assert glog.row.status == GameStatus.RUNNING
+            assert sorted(s.user_key or s.agent_spec or "" for s in glog.seats) == ["memory:1", "memory:2", "random",
+                                                                                     "random"]
+            assert [e.seq for e in glog.events] == list(range(1, len(glog.events) + 1))
+        finally:
+            await service.stop()
+            await store.aclose()
