@@ -47,12 +47,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from storage.database import Database
 from storage.records import GameStateError
-from storage.tables import GameRow, GameStatus, TableLeaseRow, table_of
+from storage.tables import GameRow, GameStatus, ProcessRow, TableLeaseRow, table_of
 
 log = logging.getLogger(__name__)
 
 _games = table_of(GameRow)
 _leases = table_of(TableLeaseRow)
+_processes = table_of(ProcessRow)
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock not taken within lock_timeout
 
 
@@ -137,6 +138,9 @@ class TableLeases:
         self.ttl = ttl
         self.clock = clock
         self.held: dict[int, int] = {}  # game id -> token
+        # What this process tells the others it serves (``bot_processes``), renewed with its leases;
+        # None: it tells nothing, and no table is handed back to it without a command.
+        self.serves: dict[str, Any] | None = None
         self._confirmed: dict[int, float] = {}  # game id -> local start of its last confirmed renewal
 
     def fence(self, game_id: int) -> Fence | None:
@@ -223,16 +227,18 @@ class TableLeases:
 
         On a server database this does not wait for the process's write lock: a renewal must not
         queue behind a group of turns on a loaded machine (the row it updates is its own)."""
-        if not self.held:
+        if not self.held and self.serves is None:
             return set()
         ids = sorted(self.held)
         started = self.clock()
         if self._db.plan.is_sqlite:
             async with self._db.write() as conn:
                 kept = await self._renew(conn, ids, now)
+                await self._beat(conn, now)
         else:
             async with self._db.writer.begin() as conn:
                 kept = await self._renew(conn, ids, now)
+                await self._beat(conn, now)
         lost = {g for g in ids if g in self.held and kept.get(g) != self.held[g]}
         for g in lost:
             self._drop(g)
@@ -240,7 +246,45 @@ class TableLeases:
             self.confirmed(g, started)
         return lost
 
+    async def _beat(self, conn: AsyncConnection, now: datetime | None) -> None:
+        """This process's heartbeat row, in the renewal's own transaction and with its expiry: a
+        process whose leases ran out is never seen alive by the heartbeat either (a table is not
+        handed back to a process that died)."""
+        if self.serves is None:
+            return
+        dialect = conn.dialect.name
+        until = now + self.ttl if now is not None else db_now(dialect, self.ttl)
+        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        stmt = insert(_processes).values(owner=self.owner, serves=self.serves, expires_at=until)
+        await conn.execute(stmt.on_conflict_do_update(index_elements=[_processes.c.owner],
+                                                      set_={"serves": self.serves, "expires_at": until}))
+        # The rows of processes gone long ago (each start names a new process).
+        await conn.execute(sa.delete(_processes).where(
+            _processes.c.expires_at < db_now(dialect, -100 * self.ttl)))
+
+    async def peers(self) -> dict[str, dict[str, Any]]:
+        """What each other live process serves, by owner: those whose heartbeat has not run out
+        by the database's clock."""
+        async with self._db.connect() as conn:
+            rows = await conn.execute(sa.select(_processes.c.owner, _processes.c.serves).where(
+                _processes.c.owner != self.owner, _processes.c.expires_at > db_now(conn.dialect.name)))
+            return {str(o): dict(v or {}) for o, v in rows}
+
+    async def take_given(self) -> dict[int, int]:
+        """Take the running games another live process handed to this one (``hand_over``): their
+        lease row names this process, which does not hold them yet. A game this process starts is
+        held before its start returns, with token 1; a hand-over always moves the token on."""
+        async with self._db.connect() as conn:
+            rows = await conn.execute(
+                sa.select(_leases.c.game_id).join(_games, _games.c.id == _leases.c.game_id)
+                .where(_leases.c.owner == self.owner, _leases.c.token > 1, _games.c.status == GameStatus.RUNNING,
+                       _leases.c.expires_at > db_now(conn.dialect.name)))
+            given = sorted(int(g) for g in rows.scalars() if int(g) not in self.held)
+        return await self._claim(given, None, only_running=True) if given else {}
+
     async def _renew(self, conn: AsyncConnection, ids: list[int], now: datetime | None) -> dict[int, int]:
+        if not ids:
+            return {}
         until = now + self.ttl if now is not None else db_now(conn.dialect.name, self.ttl)
         res = await conn.execute(
             sa.update(_leases)

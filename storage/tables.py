@@ -375,6 +375,19 @@ class TableLeaseRow(SQLModel, table=True):
     expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
 
 
+class ProcessRow(SQLModel, table=True):
+    """A live bot process among several on one database: what it serves (the tenants whose
+    commands the platforms send to it, as ``bot.core.serving.Served`` writes them), renewed with
+    its leases and expiring with them, on the database's clock. A process that took over a table
+    of a tenant another live process serves hands the table back to it."""
+
+    __tablename__ = "bot_processes"
+
+    owner: str = Field(primary_key=True)
+    serves: dict[str, Any] = _json()
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+
+
 class OutboxRow(SQLModel, table=True):
     """A message of a turn, written in the turn's own (fenced) transaction and sent from here:
     at least once, keyed by ``id`` (made by the bot, so a sender knows it before the commit);
@@ -447,4 +460,5 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     OutboxRow,
     AnnotationItemRow,
     AnnotationRow,
+    ProcessRow,
 )

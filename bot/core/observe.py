@@ -34,8 +34,9 @@ class ServiceObserver(Protocol):
         """How many turn deadlines are armed now."""
 
     def lease_moved(self, change: str, games: int) -> None:
-        """Games whose hold moved: ``taken`` by this process (a start elsewhere died, or resumed),
-        or ``lost`` to another process (this one was paused or slow past its lease)."""
+        """Games whose hold moved: ``taken`` by this process (a start elsewhere died, or resumed,
+        or a table handed to it), ``lost`` to another process (this one was paused or slow past its
+        lease), or ``handed_back`` by this process to the one that serves the table's tenant."""
 
     def command_refused(self) -> None:
         """A move for a game another live process holds was refused here ("moving")."""

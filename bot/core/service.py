@@ -32,6 +32,7 @@ from bot.core.observe import NullObserver, ServiceObserver
 from bot.core.platform import Platform
 from bot.core.ports import SneakPort
 from bot.core.resume import Resume
+from bot.core.serving import Served, owner_of
 from bot.core.tables import Lobby, LobbySeat, Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
@@ -73,6 +74,9 @@ class TableService:
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
         self.relayed = 0  # commands answered by the process holding their table
+        # The tenants whose commands reach this process (several processes on one database); None:
+        # what the settings and the attached platforms say (``Served.of_settings``).
+        self.served: Served | None = None
         store.watch_commits(lambda: self.observer.commit_unknown())
         self.delivery = Delivery(self.observer)
         self.delivery.live = self._live
@@ -98,6 +102,7 @@ class TableService:
         await self.store.check_writable()
         if self.store.relay is not None:
             await self.store.relay.start(self._relayed)
+        await self._advertise()
         await self.resume.run(self.lock_for)
         loop = asyncio.get_running_loop()
         if self._supervisor is None or self._supervisor.done():
@@ -226,12 +231,42 @@ class TableService:
         if renew:
             await self._drop_lost(await leases.renew())
         taken = await leases.acquire(renew=False)
-        if taken:
-            self.observer.lease_moved("taken", len(taken))
+        given = await leases.take_given()  # handed back to this process by the one that held them
+        if taken or given:
+            self.observer.lease_moved("taken", len(taken) + len(given))
         # Reading every running game's log is for a round that took something over (or holds a
         # game not in memory yet), not for each one.
-        if taken or set(leases.held) - set(self.tables):
-            await self.resume.run(self.lock_for)
+        if taken or given or set(leases.held) - set(self.tables):
+            await self.resume.run(self.lock_for, handed_back=set(given))
+        await self._hand_back()
+
+    async def _advertise(self) -> None:
+        """Tell the other processes which tenants this one serves (its heartbeat row, renewed with
+        its leases), so that the tables they took over from it come back without a command."""
+        leases = self.store.leases
+        if leases is None:
+            return
+        served = self.served if self.served is not None else Served.of_settings(self.settings, self.platforms)
+        leases.serves = served.to_json() if served else None
+        if leases.serves is not None:
+            await self._drop_lost(await leases.renew())
+
+    async def _hand_back(self) -> None:
+        """Give each table of a tenant that another live process serves (and this one does not) back
+        to that process: this one took it over while that one was down. Its next round takes it."""
+        leases = self.store.leases
+        if leases is None:
+            return
+        me = Served.from_json(leases.serves or {})
+        peers: dict[str, dict[str, Any]] | None = None
+        for game_id, table in list(self.tables.items()):
+            if table.over or not leases.live(game_id) or me.covers(table.tenant):
+                continue
+            if peers is None:
+                peers = await leases.peers()
+            to = owner_of(table.tenant, me, peers)
+            if to is not None:
+                await self._let_go(game_id, to)
 
     async def _reach(self, cmd: Command, game_id: int) -> Reply | None:
         """A command for a running game this process does not drive (several processes share the
@@ -306,6 +341,7 @@ class TableService:
             if not await leases.hand_over(game_id, asker):
                 return False
         log.info("game %s handed back to the process that receives its tenant's commands", game_id)
+        self.observer.lease_moved("handed_back", 1)
         return True
 
     def _drop(self, game_id: int, table: Table) -> None:

@@ -52,7 +52,7 @@ class PrometheusObserver:
         self.open_deadlines = Gauge("hushtable_deadlines_open", "Turn deadlines armed now", registry=r)
         self.scheduler = Gauge("hushtable_scheduler_jobs", "Jobs in the tournament scheduler", registry=r)
         self.lease_moves = Counter("hushtable_lease_moves", "Games whose hold moved: taken by this process, "
-                                   "or lost to another one", ["change"], registry=r)
+                                   "lost to another one, or handed back to the process serving their tenant", ["change"], registry=r)
         self.refused = Counter("hushtable_commands_refused_elsewhere",
                                "Moves refused because another live process holds their game", registry=r)
         self.forwarded = Counter("hushtable_commands_forwarded",
