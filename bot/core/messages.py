@@ -91,6 +91,10 @@ class Outgoing:
     key: str | None = None
     # The table drawn as a grid, for screens that draw one (the console); the text stands without it.
     board: Board | None = None
+    # Set when a keyed message may have been sent already (an outbox row sent again after a takeover
+    # or a withheld send): the earliest time (Unix seconds) a copy could have been made. A platform
+    # whose API takes no idempotency key looks for that copy before sending again.
+    maybe_sent_since: float | None = None
 
     @property
     def has_controls(self) -> bool:

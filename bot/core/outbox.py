@@ -16,6 +16,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.core import render
@@ -54,9 +55,12 @@ def body_of(m: Outgoing) -> dict[str, Any]:
     return body
 
 
-def message_of(key: str, body: Mapping[str, Any]) -> Outgoing:
+def message_of(key: str, body: Mapping[str, Any], since: datetime | None = None) -> Outgoing:
+    """The message of an outbox row; ``since`` (the row's creation) when it may have been sent already."""
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
     return Outgoing(str(body.get("text", "")), title=body.get("title"), user_text=bool(body.get("user_text")),
-                    key=key)
+                    key=key, maybe_sent_since=None if since is None else since.timestamp())
 
 
 def _planned(seat: Seat | None, m: Outgoing) -> Planned:
@@ -123,7 +127,7 @@ class Outbox:
             if table.lock.locked():
                 continue  # a turn is sending its own messages: the next round looks again
             async with table.lock:
-                todo = [Planned(r.id, r.seat, message_of(r.id, r.body)) for r in rows
+                todo = [Planned(r.id, r.seat, message_of(r.id, r.body, r.created_at)) for r in rows
                         if r.game_id == gid and r.id not in self._inflight and r.id not in self._marking]
                 if todo:
                     self._inflight.update(p.id for p in todo)

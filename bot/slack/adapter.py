@@ -7,9 +7,17 @@ only saves a call). Every failure of a send becomes `DeliveryFailed` through
 `context.delivery`, whatever raised it.
 
 A send for a table is made only while its fence holds (``bot.core.platform.check_send``),
-checked right before the ``chat.postMessage`` call; a fenced send raises `SendFenced`.
-``chat.postMessage`` has no idempotency key, so a message sent by a paused holder and again by
-the table's new holder can show twice on Slack.
+checked right before each ``chat.postMessage`` call; a fenced send raises `SendFenced`.
+
+``chat.postMessage`` takes no idempotency key, so a keyed message (``Outgoing.key``: a turn's
+outbox row, a prompt) carries its key in its message metadata, and a send that may be a repeat
+looks for it first: a message that may have been sent already (``Outgoing.maybe_sent_since``, an
+outbox row sent again by a takeover) and the one retry after a post whose outcome is unknown (a
+timeout, a dropped connection, a 5xx, Slack's own ``internal_error``) read the place's history
+since then (``conversations.history``, or ``conversations.replies`` in a thread) and, when the
+key is there, take that message instead of posting. A first send stays one call. A history that
+cannot be read (a missing ``*:history`` scope, a rate limit, an outage) sends anyway: a message is
+never lost for a read, it may show twice.
 """
 
 from __future__ import annotations
@@ -17,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Collection
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +37,10 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
-from bot.core.platform import Platform, check_send
+from bot.core.platform import Platform, SendFenced, check_send
 from bot.core.ports import ServicePort
 from bot.settings import Settings
 from bot.slack import actions, commands, events, sneak, tournaments, views
@@ -43,6 +53,53 @@ from models.worker.httpguard import GuardedServer, guarded
 log = logging.getLogger("hushtable.slack")
 
 SLACK_MAX_CONNECTIONS = 256  # Slack sends a few requests at a time; the rest of a burst waits for a slot
+METADATA_EVENT = "hushtable_message"  # the metadata event type that carries a keyed message's key
+CLOCK_MARGIN_S = 120.0  # a history read starts this much before the time a copy could be made (clock skew)
+HISTORY_PAGE = 200  # messages per history page (Slack's advice for conversations.history)
+HISTORY_PAGES = 5  # pages read before giving up and sending (a message is never lost for a read)
+RETRY_PAUSE_S = 1.0  # after a post with no answer, the moment Slack may still need to make it
+# Reading a conversation's history, by its kind: public channels, private ones, DMs, group DMs.
+HISTORY_SCOPES = ("channels:history", "groups:history", "im:history", "mpim:history")
+# Answers to a post that may have been made all the same (Slack: "it's possible some aspect of the
+# operation succeeded before the error was raised").
+_MAYBE_MADE = frozenset({"internal_error", "fatal_error", "service_unavailable"})
+
+
+def unknown_outcome(exc: BaseException) -> bool:
+    """Whether a failed ``chat.postMessage`` may have been made (the request reached Slack and its
+    answer was lost, or Slack failed half-way), as opposed to refused or never sent."""
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return False  # no connection was made: nothing was sent
+    if isinstance(exc, (TimeoutError, aiohttp.ClientError)):
+        return True
+    if isinstance(exc, SlackApiError):
+        answer = exc.response
+        status = int(getattr(answer, "status_code", None) or getattr(answer, "status", None) or 200)
+        data = getattr(answer, "data", None)
+        error = str(data.get("error", "")) if isinstance(data, dict) else ""
+        return status >= 500 or error in _MAYBE_MADE
+    return False
+
+
+def missing_history_scopes(headers: Mapping[str, Any]) -> list[str]:
+    """The history scopes a bot token lacks, from the scopes Slack lists with each answer
+    (``x-oauth-scopes``); none when the answer does not list them."""
+    listed = next((str(v) for k, v in headers.items() if str(k).lower() == "x-oauth-scopes"), None)
+    if listed is None:
+        return []
+    granted = {scope.strip() for scope in listed.split(",")}
+    return [scope for scope in HISTORY_SCOPES if scope not in granted]
+
+
+def _why(exc: BaseException) -> str:
+    """A failed read in a few words: Slack's error code when it gave one, else the exception's type."""
+    data = getattr(getattr(exc, "response", None), "data", None)
+    error = data.get("error") if isinstance(data, dict) else None
+    return str(error)[:60] if error else type(exc).__name__
+
+
+def _ref(resp: Any) -> MessageRef:
+    return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
 
 
 class SlackPlatform(Platform):
@@ -53,14 +110,19 @@ class SlackPlatform(Platform):
 
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
+        # Keyed posts go through a twin of the client without the SDK's retry on a dropped
+        # connection: a post whose answer was lost may have been made, and is tried again only
+        # after the history says it was not.
+        self._posts = AsyncWebClient(token=client.token, base_url=client.base_url, timeout=client.timeout,
+                                     ssl=client.ssl, proxy=client.proxy, session=client.session,
+                                     trust_env_in_session=client.trust_env_in_session,
+                                     headers=dict(client.headers), team_id=client.default_params.get("team_id"),
+                                     logger=client.logger, retry_handlers=[])
         self._dm_channels: dict[str, str] = {}
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
         with delivery(f"chat.postMessage to {place.key}"):
-            check_send()
-            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
-                                                      unfurl_links=False, **render(m).kwargs())
-            return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+            return await self._send(place.channel, place.thread, m)
 
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
         # Closed DMs, deactivated members, missing scopes: the service falls back to
@@ -71,9 +133,64 @@ class SlackPlatform(Platform):
                 opened = await self.client.conversations_open(users=user.user_id)
                 channel = str(opened["channel"]["id"])
                 self._dm_channels[user.user_id] = channel
+            return await self._send(channel, None, m)
+
+    async def _send(self, channel: str, thread: str | None, m: Outgoing) -> MessageRef:
+        kwargs: dict[str, Any] = {"channel": channel, "unfurl_links": False, **render(m).kwargs()}
+        if thread:
+            kwargs["thread_ts"] = thread
+        if m.key is None:
             check_send()
-            resp = await self.client.chat_postMessage(channel=channel, unfurl_links=False, **render(m).kwargs())
-            return MessageRef(PLATFORM, str(resp["channel"]), str(resp["ts"]))
+            return _ref(await self.client.chat_postMessage(**kwargs))
+        kwargs["metadata"] = {"event_type": METADATA_EVENT, "event_payload": {"key": m.key}}
+        if m.maybe_sent_since is not None:
+            found = await self.find(channel, thread, m.key, m.maybe_sent_since)
+            if found is not None:
+                log.info("a message already on Slack (%s) was not sent again", channel)
+                return found
+        started = time.time()
+        try:
+            check_send()
+            return _ref(await self._posts.chat_postMessage(**kwargs))
+        except SendFenced:
+            raise
+        except Exception as exc:  # noqa: BLE001 - sorted below: only an unknown outcome is tried again
+            if not unknown_outcome(exc):
+                raise
+            log.info("chat.postMessage to %s: no answer (%s); looking before sending again", channel, type(exc).__name__)
+        await asyncio.sleep(RETRY_PAUSE_S)
+        found = await self.find(channel, thread, m.key, started)
+        if found is not None:
+            return found
+        check_send()
+        return _ref(await self._posts.chat_postMessage(**kwargs))
+
+    async def find(self, channel: str, thread: str | None, key: str, since: float) -> MessageRef | None:
+        """The message carrying ``key`` in its metadata, posted in this place since ``since`` (Unix
+        seconds, less a margin for clocks); None when there is none or the history cannot be read."""
+        args: dict[str, Any] = {"channel": channel, "oldest": f"{max(since - CLOCK_MARGIN_S, 0.0):.6f}",
+                                "include_all_metadata": True, "limit": HISTORY_PAGE}
+        read: Callable[..., Awaitable[AsyncSlackResponse]] = self.client.conversations_history
+        if thread:
+            args["ts"], read = thread, self.client.conversations_replies
+        try:
+            for _ in range(HISTORY_PAGES):
+                resp = await read(**args)
+                for msg in resp.get("messages") or ():
+                    meta = msg.get("metadata") if isinstance(msg, dict) else None
+                    if (isinstance(meta, dict) and meta.get("event_type") == METADATA_EVENT
+                            and isinstance(meta.get("event_payload"), dict) and meta["event_payload"].get("key") == key):
+                        return MessageRef(PLATFORM, channel, str(msg["ts"]))
+                cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+                if not resp.get("has_more") or not cursor:
+                    return None
+                args["cursor"] = cursor
+            log.warning("the history of %s holds more than %s messages since a resent one: it is sent again",
+                        channel, HISTORY_PAGES * HISTORY_PAGE)
+        except Exception as exc:  # noqa: BLE001 - a read that fails never loses the message: it is sent
+            log.warning("reading the history of %s failed (%s): a message that may be there already is sent again",
+                        channel, _why(exc))
+        return None
 
     async def edit(self, ref: MessageRef, m: Outgoing) -> None:
         with delivery(f"chat.update of {ref.channel}/{ref.message_id}"):
@@ -117,7 +234,7 @@ _BOT_TOKEN_HELP = "copy the Bot User OAuth Token (xoxb-...) from your app's OAut
 _APP_TOKEN_HELP = "make an app-level token with connections:write under your app's Basic Information (xapp-...)"
 
 
-async def _ask(what: str, setting: str, help_text: str, call: Any) -> dict[str, Any]:
+async def _ask(what: str, setting: str, help_text: str, call: Any) -> AsyncSlackResponse:
     """One Web API call at start. Slack's own refusal (``ok: false`` with an error) is a mistake to fix;
     an answer that is not the Web API's JSON (a 5xx, a rate limit, an HTML outage page, a proxy's page)
     is an outage, retried by the caller."""
@@ -140,7 +257,8 @@ async def _ask(what: str, setting: str, help_text: str, call: Any) -> dict[str, 
         raise NetworkDown(network_reason(exc)) from None
     except (AttributeError, TypeError, ValueError):  # the SDK choking on a body that is not JSON
         raise NetworkDown("Slack answered with something other than its Web API's JSON") from None
-    return dict(resp.data) if isinstance(resp.data, dict) else {}
+    assert isinstance(resp, AsyncSlackResponse)
+    return resp
 
 
 async def check_tokens(settings: Settings, *, timeout_s: int = 20) -> str:
@@ -149,7 +267,14 @@ async def check_tokens(settings: Settings, *, timeout_s: int = 20) -> str:
     `NetworkDown` when Slack cannot be reached (the caller retries)."""
     client = AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=timeout_s)
     client.retry_handlers.clear()  # one try per attempt: the caller's backoff says when to try again
-    who = await _ask("auth.test", "SLACK_BOT_TOKEN", _BOT_TOKEN_HELP, client.auth_test())
+    answer = await _ask("auth.test", "SLACK_BOT_TOKEN", _BOT_TOKEN_HELP, client.auth_test())
+    who = answer.data if isinstance(answer.data, dict) else {}
+    missing = missing_history_scopes(answer.headers)
+    if missing:
+        log.warning("SLACK_BOT_TOKEN lacks %s: a message sent again (after a takeover, or a post whose answer "
+                    "was lost) cannot be looked for in those conversations and may show twice; add the scopes "
+                    "under OAuth & Permissions (deploy/slack-manifest.yaml has them) and reinstall the app",
+                    ", ".join(missing))
     if settings.slack_mode == "socket" and settings.slack_app_token:
         app_client = AsyncWebClient(token=settings.slack_app_token, base_url=settings.slack_api_url, timeout=timeout_s)
         app_client.retry_handlers.clear()

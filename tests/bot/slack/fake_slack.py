@@ -12,21 +12,26 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import itertools
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import yaml
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 from tests.bot.fakeserver import FakeServer, Fault
 
 TEAM = "T0HUSH"
+MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "slack-manifest.yaml"
+MANIFEST_SCOPES = tuple(yaml.safe_load(MANIFEST.read_text())["oauth_config"]["scopes"]["bot"])
 BOT_USER = "UBOT"
 
 
@@ -44,6 +49,7 @@ class Message:
     blocks: list[dict[str, Any]]
     thread_ts: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None  # chat.postMessage's ``metadata`` (event_type + event_payload)
 
     def actions(self) -> list[dict[str, Any]]:
         return [el for b in self.blocks if b.get("type") == "actions" for el in b.get("elements", [])]
@@ -57,6 +63,15 @@ class Message:
             for el in b.get("elements", []):
                 parts.append(json.dumps(el))
         return "\n".join(parts)
+
+
+def _json_arg(raw: Any) -> Any:
+    """An argument the SDK sends as JSON in a JSON body, or as a JSON string in a form."""
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+def _flag(raw: Any) -> bool:
+    return raw is True or str(raw).lower() in ("true", "1")
 
 
 def _blocks(raw: Any) -> list[dict[str, Any]]:
@@ -78,11 +93,15 @@ class FakeSlack(FakeServer):
         self.files: list[dict[str, Any]] = []
         self.admins: set[str] = set()
         self.closed_dms: set[str] = set()
+        self.history_refused: dict[str, str] = {}  # channel -> the error its history reads answer
+        self.scopes: list[str] = list(MANIFEST_SCOPES)  # the bot token's, as installed from the manifest
+        self.lost_answers: list[str] = []  # per chat.postMessage made: "drop" (the connection) or "500"
         self.socket_acks: list[dict[str, Any]] = []
         self.response_targets: dict[str, tuple[str, str]] = {}  # response_url token -> the clicked message
         self._socket: web.WebSocketResponse | None = None
         self._socket_ready = asyncio.Event()
-        self._ts = itertools.count(1)
+        self._last_ts = 0  # microseconds: every ts is the time it was made, as Slack's are, and unique
+        self.history_reads: list[tuple[str, dict[str, Any]]] = []  # (method, args) of each history read
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ server
@@ -130,11 +149,21 @@ class FakeSlack(FakeServer):
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
-        return web.json_response(await handler(args))
+        answer = await handler(args)
+        if method == "chat.postMessage" and answer.get("ok") and self.lost_answers:
+            # The message is made, and its answer never arrives: the connection drops, or Slack
+            # fails after the write (as its own internal_error says may happen).
+            if self.lost_answers.pop(0) == "drop":
+                assert request.transport is not None
+                request.transport.close()
+                return web.Response()
+            return web.json_response({"ok": False, "error": "internal_error"}, status=500)
+        # As Slack does, every answer lists the token's scopes.
+        return web.json_response(answer, headers={"x-oauth-scopes": ",".join(self.scopes)})
 
     def _next_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1700000000 + n}.{n:06d}"
+        self._last_ts = max(self._last_ts + 1, time.time_ns() // 1000)
+        return f"{self._last_ts // 1_000_000}.{self._last_ts % 1_000_000:06d}"
 
     # ------------------------------------------------------------------ Web API methods
 
@@ -145,10 +174,74 @@ class FakeSlack(FakeServer):
         channel = str(args["channel"])
         if channel.startswith("D") and channel[1:] in self.closed_dms:
             return {"ok": False, "error": "cannot_dm_bot"}
+        thread_ts = args.get("thread_ts") or None
+        metadata = _json_arg(args.get("metadata")) if args.get("metadata") else None
+        if metadata is not None and not (isinstance(metadata, dict) and isinstance(metadata.get("event_type"), str)
+                                         and isinstance(metadata.get("event_payload"), dict)):
+            return {"ok": False, "error": "invalid_metadata_format"}
         ts = self._next_ts()
-        m = Message(channel, ts, str(args.get("text", "")), _blocks(args.get("blocks")), args.get("thread_ts") or None)
+        m = Message(channel, ts, str(args.get("text", "")), _blocks(args.get("blocks")), thread_ts, metadata=metadata)
         self.messages[(channel, ts)] = m
-        return {"ok": True, "channel": channel, "ts": ts, "message": {"text": m.text, "ts": ts}}
+        return {"ok": True, "channel": channel, "ts": ts, "message": self._shown(m, with_metadata=True)}
+
+    # The reads of a conversation, as Slack answers them: ``oldest``/``latest`` bound the ts (exclusive
+    # unless ``inclusive``), ``limit`` a page, ``cursor`` the next page, and a message's metadata is
+    # there only with ``include_all_metadata``.
+
+    def _shown(self, m: Message, *, with_metadata: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "message", "text": m.text, "user": BOT_USER, "bot_id": "BBOT",
+                               "app_id": "AHUSH", "team": TEAM, "ts": m.ts, "blocks": m.blocks}
+        replies = [r for r in self.in_channel(m.channel) if r.thread_ts == m.ts and r.ts != m.ts]
+        if m.thread_ts:
+            out["thread_ts"] = m.thread_ts
+            out["parent_user_id"] = BOT_USER
+        elif replies:
+            out.update(thread_ts=m.ts, reply_count=len(replies), reply_users_count=1,
+                       latest_reply=replies[-1].ts, reply_users=[BOT_USER])
+        if with_metadata and m.metadata is not None:
+            out["metadata"] = m.metadata
+        return out
+
+    def _page(self, found: list[Message], args: dict[str, Any]) -> dict[str, Any]:
+        inclusive = _flag(args.get("inclusive"))
+        oldest, latest = float(args.get("oldest") or 0), float(args.get("latest") or time.time() + 1)
+
+        def within(m: Message) -> bool:
+            t = float(m.ts)
+            return (oldest <= t if inclusive else oldest < t) and (t <= latest if inclusive else t < latest)
+
+        found = [m for m in found if within(m)]
+        limit = max(1, min(int(args.get("limit") or 100), 999))
+        start = int(base64.b64decode(str(args["cursor"])).decode().partition(":")[2]) if args.get("cursor") else 0
+        page = found[start:start + limit]
+        more = start + limit < len(found)
+        out: dict[str, Any] = {"ok": True, "messages": [self._shown(m, with_metadata=_flag(args.get("include_all_metadata")))
+                                                        for m in page], "has_more": more}
+        if more:
+            out["response_metadata"] = {"next_cursor": base64.b64encode(f"next:{start + limit}".encode()).decode()}
+        return out
+
+    async def _m_conversations_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.history_reads.append(("conversations.history", args))
+        channel = str(args.get("channel", ""))
+        if channel in self.history_refused:
+            return {"ok": False, "error": self.history_refused[channel]}
+        # The channel's own messages (thread replies stay in their thread), newest first.
+        top = [m for m in self.in_channel(channel) if m.thread_ts is None]
+        return {**self._page(sorted(top, key=lambda m: float(m.ts), reverse=True), args),
+                "pin_count": 0, "channel_actions_ts": None, "channel_actions_count": 0}
+
+    async def _m_conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        self.history_reads.append(("conversations.replies", args))
+        channel, ts = str(args.get("channel", "")), str(args.get("ts", ""))
+        if channel in self.history_refused:
+            return {"ok": False, "error": self.history_refused[channel]}
+        parent = self.messages.get((channel, ts))
+        if parent is None:
+            return {"ok": False, "error": "thread_not_found"}
+        # The thread's parent, then its replies, oldest first.
+        thread = [parent] + [m for m in self.in_channel(channel) if m.thread_ts == ts]
+        return self._page(sorted(thread, key=lambda m: float(m.ts)), args)
 
     async def _m_chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
         key = (str(args["channel"]), str(args["ts"]))
