@@ -95,7 +95,9 @@ class FakeSlack(FakeServer):
         self.closed_dms: set[str] = set()
         self.history_refused: dict[str, str] = {}  # channel -> the error its history reads answer
         self.scopes: list[str] = list(MANIFEST_SCOPES)  # the bot token's, as installed from the manifest
-        self.lost_answers: list[str] = []  # per chat.postMessage made: "drop" (the connection) or "500"
+        # Per chat.postMessage made, its answer lost: "drop" (the connection), "500", or "late" (after late_s).
+        self.lost_answers: list[str] = []
+        self.late_s = 2.0
         self.socket_acks: list[dict[str, Any]] = []
         self.response_targets: dict[str, tuple[str, str]] = {}  # response_url token -> the clicked message
         self._socket: web.WebSocketResponse | None = None
@@ -153,7 +155,11 @@ class FakeSlack(FakeServer):
         if method == "chat.postMessage" and answer.get("ok") and self.lost_answers:
             # The message is made, and its answer never arrives: the connection drops, or Slack
             # fails after the write (as its own internal_error says may happen).
-            if self.lost_answers.pop(0) == "drop":
+            lost = self.lost_answers.pop(0)
+            if lost == "late":  # made, and answered after the client stopped waiting
+                await asyncio.sleep(self.late_s)
+                return web.json_response(answer)
+            if lost == "drop":
                 assert request.transport is not None
                 request.transport.close()
                 return web.Response()

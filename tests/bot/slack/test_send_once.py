@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.core.messages import Outgoing, Place, UserRef
+from bot.core.messages import DeliveryFailed, Outgoing, Place, UserRef
 from bot.slack import adapter
 from tests.bot.fakeserver import Fault
 from tests.bot.slack.conftest import Stack, make_settings, open_stack
@@ -95,6 +95,22 @@ async def test_a_post_whose_answer_was_lost_is_not_made_twice(stack: Stack, lost
     assert len(made) == 1 and (ref.channel, ref.message_id) == (channel, made[0].ts)
     assert len([c for c in stack.fake.methods("chat.postMessage") if c.get("metadata")]) == 1
     assert len(stack.fake.history_reads) == 1
+
+
+async def test_a_post_that_timed_out_is_not_made_twice(stack: Stack) -> None:
+    stack.bot.platform._posts.timeout = 1  # the fake answers after 2 s
+    stack.fake.lost_answers = ["late"]
+    ref = await stack.bot.platform.post(Place("slack", C), Outgoing("Alice gave a clue.", key="k1"))
+    assert [m.ts for m in keyed(stack.fake, "k1")] == [ref.message_id]
+    assert len(stack.fake.methods("chat.postMessage")) == 1 and len(stack.fake.history_reads) == 1
+
+
+async def test_an_unkeyed_message_is_one_try_without_metadata(stack: Stack) -> None:
+    stack.fake.lost_answers = ["500"]
+    with pytest.raises(DeliveryFailed):
+        await stack.bot.platform.post(Place("slack", C), Outgoing("The table is back."))
+    assert [("metadata" in c) for c in stack.fake.methods("chat.postMessage")] == [False]
+    assert stack.fake.history_reads == []
 
 
 async def test_a_lost_answer_to_a_post_that_was_not_made_is_posted_again(stack: Stack) -> None:
