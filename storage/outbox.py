@@ -34,9 +34,19 @@ def outbox_values(records: Sequence[OutboxRecord], *, game_id: int, action_seq: 
 
 def mark_sent_in(conn: sa.Connection, ids: Sequence[str]) -> int:
     """Mark messages sent inside the caller's transaction (once: a repeat changes nothing);
-    returns how many were marked now."""
-    res = conn.execute(sa.update(_outbox).where(_outbox.c.id.in_(ids), _outbox.c.sent_at.is_(None))
-                       .values(sent_at=utcnow()))
+    returns how many were marked now.
+
+    On a server database a message another writer is marking right now (its row locked by that
+    writer's open transaction) is skipped, not waited for: during a takeover the old holder and
+    the new one may mark the same messages in group commits that carry several batches in any
+    order, and waiting would let the two deadlock (the server then rolls one group back, turns
+    and all). If that writer's transaction fails, the message is sent again under its key, as
+    the outbox allows."""
+    unsent = [_outbox.c.id.in_(ids), _outbox.c.sent_at.is_(None)]
+    where = unsent
+    if conn.dialect.name == "postgresql":
+        where = [_outbox.c.id.in_(sa.select(_outbox.c.id).where(*unsent).with_for_update(skip_locked=True))]
+    res = conn.execute(sa.update(_outbox).where(*where).values(sent_at=utcnow()))
     return int(res.rowcount)
 
 

@@ -34,6 +34,7 @@ the message is sent again under the same key, as the outbox already allows (``st
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ from storage.records import (
 )
 from storage.tables import ActionRow, AgentCallRow, EventRow, GameRow, GameStatus, OutboxRow, table_of, utcnow
 
+log = logging.getLogger(__name__)
 _games = table_of(GameRow)
 _actions = table_of(ActionRow)
 _events = table_of(EventRow)
@@ -200,6 +202,8 @@ class TurnLog:
                 # after its COMMIT was sent): retry one by one so only the turn at fault sees its
                 # error; a turn that did commit is read back there, never written twice.
                 self.failed_groups += 1
+                log.warning("a group of %s turn(s) failed (%s); each is tried again alone", len(batch),
+                            type(exc).__name__)
                 for turn in batch:
                     if turn.future.done():
                         continue

@@ -127,12 +127,14 @@ def test_a_holder_frozen_past_its_lease_sends_and_writes_nothing_after_it_resume
         finished = probe("select count(*) from games where status = 'finished'")[0][0]
         timeouts = probe("select count(*) from actions where source = 'timeout'")[0][0]
         p50 = statistics.median(takeovers) if takeovers else float("nan")
+        # Deadlocks the server broke (a group of turns or sent marks rolled back and retried).
+        deadlocks = probe("select deadlocks from pg_stat_database where datname = current_database()")[0][0]
         print(f"fencing: {TRIALS} freezes, {moved} games taken over, {finished} games finished, {timeouts} turns "
               f"timed out; after resuming, the frozen holder wrote {after_resume}; stale writes in commit order: "
               f"{stale or 0}; messages on their way at a freeze that arrived after it {len(flying)}; "
               f"repeats the wire dropped by key {dropped} ({late} of them late sends of a resumed "
               f"holder); audited {audited}; takeover after the freeze p50 {p50:.2f} s, max "
-              f"{max(takeovers, default=float('nan')):.2f} s (lease {LEASE_S} s)")  # shown with -s
+              f"{max(takeovers, default=float('nan')):.2f} s (lease {LEASE_S} s); deadlocks {deadlocks}")  # shown with -s
         assert moved >= 1, "no game changed hands: the freezes did not exercise a takeover"
         assert after_resume["deadlines"] == after_resume["actions"] == after_resume["outbox"] == 0
         # No turn, outbox row, deadline write or chat send is ever committed without a live hold:

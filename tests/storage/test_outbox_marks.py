@@ -71,3 +71,36 @@ async def test_a_failing_group_does_not_lose_the_marks(store: Store) -> None:
     assert isinstance(results[0], UNSERIALISABLE)
     assert results[1] == 1
     assert await unsent_ids(store, gid) == []
+
+
+async def test_two_writers_marking_the_same_messages_in_opposite_orders_never_wait_for_each_other(
+        pg_url: str) -> None:
+    """During a takeover the old holder and the new one may mark the same messages sent, each in
+    a group commit of its own that carries several batches of marks in any order: one marks a then
+    b, the other b then a. A mark waits for no other writer's row (it is that writer's to mark), so
+    neither waits and the server has no deadlock to break (it used to roll one group back)."""
+    from storage.outbox import mark_sent_in
+
+    store = await Store.open(pg_url)
+    try:
+        gid = await new_running_game(store)
+        assert await store.append_turn(gid, action=hint(0), events=[EventRecord("hint", {})], inbound_key=None,
+                                       outbox=messages("m-a", "m-b"))
+        async with store.engine.connect() as one, store.engine.connect() as two:
+            for conn in (one, two):
+                await conn.begin()
+                await conn.execute(sa.text("SET LOCAL lock_timeout = '5s'"))
+            assert await one.run_sync(mark_sent_in, ["m-a"]) == 1
+            assert await two.run_sync(mark_sent_in, ["m-b"]) == 1
+            crossed = asyncio.ensure_future(one.run_sync(mark_sent_in, ["m-b"]))
+            await asyncio.sleep(0.2)  # the first one's second batch is at the server first
+            second = await asyncio.wait_for(two.run_sync(mark_sent_in, ["m-a"]), 10)
+            first = await asyncio.wait_for(crossed, 10)
+            assert (first, second) == (0, 0)  # each the other's: marked once, by the other
+            await one.commit()
+            await two.commit()
+        async with store.engine.connect() as conn:
+            marked = (await conn.execute(sa.text("select count(*) from outbox where sent_at is not null"))).scalar()
+        assert marked == 2
+    finally:
+        await store.aclose()
