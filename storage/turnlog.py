@@ -202,8 +202,10 @@ class TurnLog:
                 # after its COMMIT was sent): retry one by one so only the turn at fault sees its
                 # error; a turn that did commit is read back there, never written twice.
                 self.failed_groups += 1
-                log.warning("a group of %s turn(s) failed (%s); each is tried again alone", len(batch),
-                            type(exc).__name__)
+                # The server's SQLSTATE says what it was (40P01 a deadlock, 57P01 a session ended by a
+                # takeover); the message itself may quote a row.
+                log.warning("a group of %s turn(s) failed (%s %s); each is tried again alone", len(batch),
+                            type(exc).__name__, getattr(getattr(exc, "orig", None), "sqlstate", None) or "")
                 for turn in batch:
                     if turn.future.done():
                         continue
