@@ -321,11 +321,14 @@ class GameRepository:
         status: GameStatus,
         result: Mapping[str, Any] | None,
         events: Sequence[EventRecord] = (),
-    ) -> None:
+        inbound_key: str | None = None,
+    ) -> bool:
         """Save how a game ended (before anyone announces it); pending deadlines are cancelled.
 
         ``finished`` needs a running game; ``aborted`` also ends a lobby.
-        Final events get the next seqs and no action_seq.
+        Final events get the next seqs and no action_seq. With ``inbound_key`` (the command that
+        ends it) the end and the key are written in one transaction: False, and nothing written,
+        when the key was seen before.
         """
         status = GameStatus(status)
         if status not in ENDED:
@@ -335,22 +338,36 @@ class GameRepository:
             allowed.append(GameStatus.LOBBY)
         now = utcnow()
         fence = self._end_fence(game_id, status)
-        async with self._db.write() as conn:
-            if fence is not None:
-                await guard(conn, game_id, fence)
-            res = await conn.execute(
-                sa.update(_games)
-                .where(_games.c.id == game_id, _games.c.status.in_(allowed))
-                .values(status=status, result=dict(result) if result is not None else None, finished_at=now)
-            )
-            if res.rowcount != 1:
-                await _raise_status(conn, game_id, f"mark as {status.value}")
-            if events:
-                last = (
-                    await conn.execute(sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id))
-                ).scalar()
-                await _insert_events(conn, game_id, events, first_seq=(last or 0) + 1, action_seq=None, now=now)
-            await cancel_pending(conn, game_id)
+
+        async def write() -> bool:
+            async with self._db.write() as conn:
+                if fence is not None:
+                    await guard(conn, game_id, fence)
+                if inbound_key is not None and not await claim(conn, inbound_key, game_id):
+                    return False
+                res = await conn.execute(
+                    sa.update(_games)
+                    .where(_games.c.id == game_id, _games.c.status.in_(allowed))
+                    .values(status=status, result=dict(result) if result is not None else None, finished_at=now)
+                )
+                if res.rowcount != 1:
+                    await _raise_status(conn, game_id, f"mark as {status.value}")
+                if events:
+                    last = (
+                        await conn.execute(sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id))
+                    ).scalar()
+                    await _insert_events(conn, game_id, events, first_seq=(last or 0) + 1, action_seq=None, now=now)
+                await cancel_pending(conn, game_id)
+            return True
+
+        async def landed() -> bool | None:
+            # This end, not another: the status and the instant this call stamped on the row.
+            async with self._db.connect() as conn:
+                row = (await conn.execute(sa.select(_games.c.status, _games.c.finished_at)
+                                          .where(_games.c.id == game_id))).first()
+            return True if row is not None and row[0] == status and row[1] == now else None
+
+        return await self._once(f"end game {game_id}", write, landed)
 
     def _end_fence(self, game_id: int, status: GameStatus) -> Fence | None:
         """The hold a game's end is written under when several processes share the database: a

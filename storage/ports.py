@@ -79,8 +79,8 @@ class GamePort(GameReader, Protocol):
 
     async def finish_game(
         self, game_id: int, *, status: GameStatus, result: Mapping[str, Any] | None,
-        events: Sequence[EventRecord] = (),
-    ) -> None: ...
+        events: Sequence[EventRecord] = (), inbound_key: str | None = None,
+    ) -> bool: ...
 
     async def mark_broken(self, game_id: int, reason: str) -> None: ...
 

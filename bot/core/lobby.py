@@ -329,10 +329,10 @@ class Lobbies:
             fresh = await self.store.game(row.id)
             if fresh is None or fresh.status not in LIVE:
                 raise Refused("That table is already closed.")
-            key = _key(cmd)
-            if key is not None and not await self.store.claim_inbound(key, row.id):
-                return Reply(DUPLICATE, duplicate=True)
-            await self.store.finish_game(row.id, status=GameStatus.ABORTED, result=None)
+            with _unanswered():  # the key is claimed with the end, so a repeat finds one or the other
+                if not await self.store.finish_game(row.id, status=GameStatus.ABORTED, result=None,
+                                                    inbound_key=_key(cmd)):
+                    return Reply(DUPLICATE, duplicate=True)
             table = self.tables.get(row.id)
             if table is not None:
                 table.over = True

@@ -150,9 +150,9 @@ def _replays(url: str) -> None:
     asyncio.run(check())
 
 
-async def test_lobby_edits_and_a_start_whose_commit_answers_are_lost_are_written_once(pg_url: str) -> None:
-    """A member's lobby edits and the host's start, through the proxy losing the answers to their
-    COMMITs (``UPDATE games``): each reads back and is answered as done, or is written again when
+async def test_lobby_edits_a_start_and_an_abort_whose_commit_answers_are_lost_are_written_once(pg_url: str) -> None:
+    """A member's lobby edits, the host's start and abort, through the proxy losing the answers to
+    their COMMITs (``UPDATE games``): each reads back and is answered as done, or is written again when
     it did not land; twice lost, the member gets one sentence and nothing changed. Every reply is
     the one an undisturbed run gives; nothing is written twice."""
     from datetime import timedelta
@@ -209,6 +209,10 @@ async def test_lobby_edits_and_a_start_whose_commit_answers_are_lost_are_written
             assert sorted(s.user_key or s.agent_spec or "" for s in glog.seats) == ["memory:1", "memory:2", "random",
                                                                                      "random"]
             assert [e.seq for e in glog.events] == list(range(1, len(glog.events) + 1))
+            # An abort whose answer is lost: aborted once, and its key claimed with it.
+            assert await say(CommandKind.ABORT, {}, "x1", script=("after",)) == (True, "Table #1 aborted.")
+            assert await say(CommandKind.ABORT, {}, "x1") == (False, DUPLICATE)
+            assert (await store.load_game(1)).row.status == GameStatus.ABORTED and len(unknown) == 6
         finally:
             await service.stop()
             await store.aclose()
