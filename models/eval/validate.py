@@ -208,6 +208,21 @@ async def validate(
     """The baselines on held-back cards (the first ``limit`` of them) under each evaluator in turn."""
     cards, left_out = held_back(deck)
     cards = cards[:limit] if limit else cards
+    res = await score_cards(specs, cards, client_for=client_for, embedder_for=embedder_for, deck_name=deck_name,
+                            decoys=decoys, seed=seed, rounds=rounds, progress=progress)
+    res.left_out = left_out
+    res.deck_key = deck_key(cards) if not limit else ""
+    return res
+
+
+async def score_cards(
+    specs: Sequence[str], cards: Sequence[Card], *, client_for: ClientFor, embedder_for: EmbedderFor,
+    deck_name: str, decoys: DecoyStrategy | None = None, seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Validation:
+    """The baselines and checks on exactly ``cards``, none left out. ``validate`` calls it with held-back cards;
+    a development run calls it with the calibration cards (``bench/sneak_calibration.py``), which are never
+    recorded as a verdict (``deck_key`` is left empty)."""
     if len(cards) < 2:
         raise ValueError(f"{len(cards)} held-back card(s): an interval over cards needs at least 2")
     wn = wordnet()
@@ -259,8 +274,8 @@ async def validate(
             v.error = f"only {len(per_card)} card(s) scored ({v.failures} judgement(s) failed)"
             continue
         v.checks, v.means = checks_for(per_card, rounds=rounds, seed=seed)
-    return Validation(len(cards), left_out, len(base), dict(missing), {k: dict(x) for k, x in sources.items()},
-                      decoys.name, deck_name, verdicts, examples, deck_key(cards) if not limit else "")
+    return Validation(len(cards), 0, len(base), dict(missing), {k: dict(x) for k, x in sources.items()},
+                      decoys.name, deck_name, verdicts, examples, "")
 
 
 def render(res: Validation) -> str:

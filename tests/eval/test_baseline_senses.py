@@ -24,13 +24,29 @@ def refs() -> WordNetBaselines:
     return WordNetBaselines(wordnet())
 
 
+def _kinds(refs: WordNetBaselines, category: str, secret: str) -> list[str]:
+    """The direct hypernyms' first lemmas of the sense ``sense`` picks for the secret on its card."""
+    s = refs.sense(_inst(category, secret))
+    assert s is not None
+    return [refs.wn.synsets[(o, "n")].lemmas[0] for sym, o, _ in s.links if sym in ("@", "@i")]
+
+
 def test_the_sense_is_the_cards(refs: WordNetBaselines) -> None:
     # Yen among currencies is the monetary unit (its most frequent sense is a hankering).
-    yen = refs.secret_synonym(_inst("Currencies", "yen"))
-    assert yen.text == "Japanese monetary unit" and yen.source is Source.WORDNET_HYPERNYM
+    assert _kinds(refs, "Currencies", "yen") == ["Japanese monetary unit"]
     # Hammer among carpentry words is the hand tool, not a gun's cock (its first sense).
-    assert refs.secret_synonym(_inst("Carpentry", "hammer")).text == "hand tool"
-    assert refs.secret_synonym(_inst("Currencies", "pound")).text == "quid"
+    assert _kinds(refs, "Carpentry", "hammer") == ["hand tool"]
+    pound = refs.secret_synonym(_inst("Currencies", "pound"))
+    assert pound.text == "quid" and pound.source is Source.WORDNET_SYNONYM
+
+
+def test_the_message_is_a_synonym_never_a_broader_word(refs: WordNetBaselines) -> None:
+    # The sense of yen, hammer and cobra has no other lemma; its hypernym ("Japanese monetary unit", "hand tool",
+    # "elapid") names a kind, a category-level message, so there is no secret-synonym message at all.
+    for category, secret in (("Currencies", "yen"), ("Carpentry", "hammer"), ("Snakes", "cobra")):
+        with pytest.raises(NoMessage, match="no WordNet synonym off the card"):
+            refs.secret_synonym(_inst(category, secret))
+    assert refs.secret_synonym(_inst("Grains", "maize")).text == "corn"
 
 
 def test_a_secret_whose_senses_are_all_elsewhere_gets_no_message(refs: WordNetBaselines) -> None:
