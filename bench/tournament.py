@@ -11,13 +11,15 @@ prefix cache during each run (token share served from cached prefixes and prefix
 lookups that hit).
 
 Usage: ``python bench/tournament.py [--game chameleon] [--seats 4] [--games 4]
-[--entrant llm:default --entrant random] [--concurrency N] [--threads N] [--json PATH]``
+[--entrant strategist --entrant random] [--concurrency N] [--threads N] [--json PATH]``
 (``--json`` also writes both runs and the ratio; the model's device is ``HUSHTABLE_DEVICE``).
 
 ``--queries 2000 [--game spy --variant classic --seats 3]`` instead counts the SQL statements
 that a tournament of about that many matches between two random players sends, from its run to
 its leaderboard: reads of the tournament row, of its match list, of game logs, of agent calls,
-the tournament's other statements, and every statement (the games' own play included).
+the tournament's other statements, and every statement (the games' own play included). It says on
+stderr how many matches are played every tenth of the way, and when the last is, that the standings
+come next (their bootstrap refits every match 500 times: minutes at the cap, in a thread).
 Timings depend on the machine and on whatever else runs on it: say which in notes.
 """
 
@@ -43,7 +45,8 @@ from bot.app import build_app  # noqa: E402
 from bot.core.memory import MemoryPlatform  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.tournaments import manage  # noqa: E402
-from bot.tournaments.runner import HEADLESS, TournamentRunner, default_concurrency  # noqa: E402
+from bot.tournaments.ratings import DEFAULT_ROUNDS  # noqa: E402
+from bot.tournaments.runner import HEADLESS, Progress, ProgressHook, TournamentRunner, default_concurrency  # noqa: E402
 from bot.tournaments.spec import TournamentSpec  # noqa: E402
 from storage import tournaments as repo  # noqa: E402
 
@@ -182,6 +185,26 @@ class _Statements:
         return out
 
 
+def _progress_line(start: float) -> ProgressHook:
+    """Matches played, on stderr, every tenth of the tournament, and what comes after the last one (the
+    standings' bootstrap refits every match hundreds of times: minutes at the cap, with nothing else said)."""
+    said: set[int] = set()
+
+    async def hook(p: Progress) -> None:
+        played = p.done + p.failed
+        tenth = played * 10 // max(1, p.total)
+        if p.total and tenth not in said and played < p.total:
+            said.add(tenth)
+            print(f"  {played}/{p.total} matches played ({time.perf_counter() - start:.0f} s)", file=sys.stderr,
+                  flush=True)
+        elif played == p.total and -1 not in said:
+            said.add(-1)
+            print(f"  all {p.total} matches played ({time.perf_counter() - start:.0f} s); now the standings "
+                  f"({DEFAULT_ROUNDS} bootstrap refits of every match) and the leaderboard", file=sys.stderr, flush=True)
+
+    return hook
+
+
 async def count_queries(args: argparse.Namespace) -> None:
     """A tournament of about ``--queries`` matches between two random players, run as a scheduled
     run is (``TournamentService.run``) and its leaderboard built: the statements each step sends."""
@@ -206,7 +229,8 @@ async def count_queries(args: argparse.Namespace) -> None:
             assert t.id is not None
             statements.take()
             start = time.perf_counter()
-            summary = await app.tournaments.run("console", t.id)
+            summary = await app.tournaments.run("console", t.id, TournamentRunner(
+                app.service, on_progress=_progress_line(start)))
             seconds = time.perf_counter() - start
             await app.service.wait_idle()
             run = statements.take()
@@ -246,7 +270,7 @@ if __name__ == "__main__":
     if a.queries:
         asyncio.run(count_queries(a))
         raise SystemExit(0)
-    a.entrant = a.entrant or ["llm:default", "random"]
+    a.entrant = a.entrant or ["strategist", "random"]
     if a.threads:
         import torch
 

@@ -118,14 +118,14 @@ def run(
         t = await tournaments.get(tenant, tournament_id)
         log_file, warnings = _logs_off_the_bar()
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[leader]}"), TimeElapsedColumn()) as bar:
-            task = bar.add_task(f"tournament #{t.id}", total=None, leader="")
+                      TextColumn("{task.fields[ahead]}"), TimeElapsedColumn()) as bar:
+            task = bar.add_task(f"tournament #{t.id}", total=None, ahead="")
 
             async def on_progress(p: RunProgress) -> None:
                 # Mid-run there is no interval yet: who is ahead on rating, never called the leader.
-                lead = f"ahead so far: {p.leader}" if p.leader else ""
+                lead = f"ahead so far: {p.ahead}" if p.ahead else ""
                 bar.update(task, completed=p.done + p.failed, total=p.total,
-                           leader=lead + (f", {p.failed} failed" if p.failed else ""))
+                           ahead=lead + (f", {p.failed} failed" if p.failed else ""))
 
             runner = TournamentRunner(tournaments.tables, concurrency=concurrency, on_progress=on_progress)
             summary = await tournaments.run(tenant, t.id or 0, runner)

@@ -27,8 +27,13 @@ model calls across tables, and the service resumes them from the log after a res
 - A match whose process died after its game row was made but before the game began
   leaves a ``lobby`` row: ``recover`` (at every run, and at start for tournaments nobody
   runs) aborts it and plans the match again.
-- A live status message in the tournament's place is edited in place (games done /
-  total, current leader), when its platform is attached.
+- A live status message in the tournament's place is edited in place, when its platform is
+  attached: games done / total and who is ahead on rating so far while it runs; at the end the
+  leaderboard's verdict (a leader only when its interval is clear of every other entrant's, else a
+  tie, or no call without intervals).
+- Nothing after a game costs more than that game: the running rating is updated by the new match
+  alone (``OnlineFit``), and the end's bootstrap, which refits the whole tournament hundreds of
+  times, runs in a thread so the event loop (the lease's renewal, other tables) is not held.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from bot.core.service import TableService
 from bot.core.tables import Lobby
 from bot.tournaments import board, results
 from bot.tournaments.errors import TournamentError
-from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, Standing, fit, standings
+from bot.tournaments.ratings import DEFAULT_ROUNDS, MatchResult, OnlineFit, Standing, standings
 from bot.tournaments.spec import status_of
 from storage import tournaments as repo
 from storage.ports import TableStore
@@ -108,7 +113,10 @@ class Progress:
     done: int
     failed: int
     total: int
-    leader: str | None
+    ahead: str | None
+    """Who is ahead on rating so far (mid-run there is no interval: never called the leader)."""
+    verdict: str = ""
+    """At the end: the leaderboard's verdict (``board.verdict``)."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +198,9 @@ class TournamentRunner:
         await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.RUNNING)
         matches = await repo.matches(self.store, tournament_id)
         await self._recover(t, matches)  # aborts orphan games; their match rows stay as read
-        done = await results.match_results(self.store, tournament_id, matches=matches)
-        state = _RunState(t, len(matches), done, sum(1 for m in matches if m.status == MatchStatus.FAILED))
+        state = _RunState(t, len(matches), sum(1 for m in matches if m.status == MatchStatus.FAILED))
+        for r in await results.match_results(self.store, tournament_id, matches=matches):
+            state.add(r)
         await self._report(state)
         limit = asyncio.Semaphore(max(1, self.concurrency or t.concurrency or default_concurrency()))
         todo = [m for m in matches if m.status in (MatchStatus.PLANNED, MatchStatus.RUNNING)]
@@ -206,7 +215,7 @@ class TournamentRunner:
         if status_of(t) is not TournamentStatus.CANCELLED and not self._lost:
             await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.FINISHED)
         state.results = finished
-        await self._report(state, final=True)
+        await self._report(state, verdict=board.verdict(rows))
         return RunSummary(tournament_id, len(finished), state.failed, tuple(rows))
 
     async def recover(self, tournament_id: int) -> int:
@@ -253,8 +262,11 @@ class TournamentRunner:
         ids = [m.game_id for m in matches if m.game_id is not None]
         scores = await results.clue_scores(self.store, ids)
         bluffs = await results.clue_scores(self.store, ids, bluff=True)
-        rows = standings(matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores, bluff_scores=bluffs,
-                         describes=lambda key, role: board.describes(t.game, key, role))
+        game = t.game
+        # Pure and CPU-bound (hundreds of refits of every match): off the event loop.
+        rows = await asyncio.to_thread(
+            standings, matches, t.entrants, rounds=self.rounds, seed=t.seed, clue_scores=scores,
+            bluff_scores=bluffs, describes=lambda key, role: board.describes(game, key, role))
         # No interval (too few deal groups) is stored as the point; the board reads the groups again.
         await repo.save_ratings(self.store, t.id, t.game, t.variant, [
             repo.RatingRecord(r.entrant, r.rank, r.mu, r.sigma, r.lo if r.has_interval else r.mu,
@@ -303,7 +315,7 @@ class TournamentRunner:
                         outcomes = results.outcomes_of(glog)
                         await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes],
                                                 results.outcome_rows(outcomes))
-                        state.results.append(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
+                        state.add(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
                         await self._report(state)
                         return
                 reason = error or "no game"
@@ -373,10 +385,11 @@ class TournamentRunner:
 
     # ------------------------------------------------------------------ status
 
-    async def _report(self, state: _RunState, *, final: bool = False) -> None:
-        ratings = fit(state.results, state.tournament.entrants)
-        leader = max(ratings, key=lambda e: (ratings[e].mu, e)) if state.results else None
-        p = Progress(state.tournament.id or 0, len(state.results), state.failed, state.total, leader)
+    async def _report(self, state: _RunState, *, verdict: str | None = None) -> None:
+        """Say the progress (``verdict``: the run is over and this is its leaderboard's verdict)."""
+        final = verdict is not None
+        p = Progress(state.tournament.id or 0, len(state.results), state.failed, state.total,
+                     state.rating.ahead(), verdict or "")
         if self.on_progress is not None:
             await self.on_progress(p)
         await self._edit_status(state.tournament, p, final)
@@ -409,8 +422,16 @@ def _json_metrics(roles: Mapping[str, Mapping[str, float]]) -> dict[str, dict[st
 class _RunState:
     tournament: TournamentRow
     total: int
-    results: list[MatchResult]
     failed: int
+    results: list[MatchResult] = field(default_factory=list)
+    rating: OnlineFit = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rating = OnlineFit(self.tournament.entrants)
+
+    def add(self, result: MatchResult) -> None:
+        self.results.append(result)
+        self.rating.add(result)
 
 
 def _title(t: TournamentRow) -> str:
@@ -422,8 +443,9 @@ def status_text(t: TournamentRow, p: Progress, final: bool = False) -> str:
     parts = [f"{t.game} ({t.variant}) tournament {head}: {p.done}/{p.total} games played"]
     if p.failed:
         parts.append(f"{p.failed} failed")
-    if p.leader and not final:
+    if p.ahead and not final:
         # Who is ahead on rating, never called the leader: a lead counts only once its interval
-        # clears every other entrant's, which the finished leaderboard says (or names a tie).
-        parts.append(f"ahead so far: {p.leader}")
-    return ", ".join(parts) + "."
+        # clears every other entrant's, which the finished leaderboard's verdict says (or names a tie).
+        parts.append(f"ahead so far: {p.ahead}")
+    text = ", ".join(parts) + "."
+    return f"{text} {p.verdict}" if final and p.verdict else text

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.tournaments.ratings import (
     MIN_GROUPS,
     MatchResult,
+    OnlineFit,
     bootstrap,
     fit,
     fit_orders,
@@ -111,3 +112,15 @@ def test_the_point_estimate_does_not_depend_on_the_order_games_were_logged() -> 
     assert all(abs(a[e].mu - b[e].mu) < 1e-9 for e in ("x", "y"))
     once = fit(games)
     assert abs(once["x"].mu - fit(list(reversed(games)))["x"].mu) > 1e-6  # a single online pass does depend on it
+
+
+def test_the_running_rating_says_who_is_ahead_after_each_game_as_a_refit_would() -> None:
+    games = [bench("y", "x", i % 4 == 0, i) for i in range(12)]
+    online = OnlineFit(["x", "y", "z"])
+    assert online.ahead() is None  # before any game nobody is ahead (all hold the prior)
+    for n, m in enumerate(games, 1):
+        online.add(m)
+        refit = fit(games[:n], ["x", "y", "z"])
+        assert online.ratings() == refit and online.games == n
+        assert online.ahead() == max(refit, key=lambda e: (refit[e].mu, e))
+    assert online.ahead() == "x" and online.ratings()["z"] == fit([], ["z"])["z"]  # no games: the prior

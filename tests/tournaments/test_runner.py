@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bot.tournaments import manage, results
+from bot.tournaments import board, manage, results
 from bot.tournaments.runner import Progress, TournamentRunner
 from storage import tournaments as repo
 from storage.tables import GameStatus, MatchStatus, TournamentMatchRow, TournamentStatus, table_of
@@ -45,6 +45,10 @@ async def test_a_small_tournament_runs_concurrently_to_the_end(tmp_path: Path) -
         edits = [s for s in b.chat.sent if s.kind == "edit"]
         assert len(posts) == 1 and len(edits) == 5 and {e.ref.message_id for e in edits} == {posts[0].ref.message_id}
         assert "4/4 games played" in edits[-1].message.text and "finished" in edits[-1].message.text
+        # The last word is the leaderboard's: its verdict, never a rating lead called the leader.
+        verdict = board.verdict(list(summary.standings))
+        assert verdict and edits[-1].message.text.endswith(verdict) and seen[-1].verdict == verdict
+        assert all("ahead so far" in e.message.text for e in edits[:-1])
         assert not [s for s in b.chat.sent if (s.message.title or "").startswith("Game #")], "games not spectated unless asked"
 
 
@@ -126,14 +130,26 @@ async def test_each_match_stores_its_outcomes_and_standings_read_them_without_re
         assert [results.outcome_rows(r.seats) for r in again] == [results.outcome_rows(r.seats) for r in replayed]
 
 
-def test_the_chat_status_never_calls_a_rating_lead_the_leader() -> None:
+def test_the_chat_status_names_a_leader_only_as_the_leaderboard_does() -> None:
     from types import SimpleNamespace
 
+    from bot.tournaments import board
+    from bot.tournaments.ratings import Standing
     from bot.tournaments.runner import status_text
 
-    t = SimpleNamespace(game="spy", variant="classic")
+    t = SimpleNamespace(id=1, name="", game="spy", variant="classic")
     running = status_text(t, Progress(1, 3, 1, 8, "strategist"))  # type: ignore[arg-type]
     assert running == "spy (classic) tournament running: 3/8 games played, 1 failed, ahead so far: strategist."
-    # The finished board names a leader only when its interval is clear (or says a tie): the status does not.
-    finished = status_text(t, Progress(1, 8, 0, 8, "strategist"), final=True)  # type: ignore[arg-type]
-    assert finished == "spy (classic) tournament finished: 8/8 games played."
+    assert "leader" not in running.lower()
+    # At the end the status says what the finished leaderboard says: a leader only when its interval is
+    # clear of every other entrant's, else a tie; never a rating lead alone.
+    clear = [Standing(1, "strategist", 30, 1, 28, 32, 8), Standing(2, "random", 20, 1, 18, 22, 8)]
+    overlap = [Standing(1, "strategist", 30, 1, 24, 32, 8), Standing(2, "random", 27, 1, 22, 29, 8)]
+    for rows, said in ((clear, "Leader: strategist (its interval is clear of every other entrant's)."),
+                       (overlap, "Tied at the top: strategist, random (their intervals overlap")):
+        verdict = board.verdict(rows)
+        assert verdict.startswith(said) and said in board.text_table(t, rows)  # type: ignore[arg-type]
+        finished = status_text(t, Progress(1, 8, 0, 8, "strategist", verdict), final=True)  # type: ignore[arg-type]
+        assert finished == f"spy (classic) tournament finished: 8/8 games played. {verdict}"
+    assert status_text(t, Progress(1, 8, 0, 8, "strategist"), final=True) == (  # type: ignore[arg-type]
+        "spy (classic) tournament finished: 8/8 games played.")
