@@ -36,23 +36,19 @@ TENANT = typer.Option("console", "--tenant", help="Whose tournaments: console, d
 DATABASE = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL).")
 
 
-def _with_app(database: str | None, work: Callable[[TournamentService], Awaitable[T]]) -> T:
-    """Build the bot (real agents, the configured database), run ``work`` on its tournament service, close.
-    Games of tournaments interrupted in an earlier run resume (the service attaches their quiet place)."""
-    from bot.app import build_app
+def _with_service(database: str | None, work: Callable[[TournamentService], Awaitable[T]]) -> T:
+    """Build what tournaments need (the configured database, real agents; no chat platform), run ``work`` on
+    the tournament service, close. Games of tournaments interrupted in an earlier run resume."""
     from bot.settings import Settings
+    from bot.tournaments.wiring import tournament_service
 
     settings = Settings()
     if database:
         settings.database_url = database
 
     async def go() -> T:
-        bot = await build_app(settings)
-        try:
-            await bot.service.start()
-            return await work(bot.tournaments)
-        finally:
-            await bot.aclose()
+        async with tournament_service(settings) as tournaments:
+            return await work(tournaments)
 
     try:
         return asyncio.run(go())
@@ -95,7 +91,7 @@ def create(
         n = await tournaments.match_count(t.id or 0)
         return f"created {describe(t)}; {n} games\n{why_games(t, n)}"
 
-    typer.echo(_with_app(database, work))
+    typer.echo(_with_service(database, work))
 
 
 @app.command()
@@ -140,7 +136,7 @@ def run(
             _write(chart, board.chart_png(t, summary.standings))
             typer.echo(f"chart written to {chart}")
 
-    _with_app(database, work)
+    _with_service(database, work)
 
 
 @app.command()
@@ -166,7 +162,7 @@ def schedule(
             return f"tournament #{tournament_id} is no longer scheduled"
         return f"tournament #{tournament_id} scheduled '{expr}' (UTC); the running bot picks it up within a minute"
 
-    typer.echo(_with_app(database, work))
+    typer.echo(_with_service(database, work))
 
 
 @app.command("list")
@@ -177,7 +173,7 @@ def list_(tenant: str = TENANT, database: str | None = DATABASE) -> None:
     async def work(tournaments: TournamentService) -> list[str]:
         return [describe(t) for t in await tournaments.listing(tenant)]
 
-    lines = _with_app(database, work)
+    lines = _with_service(database, work)
     typer.echo("\n".join(lines) if lines else "no tournaments yet")
 
 
@@ -222,7 +218,7 @@ def leaderboard(
             _write(chart, board.chart_png(t, rows))
             typer.echo(f"chart written to {chart}", err=True)
 
-    _with_app(database, work)
+    _with_service(database, work)
 
 
 class _Counted(logging.Handler):

@@ -6,11 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from bot.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None:
@@ -48,3 +53,32 @@ def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None
     assert "scheduled '0 3 * * *'" in cli("schedule", "1", "0 3 * * *")
     bad = runner.invoke(app, ["tournament", "schedule", "1", "every night"], env=env)
     assert bad.exit_code != 0 and "crontab" in bad.output
+
+
+CHAT_APP = ("bot.app", "bot.startup", "bot.ops.wiring", "bot.console", "bot.discord", "bot.slack", "discord",
+            "slack_bolt")
+PROBE = """
+import sys
+from bot.cli import app
+try:
+    app(sys.argv[1:], prog_name="hushtable")
+except SystemExit as exc:
+    print("EXIT", exc.code)
+print("LOADED", *sorted(m for m in sys.modules if m.startswith({chat})))
+"""
+
+
+def test_the_tournament_commands_build_no_chat_app(tmp_path: Path) -> None:
+    """`hushtable tournament ...` wires the store, the agents and the tournament service itself: the chat
+    app's start-up point, its platforms and its ops endpoints are never imported (checked by which modules
+    a real command imported, in a process of its own)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HUSHTABLE_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/t.db",
+               HUSHTABLE_LOG_DIR=str(tmp_path / "logs"), HUSHTABLE_AGENT_CHOICES="random",
+               HUSHTABLE_DEFAULT_AGENT="random", HUSHTABLE_FALLBACK_AGENT="random")
+    run = subprocess.run([sys.executable, "-c", PROBE.format(chat=CHAT_APP), "tournament", "create", "--game", "spy",
+                          "--seats", "3", "--name", "lean"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    out = run.stdout + run.stderr
+    assert "created #1 lean" in out and "EXIT 0" in out, out
+    loaded = next(ln for ln in run.stdout.splitlines() if ln.startswith("LOADED")).split()[1:]
+    assert loaded == [], loaded
