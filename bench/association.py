@@ -22,7 +22,7 @@ interceptor who never intercepts, every turn played) by the Decrypto paper's Tab
 with each agent as decoder and as interceptor (``hushtable eval decrypto-human`` on these records).
 
     PYTHONPATH=$PWD .venv/bin/python bench/association.py
-    PYTHONPATH=$PWD .venv/bin/python bench/association.py --decrypto-human --agents embed:minilm,embed:assoc,llm:default
+    PYTHONPATH=$PWD .venv/bin/python bench/association.py --decrypto-human --agents embed:minilm,embed:assoc,strategist
 """
 
 from __future__ import annotations

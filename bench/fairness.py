@@ -22,7 +22,7 @@ seats 1-3. Printed per game and agent:
   move latency p50/p95 of choices and of free text.
 
     PYTHONPATH=$PWD .venv/bin/python bench/fairness.py --deals 40
-    PYTHONPATH=$PWD .venv/bin/python bench/fairness.py --deals 5 --agents llm:default --games spy --out run.json
+    PYTHONPATH=$PWD .venv/bin/python bench/fairness.py --deals 5 --agents strategist --games spy --out run.json
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from models.agents.provenance import decision_of  # noqa: E402
 
 HUMAN_DATA = Path(__file__).resolve().parent / "data" / "human_descriptions.txt"
 GAMES = ("spy", "chameleon")
-DEFAULT_AGENTS = "llm:default,embed:minilm"
+DEFAULT_AGENTS = "strategist,embed:minilm"
 HUMAN = 0  # the seat of the person (or of the AI standing in for them)
 
 

@@ -32,7 +32,7 @@ is loaded once and shared. Printed per agent and role:
 this checkout's evaluator so both columns use the same yardstick.
 
     PYTHONPATH=$PWD python bench/players.py --games 1 --out after.json --compare before.json
-    PYTHONPATH=$PWD python bench/players.py --games 2 --agents llm:default,embed:minilm --ablation --human-replay 6
+    PYTHONPATH=$PWD python bench/players.py --games 2 --agents strategist,embed:minilm --ablation --human-replay 6
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ TABLES: list[tuple[str, str, int, dict[str, Any]]] = [
     ("chameleon", "classic", 4, {}),
     ("chameleon", "sneak", 4, {}),
 ]
-DEFAULT_AGENTS = "llm:default,llm:plain,embed:minilm,random"
+DEFAULT_AGENTS = "strategist,llm:plain,embed:minilm,random"
 WITH_MODEL = "llm:default+model"
 ABLATION = '{"llm:default+model": {"model": "default", "params": {"model": "all", "orderings": "1"}}}'
 LOOSE = '{"embed:loose": {"model": "minilm", "params": {"k": "120"}}}'
@@ -293,7 +293,7 @@ def print_tables(label: str, summary: dict[str, Any], other: dict[str, Any] | No
             b = other.get(key) if other else None
             print(f"{key:44s} " + " ".join(f"{k}={(cell(b, k) + '->' if other else '') + cell(d, k)}" for k in d))
     print("\n== mean SoftScore of Chameleon clues (non-chameleon seats): sneak_embed = models/eval's bundled embedding"
-          " evaluator (llm:default ranks its clues by it: judge=sneak); own = the strategy's own estimate")
+          " evaluator (strategist ranks its clues by it: judge=sneak); own = the strategy's own estimate")
     for key, v in summary.items():
         if key.endswith("|softscore"):
             b = other.get(key) if other else None
@@ -327,8 +327,8 @@ async def pairs(registry: Any, n: int) -> None:
     """Decrypto benchmark: each encoder-decoder pair against each interceptor, on the same n deals."""
     g = games.get("decrypto")
     print(f"\n== Decrypto encoder-decoder pairs against the same interceptor, {n} deals (8 turns, 2 tokens)")
-    for eve in ("embed:minilm", "llm:default"):
-        for pair in ("embed:minilm", "llm:default"):
+    for eve in ("embed:minilm", "strategist"):
+        for pair in ("embed:minilm", "strategist"):
             t0 = time.perf_counter()
             misc = inter = turns = won = 0
             for i in range(n):

@@ -14,7 +14,7 @@ ends the game). Printed per agent, on the same boards:
   latency p50 for clues (text) and for numbers and guesses (choices).
 
     PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --boards 20
-    PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --boards 20 --agents llm:default,embed:minilm --out after.json
+    PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --boards 20 --agents strategist,embed:minilm --out after.json
     PYTHONPATH=$PWD .venv/bin/python bench/spymasters.py --agents llm:default-assoc,embed:assoc \
         --define '{"llm:default-assoc": {"model": "default", "params": {"embed": "assoc"}}}'
 
@@ -178,7 +178,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--boards", type=int, default=20)
     p.add_argument("--first", type=int, default=0, help="seed of the first board")
-    p.add_argument("--agents", default="llm:default,embed:minilm")
+    p.add_argument("--agents", default="strategist,embed:minilm")
     p.add_argument("--define", default="", help="extra agent entries, HUSHTABLE_AGENTS' JSON")
     p.add_argument("--out", default="")
     p.add_argument("-v", "--verbose", action="store_true")

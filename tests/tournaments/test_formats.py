@@ -12,7 +12,7 @@ from games.metrics import seat_outcomes
 from games.play import play_random
 from games.record import Record
 
-ENTRANTS = ["llm:default", "embed:minilm", "random"]
+ENTRANTS = ["strategist", "embed:minilm", "random"]
 
 
 def _roles(game: str, variant: str, seats: int, seed: int) -> list[str]:
