@@ -232,7 +232,7 @@ async def count_queries(args: argparse.Namespace) -> None:
             summary = await app.tournaments.run("console", t.id, TournamentRunner(
                 app.service, on_progress=_progress_line(start)))
             seconds = time.perf_counter() - start
-            await app.service.wait_idle()
+            await app.service.wait_idle(timeout=600)  # the last games' clue reports, on a loaded machine
             run = statements.take()
             board = await app.tournaments.board("console", t.id)
             shown = statements.take()

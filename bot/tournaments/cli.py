@@ -120,6 +120,9 @@ def run(
             async def on_progress(p: RunProgress) -> None:
                 # Mid-run there is no interval yet: who is ahead on rating, never called the leader.
                 lead = f"ahead so far: {p.ahead}" if p.ahead else ""
+                if p.total and p.done + p.failed == p.total:
+                    # The standings' bootstrap comes next: minutes for a large tournament, said rather than silent.
+                    lead = "all played; fitting the standings (the interval's bootstrap)"
                 bar.update(task, completed=p.done + p.failed, total=p.total,
                            ahead=lead + (f", {p.failed} failed" if p.failed else ""))
 
