@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from games.base import Action, ActionSpec, Observation
+from games.base import Action, ActionSpec, Observation, rng
 
 Check = Callable[[Action], str | None]
 """The rules' verdict on an action before it is sent: None when the engine would accept it, else its
 reason. The table builds it from the pure engine and the current state, so an agent can filter its
 candidates without seeing anything its Observation does not hold."""
+
+
+def turn_rng(seed: int, obs: Observation, purpose: str, attempt: int) -> random.Random:
+    """An agent's draw for ``purpose`` from its seed, the turn and the attempt: a re-ask draws anew, a replay
+    the same."""
+    return rng(seed, purpose, obs.game, obs.seat, len(obs.events), obs.phase, attempt)
 
 
 @dataclass(frozen=True, slots=True)

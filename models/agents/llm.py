@@ -6,7 +6,7 @@ answers are parsed strictly by ``models.agents.answers``. Two modes:
 ``mode=strategic`` (the default of ``agent_from_params``, hence of ``llm:default``):
 the game's specialist decides (evidence for choices, ranked candidates for free text,
 clues for utility against leakage) and the model joins where ``model`` says, with a
-fixed amount of work per move (``models.agents.propose``).
+fixed amount of work per move (``models.agents.propose.StrategicMode``, which the agent owns).
 
 ``mode=plain``: the papers' protocol, for research fidelity:
 
@@ -34,23 +34,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from enum import StrEnum
 
-from games.base import Action, ActionSpec, Choice, Observation, Option, Text, rng
+from games.base import Action, ActionSpec, Choice, Observation, Option, Text
 from models.agents import wordsense
 from models.agents.answers import answer_format, parse_choice_answer, parse_text_answer, refuse_copied_instructions
-from models.agents.base import AnswerRefused, CallLog, Check, Decision, Source
+from models.agents.base import AnswerRefused, CallLog, Check, Decision, Source, turn_rng
 from models.agents.judge import JudgeCache
 from models.agents.prompts import Prompt, PromptBook, build_messages, player_name
-from models.agents.propose import Strategy, choose, propose_then_choose
+from models.agents.propose import StrategicMode, Strategy
 from models.embeddings import VocabIndex
 from models.types import GenerateRequest, Inference, Message, ScoreRequest, ScoringMode
 
 InferenceFor = Callable[[str], Awaitable[Inference]]
 LETTERS = string.ascii_uppercase
 RETRY_TEMPERATURE = 0.8
-
-
-# --------------------------------------------------------------------------- the agent
-
 
 
 class Mode(StrEnum):
@@ -96,6 +92,9 @@ class LLMAgent:
         self.strategy = strategy or Strategy()
         self._inference_for = inference_for
         self._client: Inference | None = None
+        self._strategic = None if self.mode is Mode.PLAIN else StrategicMode(
+            self.strategy, seed=seed, temperature=temperature, max_tokens=max_tokens, prompts=self.prompts,
+            examples=examples, client=self.client)
 
     def warm(self) -> None:
         """Embed the strategy's vocabulary now, so that no move's time includes it (the model loads on first use)."""
@@ -118,7 +117,7 @@ class LLMAgent:
 
     def rng(self, obs: Observation, purpose: str, attempt: int) -> random.Random:
         """Every draw from the agent's seed, the turn and the attempt: a re-ask draws anew, a replay the same."""
-        return rng(self.seed, purpose, obs.game, obs.seat, len(obs.events), obs.phase, attempt)
+        return turn_rng(self.seed, obs, purpose, attempt)
 
     def labelled_options(self, obs: Observation, spec: Choice, attempt: int = 0) -> dict[str, Option]:
         """Options in a seeded random order, labelled A, B, C... (or by their own text past 26)."""
@@ -138,10 +137,11 @@ class LLMAgent:
             only = spec.options[0]
             return Decision(Action.choose(spec.kind, only.id), (CallLog(self.spec, operation="none", raw_output=only.id, retries=attempt),),
                             Source.RULES)
-        if self.mode is Mode.STRATEGIC:
+        if self._strategic is not None:
             if isinstance(spec, Choice):
-                return await choose(self, obs, spec, feedback=feedback, attempt=attempt)
-            return await propose_then_choose(self, obs, spec, feedback=feedback, attempt=attempt, check=check)
+                return await self._strategic.choose(self.spec, obs, spec, feedback=feedback, attempt=attempt)
+            return await self._strategic.propose_then_choose(self.spec, obs, spec, feedback=feedback, attempt=attempt,
+                                                             check=check)
         messages, prompt, labelled = self.messages(obs, spec, feedback, attempt)
         if isinstance(spec, Choice) and self.choices == "score":
             return await self._score(obs, spec, messages, labelled, attempt)
@@ -255,10 +255,10 @@ def agent_from_params(
     exactly the papers' structure), and for the strategic mode ``debias`` (none, cyclic,
     calibrated, cyclic+calibrated), ``orderings`` (label-scoring passes at most), ``samples``
     (proposals per move), ``model`` (where the model is asked: none, all, or choices,
-    proposals, shortlist joined by +), ``deadline_s`` (wall-clock deadline of a move; the
-    older ``budget_s`` names it too), ``evidence`` (weight of the seat's evidence against
-    the model's probabilities) and ``embed`` (the embedding model of the strategy:
-    ``assoc``, the default, ``minilm`` or ``none``)."""
+    proposals, shortlist joined by +), ``deadline_s`` (wall-clock deadline of a move),
+    ``evidence`` (weight of the seat's evidence against the model's probabilities), ``embed``
+    (the embedding model of the strategy: ``assoc``, the default, ``minilm`` or ``none``) and
+    ``judge`` (``sneak`` or ``own``)."""
     known = {"temperature", "retries", "max_tokens", "choices", "prompts", "examples", "mode", *Strategy.PARAMS}
     unknown = sorted(set(params) - known)
     if unknown:
