@@ -268,7 +268,7 @@ def build_factory(define: str = "") -> tuple[Any, Any]:
     for entry in entries_from_json(define):
         registry.define(entry)
     # The app's vocabulary cache: a second run reads the embedded vocabulary instead of computing it.
-    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for,
+    register_agents(registry, connect=pool.get, embedder_for=embedder_for,
                     vocab_cache=DEFAULT_CACHE_DIR / VOCAB_CACHE)
     return registry, pool
 

@@ -88,7 +88,7 @@ def build_factory(define: str = "") -> tuple[Any, Any]:
 
         for entry in entries_from_json(define):
             registry.define(entry)
-    register_agents(registry, inference_for=pool.get, embedder_for=embedder_for)
+    register_agents(registry, connect=pool.get, embedder_for=embedder_for)
     return registry, pool
 
 

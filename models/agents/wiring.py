@@ -15,7 +15,7 @@ when the same model and vocabulary were embedded before, so only the first start
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,30 +41,17 @@ def warming_up() -> bool:
 def register_agents(
     registry: AgentRegistry,
     *,
-    connect: Connect | None = None,
-    inference_for: Callable[[str], Awaitable[Inference]] | None = None,
+    connect: Connect,
     embedder_for: Callable[[str], Embedder],
     vocab_cache: Path | None = None,
 ) -> None:
     """Add the llm and embed builders, and the built-in entries the registry does not have yet.
 
-    ``inference_for(location)`` is the older, key-less form of ``connect`` (a pool's ``get``);
-    ``vocab_cache``: where vocabulary matrices are stored between starts (None: not stored)."""
-    if connect is None:
-        if inference_for is None:
-            raise TypeError("register_agents needs connect= (or inference_for=)")
-        keyless = inference_for
-
-        async def connect_keyless(location: str, api_key: str | None) -> Inference:
-            if api_key:
-                raise ValueError("this registry was wired without keys; configure the pool with connect=")
-            return await keyless(location)
-
-        connect = connect_keyless
+    ``connect``: the client of an entry's location and key (a pool's ``get``); ``vocab_cache``: where
+    vocabulary matrices are stored between starts (None: not stored)."""
     indexes: dict[str, VocabIndex] = {}
     judges = JudgeCache()
     lock = threading.Lock()
-    reach = connect
 
     def index_for(name: str) -> VocabIndex:
         with lock:
@@ -83,7 +70,7 @@ def register_agents(
 
     def build_llm(entry: AgentEntry, seed: int) -> Player:
         async def endpoint(_: str) -> Inference:
-            return await reach(entry.model, entry.api_key)
+            return await connect(entry.model, entry.api_key)
 
         return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=usable_index,
                                  judges=judges)

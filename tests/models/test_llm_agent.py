@@ -354,7 +354,7 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
     asked: list[str] = []
     built: list[str] = []
 
-    async def inference_for(spec: str) -> Inference:
+    async def connect(spec: str, api_key: str | None) -> Inference:
         asked.append(spec)
         raise AssertionError("building an agent must not reach for a model")
 
@@ -371,7 +371,7 @@ def test_register_agents_builds_both_kinds_lazily() -> None:
         AgentEntry("llm:typo", AgentKind.LLM, "default", {"temprature": "1"}),
         AgentEntry("embed:lots", AgentKind.EMBED, "minilm", {"k": "lots"}),
     ])
-    register_agents(reg, inference_for=inference_for, embedder_for=embedder_for)
+    register_agents(reg, connect=connect, embedder_for=embedder_for)
     llm = reg("llm:x", 3)
     assert isinstance(llm, LLMAgent) and llm.temperature == 0.6 and llm.retries == 1
     assert llm.model_spec == "openai:http://host:8000/v1#model-x" and asked == []

@@ -168,15 +168,15 @@ def test_a_misconfigured_entry_stops_the_start_not_a_game() -> None:
         build_registry(settings(agents=bad), ClientPool().get, lambda name: object())
 
 
-def test_operator_entries_may_redefine_a_builtin_and_the_older_wiring_still_works() -> None:
+def test_operator_entries_may_redefine_a_builtin() -> None:
     asked: list[str] = []
 
-    async def inference_for(location: str) -> Any:
+    async def connect(location: str, api_key: str | None) -> Any:
         asked.append(location)
         raise AssertionError("building an agent must not reach for a model")
 
     reg = AgentRegistry([AgentEntry("llm:default", AgentKind.LLM, "fake", {"mode": "plain"})])
-    register_agents(reg, inference_for=inference_for, embedder_for=no_embedder)
+    register_agents(reg, connect=connect, embedder_for=no_embedder)
     agent = reg("llm:default", 0)
     assert isinstance(agent, LLMAgent) and agent.model_spec == "fake"
     assert reg("llm:plain", 0).spec == "llm:plain" and asked == []

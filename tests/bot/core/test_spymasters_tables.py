@@ -53,13 +53,13 @@ async def test_four_humans_play_a_whole_game_and_only_spymasters_see_the_key(har
     assert result is not None and result.to_json() == row.result
 
 
-async def _no_inference(location: str) -> Inference:
+async def _no_inference(location: str, api_key: str | None) -> Inference:
     raise RuntimeError("no language model in this test")
 
 
 async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> None:
     registry = AgentRegistry()
-    register_agents(registry, inference_for=_no_inference, embedder_for=embedder_for)
+    register_agents(registry, connect=_no_inference, embedder_for=embedder_for)
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     service = TableService(store, settings=settings(agent_choices="random,embed:minilm", ai_timeout_s=120), agents=registry)
     service.attach(MemoryPlatform())

@@ -64,7 +64,7 @@ async def test_killing_the_worker_mid_game_falls_back_and_finishes(tmp_path) -> 
         # must hand the turns to the fallback chain. (The strategic default would play on from its
         # embedding candidates, tested in tests/models/test_strategic.py.)
         registry = AgentRegistry([AgentEntry("llm:worker", AgentKind.LLM, url, {"mode": "plain"})])
-        register_agents(registry, inference_for=pool.get, embedder_for=_unused_embedder)
+        register_agents(registry, connect=pool.get, embedder_for=_unused_embedder)
         spec = "llm:worker"  # the operator configures this worker as an agent choice; players pick it by name
         service = TableService(store, settings=settings(fallback_agent="random", ai_timeout_s=10,
                                                         agent_choices=f"random,{spec}"), agents=registry)
