@@ -17,16 +17,15 @@ to a log line.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from games.base import Action, ActionSpec, Game, IllegalAction, Observation, Seat
 from games.labels import fill_spec
-from models.agents.base import CallLog, Check, Decision, Player, Source
+from models.agents.base import CallLog, Check, Player, Source
 from models.agents.provenance import decision_row, role_of
 from models.agents.random_agent import RandomAgent
 from models.types import routed_by
@@ -53,22 +52,6 @@ class Outcome:
 
 def _ms(since: float) -> float:
     return (time.perf_counter() - since) * 1000
-
-
-def _newer_protocol(player: Player) -> bool:
-    """True when ``player.act`` takes ``attempt`` and ``check`` (players written before them take ``feedback`` only)."""
-    try:
-        params = inspect.signature(player.act).parameters
-    except (TypeError, ValueError):
-        return True
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) or {"attempt", "check"} <= set(params)
-
-
-def _ask(player: Player, obs: Observation, legal: ActionSpec, feedback: str | None, attempt: int,
-         check: Check) -> Awaitable[Decision]:
-    if _newer_protocol(player):
-        return player.act(obs, legal, feedback=feedback, attempt=attempt, check=check)
-    return player.act(obs, legal, feedback=feedback)
 
 
 def _next_attempt(calls: Sequence[CallLog], attempt: int) -> int:
@@ -139,7 +122,7 @@ class AgentRunner:
                 asked = time.perf_counter()
                 try:
                     decision = await asyncio.wait_for(
-                        _ask(player, obs, legal, feedback, attempt, check),
+                        player.act(obs, legal, feedback=feedback, attempt=attempt, check=check),
                         self.timeout_s,
                     )
                 except TimeoutError:
@@ -188,7 +171,7 @@ class AgentRunner:
                 fallback = RandomAgent(RANDOM, seed) if spec == RANDOM else self.player(game_id, seat, spec, seed)
                 for _ in range(3):
                     decision = await asyncio.wait_for(
-                        _ask(fallback, obs, legal, None, attempt, check),
+                        fallback.act(obs, legal, attempt=attempt, check=check),
                         self.timeout_s,
                     )
                     calls.extend(replace(c, fallback=True) for c in decision.calls)
