@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from games.base import ConfigError, Seat
-from games.text import normalize
+from games.text import fold
 
 
 def error(message: str) -> ConfigError:
@@ -34,7 +34,7 @@ def mapping(raw: object, known: Iterable[str]) -> Mapping[str, Any]:
 
 def word(where: str, raw: object) -> str:
     """A word or short phrase of a deal, whitespace collapsed."""
-    if not isinstance(raw, str) or not normalize(raw).strip():
+    if not isinstance(raw, str) or not fold(raw).strip():
         raise error(f"{where} must be a word, not {raw!r}")
     text = " ".join(raw.split())
     if len(text) > 40:
@@ -67,4 +67,4 @@ def in_range(where: str, given: Iterable[Seat], n: int) -> None:
 
 def same(a: str, b: str) -> bool:
     """Two words of a deal are the same word (case, accents, spacing aside)."""
-    return normalize(a).split() == normalize(b).split()
+    return fold(a).split() == fold(b).split()

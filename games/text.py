@@ -6,7 +6,7 @@ the word, a plural. Every rule that compares player text with a secret, and ever
 length or word-count limit, goes through this module so the three games cannot drift
 apart again:
 
-- ``normalize(s)``: NFKC, Latin look-alikes folded, invisible and format characters
+- ``fold(s)``: NFKC, Latin look-alikes folded, invisible and format characters
   and combining marks (accents) stripped, case-folded. What a rule compares.
 - ``words(s)``: the words of a text the way limits count them. A hyphen, slash or dot
   separates words (``out-of-distribution`` is three words); an apostrophe does not
@@ -75,7 +75,7 @@ def _data(name: str) -> list[str]:
 
 
 @cache
-def _fold() -> dict[int, str]:
+def _latin() -> dict[int, str]:
     """Unicode's confusables (letters that read as one Latin letter: ``ı`` as i), from
     ``games/data/confusables.txt``; our own table above wins where the two differ."""
     table = {}
@@ -100,31 +100,27 @@ def _invisible(ch: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def normalize(s: str) -> str:
+def fold(s: str) -> str:
     """The text a rule compares: NFKC, look-alikes folded to Latin, invisible characters and
     combining marks (accents) removed, case-folded. Word boundaries are kept."""
     s = unicodedata.normalize("NFKC", s)
     s = "".join(ch for ch in s if not _invisible(ch))
-    s = s.translate(_fold())
+    s = s.translate(_latin())
     s = unicodedata.normalize("NFKD", s.casefold())
     s = "".join(ch for ch in s if not unicodedata.combining(ch))
     # Folding again after NFKD catches look-alikes that carried an accent (``ё``).
-    return unicodedata.normalize("NFC", s).translate(_fold()).casefold()
+    return unicodedata.normalize("NFC", s).translate(_latin()).casefold()
 
 
 def words(s: str) -> list[str]:
     """The normalised words of a text: what word limits count and what rules compare."""
-    return [w.replace("’", "'") for w in _WORD.findall(normalize(s))]
+    return [w.replace("’", "'") for w in _WORD.findall(fold(s))]
 
 
 def tokens(s: str) -> list[str]:
     """Normalised words with hyphenated compounds kept whole (``3-1-4``, ``ice-cream``): what
     the leak checks look for, where a code must not match three loose digits."""
-    return [w.replace("’", "'") for w in _TOKEN.findall(normalize(s))]
-
-
-def word_count(s: str) -> int:
-    return len(words(s))
+    return [w.replace("’", "'") for w in _TOKEN.findall(fold(s))]
 
 
 def key(s: str) -> str:

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from games.text import normalize
+from games.text import fold
 from models.types import GenerateRequest, Inference, InferenceError, Message
 
 PROMPT_VERSION = "tom-1"
@@ -107,7 +107,7 @@ def parse_code(text: str) -> str | None:
 
 
 def same_words(a: Sequence[str], b: Sequence[str]) -> bool:
-    return len(a) == len(b) and all(normalize(x) == normalize(y) for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(fold(x) == fold(y) for x, y in zip(a, b, strict=True))
 
 
 # --------------------------------------------------------------------------- Decrypto: pure parts
@@ -331,18 +331,18 @@ def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Seq
             for s in others:
                 w, i = t.first[s]
                 if words[s] is not None:  # Mr. White has no keyword to guess
-                    one_word.append(normalize(w) == normalize(words[s] or ""))
+                    one_word.append(fold(w) == fold(words[s] or ""))
                 one_id.append(i is ids[s])
         about = [f[t.seat] for o in others if (h := by_seat.get(o)) is not None and not h.guest
                  and (f := h.first) is not None]
         for pos, bucket in ((0, two_word), (1, two_id)):
-            votes = Counter(normalize(a[0]) if pos == 0 else a[1] for a in about).most_common()
+            votes = Counter(fold(a[0]) if pos == 0 else a[1] for a in about).most_common()
             if not votes:
                 continue
             if len(votes) > 1 and votes[0][1] == votes[1][1]:
                 ties += 1
                 continue
-            mine = None if t.second is None else normalize(t.second[0]) if pos == 0 else t.second[1]
+            mine = None if t.second is None else fold(t.second[0]) if pos == 0 else t.second[1]
             bucket.append(mine == votes[0][0])
 
     def share(xs: Sequence[bool]) -> float | None:

@@ -10,7 +10,7 @@ from importlib import resources
 
 from games import deals, decks
 from games.base import ConfigError, Seat, one_of, whole_number
-from games.text import normalize
+from games.text import fold
 
 MIN_SEATS, MAX_SEATS = 3, 7
 CARDS = 13
@@ -49,9 +49,9 @@ def parse_words(raw: str | list[object] | tuple[object, ...], *, minimum: int = 
     """A word list (file text, one word a line, or a list): distinct single words of letters."""
     words = decks.parse_keywords(raw, minimum=minimum)
     for i, w in enumerate(words, start=1):
-        if not normalize(w).isalpha():
+        if not fold(w).isalpha():
             raise decks.DeckError(f"word {i}: {w!r} is not a single word of letters")
-        if normalize(w) == PASS:
+        if fold(w) == PASS:
             raise decks.DeckError(f"word {i}: {PASS!r} is how a guesser skips a card, not a word to guess")
     return words
 
@@ -87,7 +87,7 @@ def parse_deal(raw: object, cards: int) -> JustOneDeal:
             raise deals.error(f"words must be a list of {cards} words, one per card")
         words = tuple(deals.word(f"word {i}", w) for i, w in enumerate(listed, start=1))
         for i, w in enumerate(words, start=1):
-            if not normalize(w).isalpha() or normalize(w) == PASS:
+            if not fold(w).isalpha() or fold(w) == PASS:
                 raise deals.error(f"word {i} must be a single word of letters")
             if any(deals.same(w, earlier) for earlier in words[: i - 1]):
                 raise deals.error(f"word {i} is dealt twice")

@@ -67,7 +67,7 @@ from games.justone.config import (
 from games.justone.narration import event_text, rules_text
 from games.justone.state import CardRecord, Clue, JustOneState, Outcome, Why, deal_of, to_act
 from games.justone.view import view_of
-from games.text import normalize, reveals_secret, same_words
+from games.text import fold, reveals_secret, same_words
 
 
 def removals(word: str, clues: tuple[Clue, ...]) -> tuple[Clue, ...]:
@@ -167,7 +167,7 @@ class JustOneGame(Engine[JustOneState, JustOneConfig]):
         return self._step(dataclasses.replace(s, clues=clues, phase=Phase.GUESS), events)
 
     def _guess(self, s: JustOneState, text: str) -> tuple[JustOneState, tuple[Event, ...]]:
-        passed = normalize(text).strip() == PASS
+        passed = fold(text).strip() == PASS
         found = not passed and same_words(text, s.word)
         outcome = Outcome.FOUND if found else Outcome.PASSED if passed else Outcome.WRONG
         record = CardRecord(s.card + 1, s.word, s.guesser, s.clues, None if passed else text, outcome)

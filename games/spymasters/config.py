@@ -16,7 +16,7 @@ from importlib import resources
 
 from games import deals, decks
 from games.base import ConfigError, Seat, one_of
-from games.text import normalize
+from games.text import fold
 
 MIN_SEATS, MAX_SEATS = 4, 8
 BOARD_SIZE = 25
@@ -83,7 +83,7 @@ def parse_words(raw: str | Sequence[object], *, minimum: int = BOARD_SIZE) -> tu
     """A word list (file text, one word a line, or a list): distinct single words of letters."""
     words = decks.parse_keywords(raw, minimum=minimum)
     for i, w in enumerate(words, start=1):
-        if not normalize(w).isalpha():
+        if not fold(w).isalpha():
             raise decks.DeckError(f"word {i}: {w!r} is not a single word of letters")
     return words
 
@@ -122,7 +122,7 @@ def _parse_words(raw: object) -> tuple[str, ...]:
         raise deals.error(f"words must be a list of {BOARD_SIZE} words")
     words = tuple(deals.word(f"word {i}", w) for i, w in enumerate(raw, start=1))
     for i, w in enumerate(words, start=1):
-        if not normalize(w).isalpha():
+        if not fold(w).isalpha():
             raise deals.error(f"word {i} ({w!r}) must be a single word of letters")
         if any(deals.same(w, earlier) for earlier in words[: i - 1]):
             raise deals.error(f"word {i} ({w!r}) is on the board twice")
