@@ -99,10 +99,6 @@ def visible(events: Iterable[Event], seat: Seat) -> tuple[Event, ...]:
     return tuple(e for e in events if e.audience.includes(seat))
 
 
-def public_only(events: Iterable[Event]) -> tuple[Event, ...]:
-    return tuple(e for e in events if e.audience.is_public)
-
-
 # --------------------------------------------------------------------------- actions
 
 

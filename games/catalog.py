@@ -49,11 +49,6 @@ def ids() -> tuple[str, ...]:
     return tuple(d.id for d in descriptors())
 
 
-def clue_games() -> tuple[str, ...]:
-    """Ids of the games with clues to score (``clue_kinds``), in registration order."""
-    return tuple(d.id for d in descriptors() if d.clue_kinds)
-
-
 def find(game_id: str) -> GameDescriptor | None:
     """The descriptor named by this id or alias (case-insensitive), or None."""
     key = game_id.lower()

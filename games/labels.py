@@ -59,16 +59,6 @@ def fill_labels(text: str, names: Sequence[str] | Mapping[Seat, str] | None = No
     return _TOKEN.sub(name, text)
 
 
-def seats_in(text: str) -> list[Seat]:
-    """The seats a text refers to, in order of appearance."""
-    return [int(m.group(1)) for m in _TOKEN.finditer(text)]
-
-
-def strip_refs(text: str) -> str:
-    """``text`` without the token delimiters: for names and other text that must not carry tokens."""
-    return text.replace(OPEN, "").replace(CLOSE, "")
-
-
 def fill_spec(spec: ActionSpec, names: Sequence[str] | Mapping[Seat, str] | None = None) -> ActionSpec:
     """An action spec with its prompt, field names and option labels named (ids unchanged): what
     an agent or a form shows. AI players read the neutral "Player k" (``names`` None)."""

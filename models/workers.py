@@ -132,6 +132,7 @@ class WorkerPool:
     # -- routing ----------------------------------------------------------------------------------
 
     def healthy(self) -> list[str]:
+        """The workers not paused now, in the order they were configured."""
         now = self._clock()
         return [u for u, m in self._members.items() if m.down_until <= now]
 
@@ -141,8 +142,8 @@ class WorkerPool:
         candidates = [u for u in rank(key, list(self._members)) if u not in exclude]
         if not candidates:
             raise WorkerUnavailable("no worker left to try")
-        now = self._clock()
-        up = [u for u in candidates if self._members[u].down_until <= now]
+        healthy = set(self.healthy())
+        up = [u for u in candidates if u in healthy]
         if not up:
             return min(candidates, key=lambda u: self._members[u].down_until)
         first = up[0]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -134,7 +133,3 @@ def plan_matches(
             group += 1 if duplicate else len(unit_rosters)
     return plans
 
-
-def seat_counts(plans: Sequence[MatchPlan]) -> Counter[tuple[str, int]]:
-    """How often each entrant sat in each seat: the balance a round robin promises."""
-    return Counter((entrant, seat) for p in plans for seat, entrant in enumerate(p.seats))

@@ -290,12 +290,6 @@ def standings(
     ]
 
 
-def mean_width(rows: Sequence[Standing]) -> float:
-    """The mean interval width of a leaderboard: how sure it is (NaN when it has no intervals)."""
-    widths = [r.width for r in rows if r.has_interval]
-    return fmean(widths) if widths else float("nan")
-
-
 def summary(rows: Sequence[Standing]) -> list[dict[str, Any]]:
     """JSON-able standings (for export and storage)."""
     return [

@@ -83,10 +83,4 @@ def across_evaluators(per_evaluator: Mapping[str, Sequence[Scores]]) -> dict[str
     return out
 
 
-def product_of_averages(per_evaluator: Sequence[Scores]) -> float:
-    """The wrong way (for the test that shows the difference): mean U times (1 - mean L)."""
-    m = mean_scores(per_evaluator)
-    return m.utility * (1.0 - m.leakage)
-
-
 AVERAGE = "average"

@@ -117,11 +117,6 @@ class GuardedServer:
         """Where it listens, as aiohttp's ``AppRunner.addresses`` says it."""
         return [s.getsockname() for s in self._server.sockets] if self._server is not None else []
 
-    @property
-    def open_connections(self) -> int:
-        server = self._runner.server if self._runner is not None else None
-        return len(server.connections) if server is not None else 0
-
     def _connection(self) -> asyncio.BaseProtocol:
         assert self._runner is not None and self._runner.server is not None
         server = self._runner.server

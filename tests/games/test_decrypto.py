@@ -7,7 +7,7 @@ import json
 import pytest
 
 from games import decks
-from games.base import Action, Choice, ConfigError, IllegalAction, Text, config_to_dict, contains_word, public_only, words_of
+from games.base import Action, Choice, ConfigError, Event, IllegalAction, Text, config_to_dict, contains_word, words_of
 from games.decrypto import ALL_CODES, GAME, DecryptoState, Phase, code_id
 from games.play import FILLER, play_random, seat_names
 
@@ -66,6 +66,10 @@ def teams_round(
             assert GAME.to_act(s) == frozenset({dec[other]})
             s = act(s, dec[other], guess(c if intercepts else other_than(c)))
     return s
+
+
+def public_only(events: tuple[Event, ...]) -> list[Event]:
+    return [e for e in events if e.audience.is_public]
 
 
 def seen_text(s: DecryptoState, seat: int) -> str:

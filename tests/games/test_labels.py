@@ -6,7 +6,7 @@ import pytest
 
 import games
 from games.base import Action, Choice
-from games.labels import default_name, fill_labels, fill_spec, seat_ref, seats_in, strip_refs
+from games.labels import default_name, fill_labels, fill_spec, seat_ref
 from games.play import play_random
 from games.spy import GAME as SPY
 from games.spy import Phase
@@ -18,7 +18,7 @@ def test_tokens_are_filled_with_names_or_the_default() -> None:
     assert fill_labels(text) == "Player 1 votes for Player 3."
     assert fill_labels(text, {2: "Cy"}) == "Player 1 votes for Cy."
     assert fill_labels(text, ["Ann"]) == "Ann votes for Player 3."
-    assert seats_in(text) == [0, 2] and default_name(9) == "Player 10"
+    assert default_name(9) == "Player 10"
 
 
 def test_a_name_that_looks_like_a_label_relabels_nobody() -> None:
@@ -26,7 +26,6 @@ def test_a_name_that_looks_like_a_label_relabels_nobody() -> None:
     names = ["Player 2", "Bob", f"{seat_ref(1)} (really)"]
     text = ", ".join(seat_ref(i) for i in range(3))
     assert fill_labels(text, names) == f"Player 2, Bob, {seat_ref(1)} (really)"  # inserted names are never re-scanned
-    assert strip_refs(names[2]) == "1 (really)"
 
 
 def test_seat_ref_refuses_what_is_not_a_seat() -> None:

@@ -7,12 +7,17 @@ from collections import Counter
 import pytest
 
 import games
-from bot.tournaments.formats import Format, FormatError, plan_matches, seat_counts
+from bot.tournaments.formats import Format, FormatError, MatchPlan, plan_matches
 from games.metrics import seat_outcomes
 from games.play import play_random
 from games.record import Record
 
 ENTRANTS = ["strategist", "embed:minilm", "random"]
+
+
+def seat_counts(plans: list[MatchPlan]) -> Counter[tuple[str, int]]:
+    """How often each entrant sat in each seat: the balance a round robin promises."""
+    return Counter((entrant, seat) for p in plans for seat, entrant in enumerate(p.seats))
 
 
 def _roles(game: str, variant: str, seats: int, seed: int) -> list[str]:

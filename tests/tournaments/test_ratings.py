@@ -3,19 +3,26 @@ the bootstrap is deterministic for a seed and its intervals shrink with more gam
 
 from __future__ import annotations
 
+from statistics import fmean
+
 from bot.tournaments.ratings import (
     MIN_GROUPS,
     MatchResult,
     OnlineFit,
+    Standing,
     bootstrap,
     fit,
     fit_orders,
-    mean_width,
     role_metrics,
     standings,
     summary,
 )
 from games.metrics import SeatOutcome, SeatRole, Side
+
+
+def mean_width(rows: list[Standing]) -> float:
+    """The mean interval width of a leaderboard: how sure it is."""
+    return fmean(r.width for r in rows if r.has_interval)
 
 
 def bench(team: str, interceptor: str, team_won: bool, group: int = 0, turns: float = 8.0) -> MatchResult:
