@@ -50,6 +50,7 @@ class App:
     service: TableService
     pool: Any  # models.client.ClientPool
     tournaments: TournamentService
+    sneak: SneakService  # the clue reports, and /sneak and /judge for the adapters
     ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
 
     async def aclose(self) -> None:
@@ -99,10 +100,10 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         raise SystemExit(f"hushtable: {exc}") from None
     ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
-    sneak.attach(service)  # the clue report after each game, and /sneak through the port
+    sneak.attach(service)  # the clue report after each game; the adapters get it beside the service
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
-    return App(settings, store, service, pool, tournaments, ops)
+    return App(settings, store, service, pool, tournaments, sneak, ops)
 
 
 def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
@@ -278,15 +279,16 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             from bot.discord.adapter import run_discord
 
             runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles,
-                                       tournaments=app.tournaments))
+                                       tournaments=app.tournaments, sneak=app.sneak))
         if slack_on:
             from bot.slack.adapter import run_slack
 
-            runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, http_socket=slack_socket))
+            runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, sneak_port=app.sneak,
+                                     http_socket=slack_socket))
         if console:
             from bot.console.app import run_console
 
-            runners.append(run_console(app.service, settings, hotseat=hotseat))
+            runners.append(run_console(app.service, settings, hotseat=hotseat, sneak=app.sneak))
         if discord_on or slack_on:
             runners.append(app.tournaments.serve(settings.database_url))  # scheduled tournaments
         started, runners = runners, []

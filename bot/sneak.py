@@ -5,8 +5,9 @@ evaluators of ``HUSHTABLE_SNEAK_EVALUATORS``, each checked there: an evaluator
 that has not passed ``hushtable sneak validate`` on held-back cards is refused
 with a one-line reason unless the operator marks it ``!spec``
 (``models/eval/validate.py``). ``attach`` registers it as the table service's
-finish listener and sets it as the port's ``sneak``, through which adapters
-reach it (``bot/discord/sneak.py``, ``bot/slack/sneak.py``).
+finish listener; the startup point hands it to each adapter beside the table
+service, as its ``SneakPort`` (``bot/core/ports.py``; ``bot/discord/sneak.py``,
+``bot/slack/sneak.py``, the console's warm-up).
 
 After a game's result is announced, it scores the game's clues that are not
 stored yet (``models/eval/live.py``) and posts the report as player text (never
@@ -243,7 +244,6 @@ class SneakService:
         return Outgoing(text, title=TITLE, user_text=True) if text else None
 
     def attach(self, service: TableService) -> SneakService:
-        """Post the report after each result, and be the port's ``sneak`` for the adapters."""
+        """Post the report after each of ``service``'s results."""
         service.add_finish_listener(self.on_finish)
-        service.sneak = self
         return self

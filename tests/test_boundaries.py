@@ -66,15 +66,16 @@ def _module_of(path: Path) -> str:
     return ".".join(parts)
 
 
-def _runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+def _runtime_imports(tree: ast.AST, module: str, is_package: bool, *, type_checking: bool = False) -> set[str]:
     """Modules imported at run time anywhere in the file: at the top, and inside functions and
     classes (a function-local import hides a cycle from a top-level scan, not from this one).
-    Imports under ``if TYPE_CHECKING:`` never run, so they cannot form a cycle."""
+    Imports under ``if TYPE_CHECKING:`` never run, so they cannot form a cycle at run time; with
+    ``type_checking`` they count too (the modules the type checker reads together)."""
     found: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:  # noqa: C901 - one walk, four node kinds
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_checking and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.orelse:
                 visit(child)
             return
@@ -95,11 +96,12 @@ def _runtime_imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     files = {_module_of(p): p for folder in OURS for p in (ROOT / folder).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
-        names = _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), module, path.name == "__init__.py")
+        names = _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), module, path.name == "__init__.py",
+                                 type_checking=type_checking)
         graph[module] = {n for n in names if n in files and n != module}
     return graph
 
@@ -163,6 +165,19 @@ def _without_parent_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_no_import_cycles_anywhere() -> None:
     found = cycles(_without_parent_packages(import_graph()))
     assert not found, f"import cycles (function-local imports included): {found}"
+
+
+def test_no_import_cycles_even_at_type_check_time() -> None:
+    """A loop through ``if TYPE_CHECKING:`` imports never runs, but it still ties two modules into one:
+    neither can be read, checked or replaced alone."""
+    found = cycles(_without_parent_packages(import_graph(type_checking=True)))
+    assert not found, f"import cycles (TYPE_CHECKING imports included): {found}"
+
+
+def test_type_checking_imports_are_seen_when_asked() -> None:
+    tree = ast.parse("if TYPE_CHECKING:\n    from bot.core.service import TableService\n")
+    assert "bot.core.service" not in _runtime_imports(tree, "bot.core.ports", False)
+    assert "bot.core.service" in _runtime_imports(tree, "bot.core.ports", False, type_checking=True)
 
 
 def test_models_never_import_bot() -> None:

@@ -28,7 +28,7 @@ from typing import Any, Protocol, TextIO
 
 from bot.core import codec, intake
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
-from bot.core.ports import ServicePort
+from bot.core.ports import ServicePort, SneakPort
 from bot.settings import Settings
 from games.base import Board, Cell
 from games.catalog import descriptors, find
@@ -537,15 +537,16 @@ class ConsoleUI:
 
 
 async def run_console(service: ConsoleService, settings: Settings, *, hotseat: bool = False,
-                      out: TextIO | None = None, log_dir: Path | None = None) -> None:
-    """Play at this terminal until quit, end of input or Ctrl-C (which leaves at once, exit code 0)."""
+                      out: TextIO | None = None, log_dir: Path | None = None, sneak: SneakPort | None = None) -> None:
+    """Play at this terminal until quit, end of input or Ctrl-C (which leaves at once, exit code 0).
+    ``sneak``: the SNEAK service, when it runs (its evaluators load during the first game)."""
     keep_logs_off_screen(log_dir or log_dir_for(settings), settings)
     platform = ConsolePlatform(out or sys.stdout, hotseat=hotseat)
     service.attach(platform)
     await service.start()
     # The clue report's models load while the first game is played: loaded at the game's end, they kept
     # players (a minute on a busy machine) from the report and from "Play again?".
-    warming = asyncio.ensure_future(service.sneak.warm()) if service.sneak is not None else None
+    warming = asyncio.ensure_future(sneak.warm()) if sneak is not None else None
     ui = ConsoleUI(service, platform, settings, hotseat=hotseat)
     task = asyncio.ensure_future(ui.run())
     loop = asyncio.get_running_loop()

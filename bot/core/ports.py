@@ -1,9 +1,10 @@
-"""The one service protocol every adapter is written against (Discord, Slack, console).
+"""The service protocols every adapter is written against (Discord, Slack, console).
 
 Adapters see the TableService only through `ServicePort`, so a fake or a remote service
-could stand in, and mypy checks below that the real `TableService` still satisfies it:
-two hand-written copies that disagreed (one omitted ``game_choices``, one typed ``since``
-as text) are how this file came to be.
+could stand in, and mypy checks below that the real `TableService` still satisfies it: one
+protocol, so the adapters cannot each keep a copy that drifts from the service. The SNEAK
+service reaches them beside it, as a `SneakPort` the startup point hands each adapter (None
+when SNEAK does not run); the table service knows nothing of it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from bot.core.platform import Platform
 
 
 class SneakPort(Protocol):
-    """What adapters ask of the SNEAK service (bot/sneak.py), reached as ``ServicePort.sneak``."""
+    """What adapters ask of the SNEAK service (bot/sneak.py)."""
 
     async def averages(self, user_key: str, tenant: str | None) -> str: ...
 
@@ -28,9 +29,6 @@ class SneakPort(Protocol):
 
 class ServicePort(Protocol):
     """What adapters call on the table service."""
-
-    @property
-    def sneak(self) -> SneakPort | None: ...  # set by the startup point when SNEAK runs
 
     def attach(self, platform: Platform) -> None: ...
 

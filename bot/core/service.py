@@ -30,7 +30,6 @@ from bot.core.lobby import Lobbies, host_user
 from bot.core.messages import Command, CommandKind, Outgoing, Place, Reply
 from bot.core.observe import NullObserver, ServiceObserver
 from bot.core.platform import Platform
-from bot.core.ports import SneakPort
 from bot.core.resume import Resume
 from bot.core.serving import Served, owner_of
 from bot.core.tables import Lobby, LobbySeat, Table
@@ -69,7 +68,6 @@ class TableService:
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._finish_listeners: list[FinishListener] = []
-        self.sneak: SneakPort | None = None  # the SNEAK service the startup point attaches (bot/sneak.py)
         self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None

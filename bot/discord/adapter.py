@@ -19,7 +19,7 @@ import discord
 import yarl
 from discord.ext import commands
 
-from bot.core.ports import ServicePort
+from bot.core.ports import ServicePort, SneakPort
 from bot.discord.commands import register
 from bot.discord.platform import DiscordPlatform, fence_trace
 from bot.discord.router import Router
@@ -81,9 +81,10 @@ class HushtableBot(commands.Bot):
 
     def __init__(self, service: ServicePort, settings: Settings, *, sync_commands: bool = True,
                  admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
-                 **options: Any) -> None:
+                 sneak: SneakPort | None = None, **options: Any) -> None:
         """``admin_role_ids``: roles (by id) whose members are admins of their guild, like Manage Server.
-        ``tournaments``: the tournament service (``/tournament`` is offered only with one)."""
+        ``tournaments``: the tournament service (``/tournament`` is offered only with one).
+        ``sneak``: the SNEAK service (``/sneak`` and ``/judge`` say it is off without one)."""
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads
         intents.dm_messages = True  # text replies to prompts; DM content needs no privileged intent
@@ -98,6 +99,7 @@ class HushtableBot(commands.Bot):
                              admin_role_ids=admin_role_ids)
         self.sync_commands = sync_commands
         self.tournaments = tournaments
+        self.sneak = sneak
 
     async def setup_hook(self) -> None:
         # Registered before the gateway connects, so a click on any old message is routed.
@@ -105,7 +107,7 @@ class HushtableBot(commands.Bot):
         register(self.tree, self.router)
         if self.tournaments is not None:
             register_tournaments(self.tree, self.router, self.tournaments)
-        register_sneak(self.tree, self.router)  # /sneak (bot/discord/sneak.py)
+        register_sneak(self.tree, self.router, self.sneak)  # /sneak and /judge (bot/discord/sneak.py)
         if self.sync_commands:
             guild_id = self.settings.discord_guild_id
             if guild_id:
@@ -143,18 +145,18 @@ def make_bot(service: ServicePort, settings: Settings, **options: Any) -> Hushta
 
 async def run_discord(service: ServicePort, settings: Settings, *, start_service: bool = True,
                       admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
-                      **options: Any) -> None:
+                      sneak: SneakPort | None = None, **options: Any) -> None:
     """Connect to Discord with ``settings.discord_token`` and serve until cancelled.
 
     Attaches the platform to ``service``; unless ``start_service`` is False (another adapter
     starts it once every platform is attached), starts the service once the gateway is ready
     (resumed games can then post to their threads) and stops it on the way out.
-    ``admin_role_ids``: see `HushtableBot`. ``options`` go to discord.py's client.
+    ``admin_role_ids``, ``tournaments``, ``sneak``: see `HushtableBot`. ``options`` go to discord.py's client.
     """
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
     use_endpoints(settings)
-    bot = make_bot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, **options)
+    bot = make_bot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, sneak=sneak, **options)
     service.attach(bot.platform)
     started = False
     async with bot:  # closes the HTTP session and the gateway when cancelled

@@ -1,6 +1,6 @@
 """Discord's `/sneak` and `/judge`: a member's SNEAK averages, and the SNEAK human study.
 
-`/sneak` is read-only: the SNEAK service (bot/sneak.py), reached through the port, reads the
+`/sneak` is read-only: the SNEAK service (bot/sneak.py), handed to the bot as its port, reads the
 stored evaluations of the guild's finished games and names no other person. `/judge` (Discord's
 form of `/hushtable judge`) shows the member one SNEAK item, and `/judge answer:N` records their
 answer and shows their running score and the next item (models/eval/study.py). Both are
@@ -13,18 +13,18 @@ import discord
 from discord import app_commands
 
 from bot.core.messages import Reply
+from bot.core.ports import SneakPort
 from bot.discord.router import Router, tenant_of, user_of
 
 OFF = "SNEAK scoring is not running on this bot."
 
 
-def register(tree: app_commands.CommandTree, router: Router) -> None:
-    """Add /sneak (called from the bot's setup_hook)."""
+def register(tree: app_commands.CommandTree, router: Router, service: SneakPort | None) -> None:
+    """Add /sneak and /judge (called from the bot's setup_hook); ``service`` None: SNEAK does not run."""
 
     @tree.command(name="sneak", description="My SNEAK clue scores (utility, leakage) against the AI players")
     async def sneak(interaction: discord.Interaction) -> None:
         await router.defer(interaction)
-        service = router.service.sneak
         if service is None:
             await router.show(interaction, Reply(OFF, ok=False))
             return
@@ -36,7 +36,6 @@ def register(tree: app_commands.CommandTree, router: Router) -> None:
     @app_commands.describe(answer="Your answer to the item shown: its option number")
     async def judge(interaction: discord.Interaction, answer: int | None = None) -> None:
         await router.defer(interaction)
-        service = router.service.sneak
         if service is None:
             await router.show(interaction, Reply(OFF, ok=False))
             return

@@ -5,7 +5,7 @@ shows their running score and the next item (models/eval/study.py). The listener
 these two words and is registered before the general
 `/hushtable` one (Bolt runs the first listener that matches). It acks at once and answers
 the author ephemerally through ``response_url``, from the SNEAK service (bot/sneak.py),
-reached through the port: the stored evaluations of the workspace's finished games.
+the context's ``sneak`` port: the stored evaluations of the workspace's finished games.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
         async with ctx.inflight.track():
             user = UserRef(PLATFORM, str(body["user_id"]), str(body.get("user_name") or ""))
             team = str(body.get("team_id") or "")
-            service = ctx.service.sneak
+            service = ctx.sneak
             words = str(body.get("text") or "").split()
             tenant = f"{PLATFORM}:{team}" if team else None
             if service is None:

@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import games
 from games.base import Result
 from games.play import play_random
+from models.types import Inference, InferenceError
 from storage.store import ActionRecord, EventRecord, SeatRecord, Store
 from storage.tables import ActionSource, GameStatus, SeatKind
+
+if TYPE_CHECKING:
+    from bot.core.service import TableService
+    from bot.sneak import SneakService
+
+
+async def no_models(spec: str) -> Inference:
+    raise InferenceError("the chat tests use the embedding evaluator only")
+
+
+def chat_sneak(store: Store, service: TableService) -> SneakService:
+    """The SNEAK service as the startup point makes it for a chat bot (MiniLM's evaluator, no language
+    model): it reports after each of ``service``'s games, and the adapter is handed it."""
+    from bot.sneak import SneakService
+    from models.worker.embedding_backend import embedder_for
+
+    return SneakService(store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(service)
 
 
 async def log_random_game(

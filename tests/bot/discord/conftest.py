@@ -88,7 +88,7 @@ class Harness:
         self.service = TableService(self.store, settings=self.settings,
                                     agents=lambda spec, seed: RandomAgent(spec, seed))
         # guild_ready_timeout: READY otherwise waits 2 s after the last GUILD_CREATE.
-        bot = make_bot(self.service, self.settings, guild_ready_timeout=0.1, **self.bot_options)
+        bot = make_bot(self.service, self.settings, guild_ready_timeout=0.1, **self.options_for_bot())
         self.service.attach(bot.platform)
         await bot.login(self.settings.discord_token or "")
         ready = asyncio.Event()
@@ -98,6 +98,10 @@ class Harness:
         await self.service.start()
         self.bot = bot
         return bot
+
+    def options_for_bot(self) -> dict[str, object]:
+        """What the bot is handed beside the service, once the store and the service exist."""
+        return self.bot_options
 
     async def stop(self) -> None:
         if self.service is not None:

@@ -4,12 +4,13 @@ served over HTTP on 127.0.0.1 and driven by signed requests."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bot.core.ports import SneakPort
 from bot.core.service import TableService
 from bot.settings import Settings
 from bot.slack.adapter import SlackBot, build_app, serve_http
@@ -63,11 +64,14 @@ def make_settings(fake: FakeSlack, db: Path, **over: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg,arg-type]
 
 
-async def open_stack(fake: FakeSlack, db: Path, admin_users: tuple[str, ...] = (), **over: object) -> Stack:
+async def open_stack(fake: FakeSlack, db: Path, admin_users: tuple[str, ...] = (),
+                     sneak_for: Callable[[Store, TableService], SneakPort] | None = None, **over: object) -> Stack:
+    """``sneak_for``: builds the SNEAK service the app is handed, as the startup point does."""
     settings = make_settings(fake, db, **over)
     store = await Store.open(settings.database_url)
     service = TableService(store, settings=settings, agents=AgentRegistry())
-    bot = build_app(service, settings, admin_users=admin_users)
+    sneak = sneak_for(store, service) if sneak_for is not None else None
+    bot = build_app(service, settings, admin_users=admin_users, sneak_port=sneak)
     service.attach(bot.platform)
     await service.start()
     runner = await serve_http(bot, "127.0.0.1", 0, settings.slack_path)

@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import re
 
-from bot.sneak import SneakService
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
 from models.eval.study import study_report
-from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
 from tests.bot.discord.conftest import Harness
 from tests.eval.logging_helpers import log_random_game
 
 
-async def no_models(spec: str) -> Inference:
-    raise InferenceError("the chat tests use the embedding evaluator only")
-
-
 async def test_five_members_judge_each_item_and_see_their_running_score(harness: Harness) -> None:
     fake = harness.fake
     assert harness.store is not None and harness.service is not None
-    SneakService(harness.store, client_for=no_models, embedder_for=embedder_for,
-                 evaluators=["embed:minilm"]).attach(harness.service)
     player = fake.add_member(name="ada")
     await log_random_game(harness.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="random",
                           platform="discord", user_keys={0: f"discord:{player}"}, tenant=f"discord:{fake.guild_id}")

@@ -6,25 +6,17 @@ import asyncio
 from typing import Any
 
 from bot.core.messages import Place
-from bot.sneak import SneakService
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
-from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
 from tests.bot.discord.conftest import Harness
 from tests.eval.logging_helpers import log_random_game
 
 
-async def no_models(spec: str) -> Inference:
-    raise InferenceError("the chat tests use the embedding evaluator only")
-
-
 async def test_clue_report_is_posted_after_the_result(harness: Harness) -> None:
     fake = harness.fake
     assert harness.service is not None and harness.store is not None
-    SneakService(harness.store, client_for=no_models, embedder_for=embedder_for,
-                 evaluators=["embed:minilm"]).attach(harness.service)
     place = Place("discord", str(fake.channel_id))
     gid = await harness.service.open_ai_table(tenant=f"discord:{fake.guild_id}", place=place, game="chameleon",
                                               variant="sneak", options={}, agents=["random"] * 4, seed=2)
@@ -45,8 +37,6 @@ async def test_clue_report_is_posted_after_the_result(harness: Harness) -> None:
 async def test_slash_sneak_answers_my_averages_only_to_me(harness: Harness) -> None:
     fake = harness.fake
     assert harness.store is not None and harness.service is not None
-    SneakService(harness.store, client_for=no_models, embedder_for=embedder_for,
-                 evaluators=["embed:minilm"]).attach(harness.service)
     uid = fake.add_member(name="ada")
     gid, _ = await log_random_game(harness.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="embed:minilm",
                                    platform="discord", user_keys={0: f"discord:{uid}"},

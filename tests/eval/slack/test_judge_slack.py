@@ -6,22 +6,16 @@ import asyncio
 import re
 from typing import Any
 
-from bot.sneak import SneakService
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
 from models.eval.study import study_report
-from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import TEAM
 from tests.eval.logging_helpers import log_random_game
 
 CHANNEL = "CGAMES"
-
-
-async def no_models(spec: str) -> Inference:
-    raise InferenceError("the chat tests use the embedding evaluator only")
 
 
 async def _say(st: Stack, user: str, text: str) -> dict[str, Any]:
@@ -39,7 +33,6 @@ async def _say(st: Stack, user: str, text: str) -> dict[str, Any]:
 
 async def test_five_members_judge_each_item_and_see_their_running_score(stack: Stack) -> None:
     st = stack
-    SneakService(st.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(st.service)
     await log_random_game(st.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="random",
                           platform="slack", user_keys={0: "slack:UADA"}, tenant=f"slack:{TEAM}")
     await score_games(st.store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")],

@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from bot.core.messages import Place
-from bot.sneak import SneakService
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
 from models.eval.live import score_games
-from models.types import Inference, InferenceError
 from models.worker.embedding_backend import embedder_for
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import TEAM
@@ -18,13 +16,8 @@ from tests.eval.logging_helpers import log_random_game
 CHANNEL, ADA, BO = "CGAMES", "UADA", "UBO"
 
 
-async def no_models(spec: str) -> Inference:
-    raise InferenceError("the chat tests use the embedding evaluator only")
-
-
 async def test_clue_report_is_posted_after_the_result(stack: Stack) -> None:
     st = stack
-    SneakService(st.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(st.service)
     gid = await st.service.open_ai_table(tenant=f"slack:{TEAM}", place=Place("slack", CHANNEL), game="chameleon",
                                          variant="sneak", options={}, agents=["random"] * 4, seed=4)
     assert await st.service.wait_finished(gid) is not None
@@ -42,7 +35,6 @@ async def test_clue_report_is_posted_after_the_result(stack: Stack) -> None:
 
 async def test_hushtable_sneak_answers_my_averages_only_to_me(stack: Stack) -> None:
     st = stack
-    SneakService(st.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(st.service)
     await log_random_game(st.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="embed:minilm",
                           platform="slack", user_keys={0: f"slack:{ADA}"}, tenant=f"slack:{TEAM}")
     await score_games(st.store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")],
