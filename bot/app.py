@@ -11,7 +11,7 @@ import socket
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bot.core.service import TableService
 from bot.ops.logs import after_start, quiet_stderr, setup_logging
@@ -40,6 +40,9 @@ from models.agents.registry import UnknownAgent
 from storage.ownership import process_name
 from storage.store import DatabaseReadOnly, SingleProcessOnly, Store
 
+if TYPE_CHECKING:
+    from models.client import ClientPool  # imported when the app is built: a CLI command that builds none stays quick
+
 log = logging.getLogger(__name__)
 
 
@@ -48,7 +51,7 @@ class App:
     settings: Settings
     store: Store
     service: TableService
-    pool: Any  # models.client.ClientPool
+    pool: ClientPool
     tournaments: TournamentService
     sneak: SneakService  # the clue reports, and /sneak and /judge for the adapters
     ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
@@ -62,7 +65,7 @@ class App:
         await self.store.aclose()
 
 
-def build_agents(settings: Settings, pool: Any) -> AgentRegistry:
+def build_agents(settings: Settings, pool: ClientPool) -> AgentRegistry:
     """The agent registry from the settings: the built-in names, ``llm:openai`` when its URL is set, and the
     operator's ``HUSHTABLE_AGENTS`` entries; llm and embed agents share clients through the pool (one per
     configured endpoint and key). A bad entry stops the bot here, at start, not in a game."""

@@ -133,7 +133,7 @@ def eval_env() -> EvalEnv:
 
     s = Settings()
 
-    def pool() -> Any:
+    def pool() -> ClientPool:
         return ClientPool(s.client_options())
 
     return EvalEnv(s.database_url, s.export_secret, pool)

@@ -21,9 +21,8 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from games.base import Action, ActionSpec, Game, IllegalAction, Observation, Seat
+from games.base import Action, ActionSpec, C, Game, IllegalAction, Observation, S, Seat
 from games.labels import fill_spec
 from models.agents.base import CallLog, Check, Player, Source
 from models.agents.provenance import decision_row, role_of
@@ -84,13 +83,13 @@ class AgentRunner:
         for key in [k for k in self._players if k[0] == game_id]:
             del self._players[key]
 
-    async def decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
+    async def decide(self, game: Game[S, C], state: S, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
         # Every model request of this decision names the table: a pool of workers keeps one game on
         # one worker (its cached prefix) and spreads games over the pool.
         with routed_by(f"game:{game_id}"):
             return await self._decide(game, state, seat, game_id=game_id, spec=spec, seed=seed)
 
-    async def _decide(self, game: Game, state: Any, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
+    async def _decide(self, game: Game[S, C], state: S, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
         started = time.perf_counter()
         calls: list[CallLog] = []
         raw_legal, obs = game.legal(state, seat), game.observe(state, seat)
@@ -162,7 +161,7 @@ class AgentRunner:
         return replace(out, calls=(*out.calls, row), deadline_hit=timed_out)
 
     async def _fallback(
-        self, game: Game, state: Any, seat: Seat, obs: Observation, legal: ActionSpec, *, game_id: int, seed: int,
+        self, game: Game[S, C], state: S, seat: Seat, obs: Observation, legal: ActionSpec, *, game_id: int, seed: int,
         calls: list[CallLog], check: Check, attempt: int, started: float,
     ) -> Outcome:
         """The fallback agent, then the random player (which draws until the rules accept), then the timeout action."""

@@ -13,12 +13,12 @@ import re
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic
 
 from bot.core.messages import MessageRef, Place, UserRef
 from bot.core.replays import record_of
 from bot.ops.masking import MASKER
-from games.base import Action, Game, Seat, replay, rng
+from games.base import Action, C, Game, S, Seat, replay, rng
 from storage.records import GameLog
 from storage.tables import GameRow, SeatKind
 
@@ -122,15 +122,15 @@ class SeatInfo:
 
 
 @dataclass
-class Table:
+class Table(Generic[S, C]):
     """A running game in memory; everything here can be rebuilt from the log."""
 
     game_id: int
-    engine: Game
-    cfg: Any
+    engine: Game[S, C]
+    cfg: C
     seed: int
     seats: list[SeatInfo]
-    state: Any
+    state: S
     place: Place
     platform: str
     deadline_s: float
@@ -163,7 +163,7 @@ class Table:
     def acting(self) -> frozenset[Seat]:
         return frozenset() if self.over else self.engine.to_act(self.state)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
         if name in ("state", "over"):
             self._hold_secrets()

@@ -41,7 +41,7 @@ def decision_row(agent: str, *, role: str, source: Source, model_share: float = 
         "played": played or agent}}, retries=attempt)
 
 
-def decision_of(prompt: Any) -> Mapping[str, Any] | None:
+def decision_of(prompt: object) -> Mapping[str, Any] | None:
     """The decision a logged row's prompt holds, or None for every other row."""
     if isinstance(prompt, Mapping):
         d = prompt.get(DECISION)

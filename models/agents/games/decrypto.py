@@ -31,7 +31,7 @@ from games.decrypto import DecryptoView
 from games.decrypto.config import Variant
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.judge import Judge
-from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
+from models.embeddings import Pick, VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 KEYS = 4
 
@@ -72,7 +72,7 @@ def is_own_guess(v: DecryptoView) -> bool:
 
 def decrypto_hints(
     index: VocabIndex, keywords: Sequence[str], code: Sequence[int], used: Sequence[str], k: int, r: random.Random, spec: Text
-) -> list[Any]:
+) -> list[Pick]:
     """The encoder of appendix D: one top-K hint per digit under the margin constraint."""
     kw = index.vecs(list(keywords))
     margin = index.matrix @ kw.T  # (V, 4): each word's similarity to each keyword
