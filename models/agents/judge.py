@@ -23,12 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from games.base import normalize
 from models.embeddings import Embedder, VocabIndex, overlaps
+
+if TYPE_CHECKING:  # models/eval is imported when a SNEAK judge is first made: a tree may go without it
+    from models.eval.evaluators import Judgement
+    from models.eval.instances import Instance
 
 TAU = 0.07
 """Temperature of the similarity softmaxes: MiniLM cosines of related words sit ~0.2 above unrelated ones."""
@@ -91,17 +95,33 @@ class EmbeddingJudge:
         return self.utility(clue, secret, card) * (1.0 - self.leakage(clue, secret, card))
 
 
+class SyncEvaluator(Protocol):
+    """A SNEAK evaluator that judges at once (``models/eval/evaluators.py``: the embedding evaluator)."""
+
+    def ally_now(self, inst: Instance, messages: Sequence[str]) -> Judgement: ...
+
+    def chameleon_now(self, inst: Instance) -> Judgement: ...
+
+
+class SyncDecoys(Protocol):
+    """A decoy pool that answers at once (``models/eval/decoys.py``)."""
+
+    def pool_now(self, category: str, candidates: Sequence[str]) -> tuple[str, ...]: ...
+
+
 class SneakJudge:
     """A SNEAK evaluator of ``models/eval`` behind the same ``soft_score``: by default its embedding
     evaluator (calibrated temperatures) with category-level embedding decoys; any evaluator that judges
     synchronously (``ally_now``/``chameleon_now``) and any decoy pool (``pool_now``) can be handed in."""
 
-    def __init__(self, embedder: Embedder, *, evaluator: Any = None, decoys: Any = None) -> None:
+    def __init__(self, embedder: Embedder, *, evaluator: SyncEvaluator | None = None,
+                 decoys: SyncDecoys | None = None) -> None:
         from models.eval.decoys import EmbeddingDecoys
         from models.eval.evaluators import EmbeddingEvaluator
 
-        self.evaluator = evaluator if evaluator is not None else EmbeddingEvaluator(embedder, f"embed:{embedder.model_id}")
-        self.decoys = decoys if decoys is not None else EmbeddingDecoys(embedder)
+        self.evaluator: SyncEvaluator = (evaluator if evaluator is not None
+                                         else EmbeddingEvaluator(embedder, f"embed:{embedder.model_id}"))
+        self.decoys: SyncDecoys = decoys if decoys is not None else EmbeddingDecoys(embedder)
 
     def soft_score(self, clue: str, secret: str, card: Sequence[str], category: str = "") -> float:
         from models.eval.decoys import pick
