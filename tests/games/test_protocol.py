@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 import random
+from functools import lru_cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import games
-from games.base import Action, Choice, Game, IllegalAction, Secret, Text, contains_word, replay
+from games.base import Action, Choice, Event, Game, IllegalAction, Observation, Secret, Text, contains_word, replay
 from games.catalog import descriptors
 from games.play import play_random, random_action
+from games.text import tokens
 
 # Nonsense vocabulary that can never collide with a real secret word.
 from tests.vocabulary import NONSENSE  # one made-up vocabulary for the suite
@@ -85,7 +87,68 @@ def _values(obj: object, among: tuple[str, ...] = ()) -> str:
 
 
 def _leaks(obj: object, secret: Secret) -> bool:
-    return contains_word(_values(obj, secret.among), secret.value)
+    """``contains_word(_values(obj, secret.among), secret.value)``, read value by value: the " ; " between
+    values is no word, so the joined text's words are each value's words in turn, and a value met at
+    an earlier step (a description, a vote, every logged event) is not normalised again. Normalising
+    every seat's whole observation at every step made a 12-seat game take a minute;
+    ``test_the_leak_check_reads_values_as_contains_word_reads_the_text`` holds the two equal."""
+    return _found(_tokens(obj, secret.among), secret.value)
+
+
+def _found(hay: list[str], word: str) -> bool:
+    """``contains_word``'s test on words already read."""
+    needle = tokens(word)
+    if not needle:
+        return False
+    n, i = len(needle), -1
+    while True:  # from one place the needle's first word is at to the next (list.index: no loop in Python)
+        try:
+            i = hay.index(needle[0], i + 1)
+        except ValueError:
+            return False
+        if hay[i : i + n] == needle:
+            return True
+
+
+@lru_cache(maxsize=1 << 16)
+def _value_tokens(value: str) -> tuple[str, ...]:
+    return tuple(tokens(value))
+
+
+def _tokens(obj: object, among: tuple[str, ...] = ()) -> list[str]:
+    """The words of ``_values(obj, among)``, each value's read once per run."""
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _tokens(v, among)]
+    if isinstance(obj, (list, tuple)):
+        if among and list(obj) == list(among):
+            return []
+        return [t for v in obj for t in _tokens(v, among)]
+    return [] if obj is None else list(_value_tokens(str(obj)))
+
+
+class _Reader:
+    """``_tokens(obs.to_json(), among)`` for one game's observations, with each logged event's words read
+    once: an observation carries every event its seat has seen, and they never change."""
+
+    def __init__(self) -> None:
+        # Keyed by the event's id, the event kept alive beside its words: the id is never reused.
+        self._events: dict[tuple[int, tuple[str, ...]], tuple[Event, list[str]]] = {}
+
+    def event(self, e: Event, among: tuple[str, ...]) -> list[str]:
+        key = (id(e), among)
+        if key not in self._events:
+            self._events[key] = (e, _tokens(e.to_json(), among))
+        return self._events[key][1]
+
+    def observation(self, obs: Observation, among: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        for key, value in obs.to_json().items():
+            if key != "events" or (among and list(value) == list(among)):
+                out += _tokens({key: value}, among)
+            else:
+                assert len(value) == len(obs.events)
+                out += [t for e in obs.events for t in self.event(e, among)]
+        return out
 
 
 @pytest.mark.parametrize(("gid", "variant", "seats"), CASES)
@@ -98,31 +161,47 @@ def test_no_secret_reaches_a_seat_that_may_not_know_it(gid: str, variant: str, s
     state, events = game.new(cfg, seats, seed)
     log = list(events)
     # Events never change once logged: each is read once per secret, not again at every later step
-    # (that rescan made a 12-seat game take minutes).
+    # (that rescan made a 12-seat game take minutes), and a reader is asked only about the events
+    # logged since it was last asked about the same secret (None: the public).
     leaked: dict[tuple[int, Secret], bool] = {}
+    reader = _Reader()
+    asked: dict[tuple[int | None, Secret], int] = {}
 
     def event_leaks(i: int, secret: Secret) -> bool:
         if (i, secret) not in leaked:
             leaked[(i, secret)] = _leaks(log[i].to_json(), secret)
         return leaked[(i, secret)]
 
+    def new_events(reader: int | None, secret: Secret) -> list[tuple[int, Event]]:
+        start = asked.get((reader, secret), 0)
+        asked[(reader, secret)] = len(log)
+        return [(i, log[i]) for i in range(start, len(log))
+                if (log[i].audience.is_public if reader is None else log[i].audience.includes(reader))]
+
     for step, (seat, action) in enumerate([*pt.actions, (None, None)]):
         hidden = game.secrets(state)
         if game.result(state) is None:
             assert hidden, "a game in play should have something hidden"
+        # Each seat's observation at this step, read once for every secret hidden among the same words.
+        seen: dict[int, Observation] = {}
+        read: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+        specs: dict[int, Choice | Text | None] = {}
         for secret in hidden:
-            for i, e in enumerate(log):
-                if e.audience.is_public:
-                    assert not event_leaks(i, secret), (step, e, secret)
+            for i, e in new_events(None, secret):
+                assert not event_leaks(i, secret), (step, e, secret)
             for s in range(seats):
                 if s in secret.known_by:
                     continue
-                obs = game.observe(state, s)
-                assert not _leaks(obs.to_json(), secret), (step, s, secret, obs.view)
-                for i, e in enumerate(log):
-                    if e.audience.includes(s):
-                        assert not event_leaks(i, secret), (step, s, e, secret)
-                spec = game.legal(state, s)
+                if s not in seen:
+                    seen[s] = game.observe(state, s)
+                if (s, secret.among) not in read:
+                    read[(s, secret.among)] = reader.observation(seen[s], secret.among)
+                assert not _found(read[(s, secret.among)], secret.value), (step, s, secret, seen[s].view)
+                for i, e in new_events(s, secret):
+                    assert not event_leaks(i, secret), (step, s, e, secret)
+                if s not in specs:
+                    specs[s] = game.legal(state, s)
+                spec = specs[s]
                 if spec is not None:
                     assert not _leaks(_spec_json(spec, secret), secret), (s, spec, secret)
         if seat is None:
@@ -130,6 +209,40 @@ def test_no_secret_reaches_a_seat_that_may_not_know_it(gid: str, variant: str, s
         assert action is not None
         state, evs = game.apply(state, seat, action)
         log.extend(evs)
+
+
+@pytest.mark.parametrize(("gid", "variant"), variants())
+def test_the_leak_check_reads_values_as_contains_word_reads_the_text(gid: str, variant: str) -> None:
+    # Every seat's observation at every step of a game, against each secret of the game and against
+    # words and word pairs that are in it (pairs across two values included): the same answer both ways.
+    game = games.get(gid)
+    cfg = game.make_config(variant)
+    lo, _ = game.seat_range(cfg)
+    pt = play_random(game, cfg, lo, 11, vocabulary=NONSENSE)
+    state, _ = game.new(cfg, lo, 11)
+    secrets = set(game.secrets(state))
+    r = random.Random(11)
+    reader = _Reader()
+    found = 0
+    for seat, action in [*pt.actions, (None, None)]:
+        secrets |= set(game.secrets(state))
+        for s in range(lo):
+            seen = game.observe(state, s)
+            obs = seen.to_json()
+            words = _tokens(obs)
+            probes = [*secrets]
+            for _ in range(4):
+                i = r.randrange(len(words))
+                probes.append(Secret(" ".join(words[i : i + r.choice((1, 2))]), frozenset()))
+            for probe in probes:
+                exact = contains_word(_values(obs, probe.among), probe.value)
+                assert _leaks(obs, probe) == exact, (probe, obs)
+                assert reader.observation(seen, probe.among) == _tokens(obs, probe.among)
+                found += exact
+        if seat is None:
+            break
+        state, _ = game.apply(state, seat, action)
+    assert found, "the probes taken from the observations were found"
 
 
 def _spec_json(spec: Choice | Text, secret: Secret) -> dict:
