@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from models.embeddings import Embedder, file_marks
+from models.wordnet_files import LETTER
+from models.wordnet_files import read as read_files
 
 log = logging.getLogger(__name__)
 
@@ -177,43 +179,37 @@ class Glosses:
                 folder = _folder()
             except WordNetMissing as exc:
                 raise AssociationMissing(str(exc)) from None
-        self.index: dict[str, list[tuple[str, str]]] = {}  # lemma -> [(offset, pos letter)], noun senses first
-        raw: dict[tuple[str, str], tuple[tuple[str, ...], str, tuple[tuple[str, str], ...]]] = {}
-        for pos in self.POS:
-            letter = pos[0]
-            for line in (folder / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-                if not line or line.startswith(" "):
-                    continue
-                head, _, gloss = line.partition(" | ")
-                p = head.split()
-                count = int(p[3], 16)
-                lemmas = tuple(p[4 + 2 * i].split("(")[0].replace("_", " ").lower() for i in range(count))
-                at = 4 + 2 * count
-                n = int(p[at])
-                hyper = tuple((p[at + 2 + 4 * i], p[at + 3 + 4 * i]) for i in range(n) if p[at + 1 + 4 * i] in ("@", "@i"))
-                # The definition, not its quoted examples (they name other things as often as this one).
-                definition = gloss.split('"', 1)[0].strip().rstrip(";").strip()
-                raw[(p[0], letter)] = (lemmas, definition, hyper)
-            for line in (folder / f"index.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-                if not line or line.startswith(" "):
-                    continue
-                p = line.split()
-                n = int(p[2])
-                lemma = p[0].replace("_", " ")
-                self.index.setdefault(lemma, []).extend((o, letter) for o in p[-n:])
-        self._raw = raw
+        # The files as SNEAK's WordNet and the agents' word senses read them (one reading per process); a
+        # sense is put together when a text first asks for it: a model reads a few thousand of the 117,000.
+        self._files = read_files(folder)
+        self._senses: dict[tuple[str, str], tuple[tuple[str, ...], str, tuple[tuple[str, str], ...]]] = {}
+
+    def _refs(self, key: str) -> list[tuple[str, str]]:
+        """The synsets of a lemma written with spaces (the index writes underscores), nouns first."""
+        lemma = key.replace(" ", "_")
+        return [(o, LETTER[pos]) for pos in self.POS for o in self._files.index[pos].get(lemma, ())]
+
+    def _sense(self, ref: tuple[str, str]) -> tuple[tuple[str, ...], str, tuple[tuple[str, str], ...]]:
+        """(lemmas in lower case, the definition, the direct hypernyms) of one synset."""
+        if ref not in self._senses:
+            ln = self._files.synsets[ref]
+            hyper = tuple((o, t) for sym, o, t in ln.links if sym in ("@", "@i"))
+            # The definition, not its quoted examples (they name other things as often as this one).
+            definition = ln.gloss.split('"', 1)[0].strip().rstrip(";").strip()
+            self._senses[ref] = (tuple(x.lower() for x in ln.lemmas), definition, hyper)
+        return self._senses[ref]
 
     def senses(self, text: str, limit: int = 2) -> list[Sense]:
         """The first ``limit`` senses of ``text`` as a WordNet lemma (nouns first), or [] when it is none."""
         key = " ".join(tokens(text))
-        refs = self.index.get(key)
+        refs = self._refs(key)
         if not refs and key.endswith("s"):
-            refs = self.index.get(key[:-1])
+            refs = self._refs(key[:-1])
         out: list[Sense] = []
-        for ref in (refs or [])[:limit]:
-            lemmas, gloss, hyper = self._raw[ref]
-            names = tuple(self._raw[(o, "a" if letter == "s" else letter)][0][0]
-                          for o, letter in hyper if (o, "a" if letter == "s" else letter) in self._raw)
+        for ref in refs[:limit]:
+            lemmas, gloss, hyper = self._sense(ref)
+            linked = [(o, "a" if letter == "s" else letter) for o, letter in hyper]
+            names = tuple(self._sense(h)[0][0] for h in linked if h in self._files.synsets)
             out.append(Sense(lemmas, gloss, names))
         return out
 

