@@ -213,20 +213,21 @@ def test_no_secret_reaches_a_seat_that_may_not_know_it(gid: str, variant: str, s
 
 @pytest.mark.parametrize(("gid", "variant"), variants())
 def test_the_leak_check_reads_values_as_contains_word_reads_the_text(gid: str, variant: str) -> None:
-    # Every seat's observation at every step of a game, against each secret of the game and against
-    # words and word pairs that are in it (pairs across two values included): the same answer both ways.
+    # A seat's observation at every step of a game (each seat in turn, every seat at the end), against
+    # each secret of the game and against words and word pairs that are in it (pairs across two values
+    # included): the same answer both ways.
     game = games.get(gid)
     cfg = game.make_config(variant)
     lo, _ = game.seat_range(cfg)
     pt = play_random(game, cfg, lo, 11, vocabulary=NONSENSE)
     state, _ = game.new(cfg, lo, 11)
-    secrets = set(game.secrets(state))
+    secrets: set[Secret] = set()
     r = random.Random(11)
     reader = _Reader()
     found = 0
-    for seat, action in [*pt.actions, (None, None)]:
+    for step, (seat, action) in enumerate([*pt.actions, (None, None)]):
         secrets |= set(game.secrets(state))
-        for s in range(lo):
+        for s in range(lo) if seat is None else (step % lo,):
             seen = game.observe(state, s)
             obs = seen.to_json()
             words = _tokens(obs)
