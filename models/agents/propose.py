@@ -48,6 +48,7 @@ from models.agents.strategy import (
     field_candidates,
     field_score,
     has_field_score,
+    parse_ablations,
     text_score,
 )
 from models.embeddings import VocabIndex
@@ -110,11 +111,12 @@ class Strategy:
     evidence: float = 1.0  # weight of the seat's evidence against the model's probabilities
     embed: str = "assoc"  # the strategy's embedding model (models/association.py); "minilm"; "none": the model alone
     judge_kind: JudgeKind = JudgeKind.SNEAK
+    ablate: frozenset[str] = frozenset()  # steps of the game's strategy left out (research ablations)
     index: VocabIndex | None = field(default=None, compare=False, repr=False)
     judges: JudgeCache | None = field(default=None, compare=False, repr=False)
 
     PARAMS: ClassVar[tuple[str, ...]] = ("model", "debias", "orderings", "samples", "deadline_s", "evidence", "embed",
-                                         "judge")
+                                         "judge", "ablate")
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Strategy:
@@ -133,6 +135,7 @@ class Strategy:
             evidence=float(params.get("evidence", d.evidence)),
             embed=params.get("embed", d.embed),
             judge_kind=JudgeKind(judge),
+            ablate=parse_ablations(params.get("ablate", "")),
         )
         if s.orderings < 1 or s.samples < 0 or not s.deadline_s > 0 or s.evidence < 0:
             raise ValueError("orderings >= 1, samples >= 0, deadline_s > 0 and evidence >= 0, please")
@@ -257,7 +260,7 @@ class StrategicMode:
         ids = [o.id for o in options]
         order = list(range(len(options)))
         turn_rng(self.seed, obs, "llm-options", attempt).shuffle(order)
-        evidence = await asyncio.to_thread(choice_evidence, s.index, obs, spec) if s.index is not None else None
+        evidence = await asyncio.to_thread(choice_evidence, s.index, obs, spec, s.ablate) if s.index is not None else None
         p_ev = evidence_probs(evidence, ids) if evidence else None
         uniform = [1.0 / len(ids)] * len(ids)
 
@@ -376,7 +379,7 @@ class StrategicMode:
         # 4. Rank by the strategy, then (if configured) let the model choose among the best few.
         if s.index is not None and judge is not None:
             index = s.index
-            ranked = await asyncio.to_thread(lambda: sorted(((a, text_score(index, judge, obs, a)) for a in legal),
+            ranked = await asyncio.to_thread(lambda: sorted(((a, text_score(index, judge, obs, a, s.ablate)) for a in legal),
                                                             key=lambda x: -x[1]))
         else:
             ranked = [(a, 0.0) for a in legal]

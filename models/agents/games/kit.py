@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -91,7 +91,10 @@ class GameAgent:
       the ranking of whole answers and of single fields;
     - ``spreads``: which choices are drawn in proportion to the evidence (an innocent voter's
       ballot: the evidence is then the seat's posterior, and a table that is unsure spreads its
-      votes rather than converging on one seat).
+      votes rather than converging on one seat);
+    - ``ablations`` and ``without``: the steps of the strategy a research run may switch off (a
+      name and what the seat does without it), and the game's agent with the named steps
+      removed (the strategic agent's ``ablate`` option; ``ablated`` applies it).
     """
 
     game: str
@@ -103,6 +106,13 @@ class GameAgent:
     field_score: FieldScore | None = None
     spreads: Spreads | None = None  # choices drawn in proportion to the evidence, not taken at its top
     role: Callable[[Observation, ActionSpec], str] | None = None  # the seat's role for a move (default: the action kind)
+    ablations: Mapping[str, str] = field(default_factory=dict)
+    without: Callable[[frozenset[str]], GameAgent] | None = None
+
+    def ablated(self, off: frozenset[str]) -> GameAgent:
+        """This game's agent without the steps of ``off`` it has (names of other games' steps are ignored)."""
+        mine = frozenset(off & self.ablations.keys())
+        return self.without(mine) if mine and self.without is not None else self
 
 
 __all__ = ["Baseline", "BaselineMove", "Candidates", "Evidence", "FieldScore", "GameAgent", "Prompt", "Spreads", "TextScore",

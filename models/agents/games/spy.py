@@ -3,6 +3,18 @@
 Baseline: describe with a top-K word related to one's word but not containing it and
 not said before; vote for the player whose descriptions are least similar to one's
 own word. Mr. White (no word) aims at the mean of the table's descriptions.
+
+The strategy has two steps a research run can leave out (``ABLATIONS``; the strategic agent's
+``ablate`` option), SpyGame's "word guessing" and "reasoning" actions (its Table 5):
+
+- ``guess``: the seat forms no belief about the other side's word. Its descriptions are scored
+  by how clearly they point at its own word alone, not also by their margin over the words the
+  other side's could be; its vote loses the branch that reads the table's word from the
+  descriptions, concludes "I am the spy" when everyone else points at one other word, and
+  then votes with the table.
+- ``reason``: the seat does not read the others' descriptions before voting: its evidence is
+  flat, so the specialist's ballot is a seeded uniform draw (and a model asked for choices
+  decides alone).
 """
 
 from __future__ import annotations
@@ -10,6 +22,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache, partial
 from typing import cast
 
 import numpy as np
@@ -137,14 +151,24 @@ def _by_seat(v: SpyView) -> dict[str, list[str]]:
     return out
 
 
-def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+GUESS = "guess"
+REASON = "reason"
+ABLATIONS: dict[str, str] = {
+    GUESS: "no guess of the other side's word: descriptions scored on one's own word alone, no 'I am the spy' vote",
+    REASON: "no reading of the others' descriptions before voting: flat evidence, a uniform ballot",
+}
+NONE_OFF: frozenset[str] = frozenset()
+
+
+def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: frozenset[str] = NONE_OFF) -> dict[str, float] | None:
     """How a worded seat spreads its vote: a posterior over the options of who holds another word.
 
     Each seat's descriptions are read by what they point to among one's own word and the words a
     spy's could be (``alternatives``), never by how much they resemble the other descriptions
     (``models/agents/reading.py``). Nobody knows their own role, so the seat also weighs the
     chance that it is the spy itself (everyone else pointing at one other word); in that case
-    it votes, to win, for the seat the others' word makes most suspicious. None for Mr. White."""
+    it votes, to win, for the seat the others' word makes most suspicious. None for Mr. White.
+    Without the ``guess`` step (``off``) the seat weighs only the others' suspicion."""
     v = view_of(obs)
     word = v["my_word"]
     if not word:
@@ -159,9 +183,11 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
         texts = by_seat.get(opt, [])
         z = pointing(index, texts, words)
         susp[opt] = suspicion(z, 0, prior)
-        if texts:
+        if texts and GUESS not in off:
             c = clarity(z)
             rel_all += ((z[:, 1:] - z[:, [0]]) / POINT_T * c[:, None]).sum(axis=0)
+    if GUESS in off:
+        return vote_weights(susp)
     # I am the spy: every other seat points at one word that is not mine.
     heard = any(by_seat.get(o) for o in opts)
     log_p = rel_all + np.log(np.maximum(prior[1:], 1e-12))
@@ -183,12 +209,15 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
             for o, w in weights.items()}
 
 
-def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
+def evidence(index: VocabIndex, obs: Observation, spec: Choice, off: frozenset[str] = NONE_OFF) -> dict[str, float] | None:
     """Scores whose softmax at TAU is the seat's vote posterior (``vote_posterior``); Mr. White, who has no
-    word, weighs each seat's descriptions against what everyone else said. Higher = more suspicious."""
+    word, weighs each seat's descriptions against what everyone else said. Higher = more suspicious.
+    Without the ``reason`` step every option scores the same."""
     if spec.kind != "vote":
         return None
-    post = vote_posterior(index, obs, spec)
+    if REASON in off:
+        return {o: 0.0 for o in spec.ids()}
+    post = vote_posterior(index, obs, spec, off)
     if post is not None:
         return {o: TAU * math.log(max(p, 1e-12)) for o, p in post.items()}
     return _white_evidence(index, obs, spec)
@@ -287,11 +316,14 @@ OWN_CAP = 5.0
 MARGIN_CAP = 2.0
 
 
-def describe_score(index: VocabIndex, word: str, text: str) -> float:
+def describe_score(index: VocabIndex, word: str, text: str, off: frozenset[str] = NONE_OFF) -> float:
     """How well a description serves a worded seat: it points clearly at the word (on the one scale of
     ``models/agents/reading.py``, so a phrase competes with a single word) and more at it than at the
-    words the other side's could be, up to caps past which it would only give the word away."""
+    words the other side's could be, up to caps past which it would only give the word away. Without
+    the ``guess`` step the other side's possible words are not weighed: the margin is left out."""
     words, _ = alternatives(index, word)
+    if GUESS in off:
+        words = words[:1]
     z = pointing(index, [text], words)[0]
     own = float(z[0])
     margin = own - float(z[1:].max()) if len(words) > 1 else 0.0
@@ -320,13 +352,13 @@ def _said_by_people(index: VocabIndex, word: str) -> frozenset[str]:
 _PEOPLE: dict[tuple[int, str], tuple[VocabIndex, frozenset[str]]] = {}
 
 
-def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action) -> float:
+def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action, off: frozenset[str] = NONE_OFF) -> float:
     v = view_of(obs)
     text = action.value[0]
     if action.kind == "describe":
         word = v["my_word"]
         if word:
-            return describe_score(index, word, text)
+            return describe_score(index, word, text, off)
         target = spy_target(index, v)
         if target is None:
             return 0.0
@@ -371,6 +403,12 @@ def role(obs: Observation, spec: ActionSpec) -> str:
     return f"{'mr_white' if not view_of(obs)['my_word'] else 'worded'} {spec.kind}"
 
 
+@cache
+def without(off: frozenset[str]) -> GameAgent:
+    """The Who-is-Spy agent with the steps of ``off`` (of ``ABLATIONS``) left out."""
+    return replace(AGENT, evidence=partial(evidence, off=off), text_score=partial(text_score, off=off))
+
+
 AGENT = GameAgent(
     game="spy",
     prompt=prompt,
@@ -380,4 +418,6 @@ AGENT = GameAgent(
     candidates=candidates,
     text_score=text_score,
     role=role,
+    ablations=ABLATIONS,
+    without=without,
 )
