@@ -151,7 +151,7 @@ LAZY: tuple[tuple[str, str, Callable[[], Any]], ...] = (
     ("import", "Bring recorded games into the log, played through our engines.", lambda: _research("import")),
     ("eval", "Agents replayed into recorded games.", lambda: _research("eval")),
     ("tom", "The papers' theory-of-mind experiments over logged games (live or imported).", _tom),
-    ("spygame", "SpyGame's protocols that need no logged game (the paper's section 3.3).", _spygame),
+    ("spygame", "SpyGame's protocols that need no logged game (the paper's sections 3.3 and 4.1).", _spygame),
     ("deep", "The DEEP description test: aggressive and conservative descriptions rated 1-5 by a judge.", _deep),
     ("sneak", "SNEAK evaluation: utility and leakage of clues (logged play, validation, a benchmark).", _sneak),
     ("tournament", "AI-only tournaments: create, run, schedule, list, leaderboard.", _tournament),

@@ -209,18 +209,18 @@ def render(res: BiasResult) -> str:
 
 
 def spygame_cli() -> Any:
-    """``hushtable spygame bias`` (registered in bot/cli.py)."""
+    """``hushtable spygame bias`` and ``hushtable spygame ablation`` (registered in bot/cli.py)."""
     import asyncio
 
     import typer
 
     app = typer.Typer(no_args_is_help=True, add_completion=False,
-                      help="SpyGame's protocols that need no logged game (the paper's section 3.3).")
+                      help="SpyGame's protocols that need no logged game (the paper's sections 3.3 and 4.1).")
 
     @app.callback()
     def group() -> None:
-        """SpyGame's protocols that need no logged game (the paper's section 3.3)."""
-        # A callback keeps `spygame` a group with `bias` below it, as the docs write it, even with one command.
+        """SpyGame's protocols that need no logged game (the paper's sections 3.3 and 4.1)."""
+        # A callback keeps `spygame` a group with its commands below it, as the docs write it.
 
     @app.command()
     def bias(
@@ -245,6 +245,80 @@ def spygame_cli() -> Any:
                 await pool.aclose()
 
         typer.echo(asyncio.run(go()))
+
+    @app.command()
+    def ablation(
+        agent: str = typer.Option("strategist", "--agent", "-a", help="The guest: strategist, or an llm: entry in the "
+                                  "strategic mode (HUSHTABLE_AGENTS), e.g. one with model=choices on a GPU worker."),
+        hosts: str = typer.Option("strategist", "--hosts", help="The agent in the three other seats (fixed in every arm)."),
+        games: int = typer.Option(200, "--games", "-n", min=1, max=5000, help="Seeded games per arm and role."),
+        seed: int = typer.Option(0, "--seed"),
+        role: list[str] = typer.Option(["spy", "villager"], "--role", help="The guest's seat: spy (the paper's "
+                                       "Table 5) and/or villager; repeat for both."),
+        ablate: list[str] = typer.Option(["guess", "reason"], "--ablate", help="Steps to switch off, one arm each "
+                                         "(guess: word guessing; reason: reasoning before the vote)."),
+        out: str = typer.Option("", "--out", help="Also write every game's row (JSON lines) to this file, as played."),
+        stored: str = typer.Option("", "--from", help="Print the tables of a stored --out file instead of playing."),
+    ) -> None:
+        """Table 5: the guest's Win, Round and Voted, whole and without each step, on the same seeded games."""
+        import json
+        import time
+        from pathlib import Path
+
+        from bot.app import build_agents
+        from bot.research.spyablation import ROLES, GameRow, define_arms, render, row_of, run, summarize, warm
+        from bot.settings import Settings
+        from models.client import ClientPool
+
+        bad = [r for r in role if r not in ROLES]
+        if bad:
+            raise typer.BadParameter(f"the guest plays spy or villager, not {bad[0]!r}", param_hint="--role")
+        if stored:
+            try:
+                lines = [json.loads(line) for line in Path(stored).read_text(encoding="utf-8").splitlines() if line]
+                head = lines[0] if lines and "run" in lines[0] else {"run": {"guest": "?", "hosts": "?", "seed": "?"}}
+                rows = [row_of(x) for x in lines if "run" not in x]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                typer.echo(f"error: {stored} is not a stored ablation run ({type(exc).__name__})", err=True)
+                raise typer.Exit(2) from None
+            run_of = head["run"]
+            typer.echo(render(summarize(rows), guest=str(run_of["guest"]), hosts=str(run_of["hosts"]),
+                              games=len({r.deal for r in rows}), seed=run_of["seed"]), nl=False)
+            return
+        settings = Settings()
+        sink = Path(out).open("w", encoding="utf-8") if out else None
+
+        def keep(row: GameRow) -> None:
+            if sink is not None:
+                sink.write(json.dumps(row.to_json()) + "\n")
+                sink.flush()
+
+        async def go() -> str:
+            pool = ClientPool(settings.client_options())
+            try:
+                registry = build_agents(settings, pool)
+                specs = define_arms(registry, agent, list(dict.fromkeys(ablate)))
+                registry.entry(hosts)
+                if sink is not None:
+                    sink.write(json.dumps({"run": {"guest": specs["full"], "hosts": registry.current(hosts), "seed": seed,
+                                                   "games": games, "arms": specs}}) + "\n")
+                await warm(registry, [specs["full"], hosts])
+                started = time.perf_counter()
+                rows = await run(registry, specs, registry.current(hosts), games=games, seed=seed,
+                                 roles=list(dict.fromkeys(role)), progress=lambda line: typer.echo(line, err=True),
+                                 each=keep)
+                return render(summarize(rows), guest=specs["full"], hosts=registry.current(hosts), games=games,
+                              seed=seed, seconds=time.perf_counter() - started)
+            finally:
+                await pool.aclose()
+                if sink is not None:
+                    sink.close()
+
+        try:
+            typer.echo(asyncio.run(go()), nl=False)
+        except ValueError as exc:  # an unknown agent or step, an agent without a strategy
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
 
     return app
 
