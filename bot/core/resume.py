@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Set
+from datetime import UTC
 from typing import Protocol
 
 import sqlalchemy as sa
@@ -26,6 +27,7 @@ from bot.core.tables import ReplayFailed, Table, place_of, rebuild
 from bot.core.turns import Turns
 from storage.ownership import NotOwner, TableLeases
 from storage.ports import DeadlinePort, GamePort, OutboxPort
+from storage.records import GameLog
 from storage.tables import GameRow, GameStatus
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,7 @@ class Resume:
 
     async def _run(self, lock_for: Callable[[int], asyncio.Lock], handed_back: Set[int]) -> None:
         resumed: list[Table] = []
+        due: dict[int, float | None] = {}
         leases = self.store.leases
         if leases is not None:
             await leases.acquire()
@@ -82,6 +85,7 @@ class Resume:
                 await self.mark_broken(row, f"it could not be rebuilt ({type(exc).__name__})")
                 continue
             table.lock = lock_for(table.game_id)
+            due[table.game_id] = first_due(glog)
             self.opened(table)
             resumed.append(table)
         # Deadlines first: a re-prompted human keeps the deadline they already had.
@@ -95,7 +99,7 @@ class Resume:
                     table.prompted = {s for s in table.acting() if not table.seats[s].is_ai}
                     await self.turns.advance(table)
                     continue
-                await self._resume(table)
+                await self._resume(table, due.get(table.game_id))
             except (NotOwner, sa.exc.DBAPIError, OSError) as exc:
                 # Not the game's fault: this process's hold ran out (or moved), or the database went
                 # away, while it resumed it. It lets the table go from memory; a game it still holds
@@ -115,7 +119,9 @@ class Resume:
             if ended.platform in self.delivery.platforms:
                 await self._announce(ended)
 
-    async def _resume(self, table: Table) -> None:
+    async def _resume(self, table: Table, since: float | None) -> None:
+        """``since``: when the prompts of the table's state were first due (`first_due`); the
+        notice and prompts sent again here may be on the platform already since then."""
         # Messages of turns logged before the table changed hands (or the process restarted) that
         # were never marked sent go out first, the last turn's too: the outbox sends each at least once.
         await self.turns.outbox.resend([table])
@@ -123,13 +129,18 @@ class Resume:
             async with table.lock:
                 await self.turns.finish(table)
             return
-        await self.delivery.public(table, Outgoing("The table is back after a restart. Play resumes."))
+        # Keyed by the state, like the prompts: several restarts (or takeovers) before the next move
+        # say it once on a platform that finds or drops a repeat.
+        await self.delivery.public(table, Outgoing("The table is back after a restart. Play resumes.",
+                                                   key=f"{table.game_id}:{table.seq}:back", maybe_sent_since=since))
         # Secrets again for everyone seated: a deal the platform never delivered (a crash between
         # the deal and the messages) and a console that forgot its private messages both need it.
         for info in table.seats:
             if not info.is_ai:
                 await self.delivery.private(table, info, render.private_digest(table, info.seat, history=True))
-        await self.turns.advance(table)
+        # The prompts again too, as sent again: the holder before (a paused one, or this process
+        # before a restart) may have sent them already, and a member should see each one once.
+        await self.turns.advance(table, since=since)
 
     async def mark_broken(self, row: GameRow, reason: str) -> None:
         """The game stops for good with its reason; the channel hears it and is free again."""
@@ -149,3 +160,12 @@ class Resume:
         names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
         await self.delivery.post(place_of(row), Outgoing(render.result_text(row.result or {}, names),
                                                          title=f"Game #{row.id} is over", user_text=True))
+
+
+def first_due(glog: GameLog) -> float | None:
+    """When the prompts of a rebuilt table's state were first due (Unix seconds): its last logged
+    action's time, or the start's for a game with none yet; None when the log does not say."""
+    at = glog.actions[-1].created_at if glog.actions else glog.row.started_at
+    if at is None:
+        return None
+    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()

@@ -215,8 +215,11 @@ class Turns:
 
     # ------------------------------------------------------------------ whose turn
 
-    async def advance(self, table: Table) -> None:
-        """Prompt humans who now owe a move, and make sure the AI driver is running."""
+    async def advance(self, table: Table, *, since: float | None = None) -> None:
+        """Prompt humans who now owe a move, and make sure the AI driver is running.
+
+        ``since``: a resumed table's prompts may have been sent already, by the holder before this
+        one (or before a restart), no earlier than that instant (Unix seconds); see `prompt`."""
         if table.over or not self.live(table.game_id):
             return
         acting = table.engine.to_act(table.state)
@@ -226,7 +229,7 @@ class Turns:
             if info.is_ai or s in table.prompted:
                 continue
             table.prompted.add(s)
-            await self.prompt(table, info)
+            await self.prompt(table, info, since=since)
             try:
                 await self.deadlines.schedule(table.game_id, s, table.deadline_s)
             except Exception as exc:  # the supervisor's next round gives the seat its deadline
@@ -234,7 +237,12 @@ class Turns:
         if any(table.seats[s].is_ai for s in acting) and (table.driver is None or table.driver.done()):
             table.driver = self.spawn(self.drive_ai(table))
 
-    async def prompt(self, table: Table, info: SeatInfo) -> None:
+    async def prompt(self, table: Table, info: SeatInfo, *, since: float | None = None) -> None:
+        """Ask a human for their move (privately) and say the table waits for them.
+
+        ``since``: set when the prompt is sent again (a resumed table), the instant it was first
+        due. A platform whose API takes no idempotency key then looks for the earlier copy before
+        sending; a first prompt (None) stays one call."""
         spec = table.engine.legal(table.state, info.seat)
         if spec is None:
             return
@@ -242,9 +250,9 @@ class Turns:
         # Keyed by the state it is about: the prompt a new holder sends for the same state after a
         # takeover has the key of the one a paused holder may still have had on its way.
         key = f"{table.game_id}:{table.seq}:{info.seat}"
-        await self.delivery.private(table, info, replace(m, key=f"{key}:prompt"))
-        await self.delivery.public(table, Outgoing(f"Waiting for {info.name}.", user_text=True, key=f"{key}:waiting"),
-                                   waiting=True)
+        await self.delivery.private(table, info, replace(m, key=f"{key}:prompt", maybe_sent_since=since))
+        await self.delivery.public(table, Outgoing(f"Waiting for {info.name}.", user_text=True, key=f"{key}:waiting",
+                                                   maybe_sent_since=since), waiting=True)
 
     async def drive_ai(self, table: Table) -> None:
         """Play AI seats one at a time, lowest seat first, so a replayed game takes the same path.
