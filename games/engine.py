@@ -1,4 +1,4 @@
-"""The engine base: what every game's engine used to repeat, held once.
+"""The engine base: what every game's engine would otherwise repeat, held once.
 
 A game's engine subclasses ``Engine[State, Config]`` and hands the base its setup
 (``Setup``): the config dataclass and its ``validate``, how many seats a config plays

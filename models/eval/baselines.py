@@ -27,9 +27,9 @@
   category, and a synonym of another sense would point elsewhere (Rust the
   language is not "corrode"). Nothing: ``NoMessage``, counted by the caller.
 
-The old MiniLM-nearest-word baselines (``models/eval/generators.Baselines``) are
-still there for comparison, but a MiniLM evaluator judging MiniLM's own nearest
-words is a test it passes by construction; validation uses these.
+The MiniLM-nearest-word baselines (``models/eval/generators.Baselines``) stay for
+comparison only: a MiniLM evaluator judging MiniLM's own nearest words is a test it
+passes by construction, so validation uses these.
 """
 
 from __future__ import annotations
