@@ -29,9 +29,18 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from models.types import GenerateRequest, GenerateResult, InferenceError, Message, ScoreRequest, ScoreResult, WorkerUnavailable
+from models.types import (
+    GenerateRequest,
+    GenerateResult,
+    Inference,
+    InferenceError,
+    Message,
+    ScoreRequest,
+    ScoreResult,
+    WorkerUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +75,16 @@ def rank(key: bytes, urls: Sequence[str]) -> list[str]:
     return sorted(urls, key=lambda u: hashlib.sha256(key + u.encode()).digest(), reverse=True)
 
 
+class WorkerClient(Inference, Protocol):
+    """What the pool needs of a worker's client (``models.client.HttpClient``): inference and its health."""
+
+    async def health(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class _Member:
     url: str
-    client: Any  # an HttpClient (typed loosely: tests may hand in any Inference with health())
+    client: WorkerClient
     failures: int = 0
     down_until: float = 0.0
     queued: int = 0  # the worker's own batcher queue, from its last /healthz
@@ -84,7 +99,7 @@ class WorkerPool:
 
     def __init__(
         self,
-        clients: Sequence[tuple[str, Any]],
+        clients: Sequence[tuple[str, WorkerClient]],
         *,
         overload: int = 8,
         backoff_s: float = 1.0,
@@ -152,7 +167,7 @@ class WorkerPool:
             return least
         return first
 
-    async def _route(self, key: bytes, call: Callable[[Any], Awaitable[T]]) -> T:
+    async def _route(self, key: bytes, call: Callable[[WorkerClient], Awaitable[T]]) -> T:
         tried: set[str] = set()
         last: InferenceError | None = None
         for _attempt in range(min(2, len(self._members))):  # the chosen worker, then at most one retry
