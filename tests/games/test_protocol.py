@@ -240,7 +240,7 @@ def test_the_leak_check_reads_values_as_contains_word_reads_the_text(gid: str, v
                 assert _leaks(obs, probe) == exact, (probe, obs)
                 assert reader.observation(seen, probe.among) == _tokens(obs, probe.among)
                 found += exact
-        if seat is None:
+        if seat is None or action is None:
             break
         state, _ = game.apply(state, seat, action)
     assert found, "the probes taken from the observations were found"

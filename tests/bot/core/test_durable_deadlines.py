@@ -83,14 +83,14 @@ async def test_a_game_whose_end_meets_a_database_error_still_ends_once(harness: 
     real = h.store.finish_game
     failures = 0
 
-    async def flaky(game_id: int, **kw: Any) -> None:
+    async def flaky(game_id: int, **kw: Any) -> bool:
         nonlocal failures
         if failures < 2:
             failures += 1
             if failures == 2:
                 await real(game_id, **kw)  # committed; the answer never arrives
             raise sa.exc.OperationalError("UPDATE games", {}, ConnectionError("server closed the connection"))
-        await real(game_id, **kw)
+        return await real(game_id, **kw)
 
     h.store.finish_game = flaky
     gid = await start_spy(h, 0.05)
