@@ -201,14 +201,26 @@ class GameRepository:
 
     async def mark_broken(self, game_id: int, reason: str) -> None:
         """A running (or lobby) game whose log no longer replays: status broken, with the reason."""
-        async with self._db.write() as conn:
-            await conn.execute(
-                sa.update(_games)
-                .where(_games.c.id == game_id,
-                       _games.c.status.in_([GameStatus.LOBBY, GameStatus.RUNNING]))
-                .values(status=GameStatus.BROKEN, status_reason=reason, finished_at=utcnow())
-            )
-            await cancel_pending(conn, game_id)
+
+        async def write() -> bool:
+            async with self._db.write() as conn:
+                await conn.execute(
+                    sa.update(_games)
+                    .where(_games.c.id == game_id,
+                           _games.c.status.in_([GameStatus.LOBBY, GameStatus.RUNNING]))
+                    .values(status=GameStatus.BROKEN, status_reason=reason, finished_at=utcnow())
+                )
+                await cancel_pending(conn, game_id)
+            return True
+
+        async def landed() -> bool | None:
+            # Broken by this write or an earlier one: either way its deadlines went with it, in the
+            # same transaction, and writing it again would change nothing.
+            async with self._db.connect() as conn:
+                status = (await conn.execute(sa.select(_games.c.status).where(_games.c.id == game_id))).scalar()
+            return True if status == GameStatus.BROKEN else None
+
+        await self._once(f"mark game {game_id} broken", write, landed)
 
     async def count_open_lobbies(self, tenant: str, host: str) -> int:
         """How many lobbies this member hosts in this tenant (the per-user cap)."""
@@ -389,21 +401,34 @@ class GameRepository:
         fence = self.leases.fence(game_id) if self.leases is not None else None
         if fence is not None and self.leases is not None and not self.leases.live(game_id):
             return False
-        async with self._db.write() as conn:
-            if fence is not None:
-                try:
-                    await guard(conn, game_id, fence)
-                except NotOwner:
-                    return False
-            cond = [_games.c.id == game_id, _games.c.announced_at.is_(None), _games.c.status.in_(list(ENDED))]
-            if fence is None and self.leases is not None:
-                # A game another live process holds is its to announce (it ends it, then announces
-                # it): only a game whose holder is gone is announced by whoever finds it.
-                cond.append(~sa.exists().where(_leases.c.game_id == game_id,
-                                               _leases.c.owner != self.leases.owner,
-                                               _leases.c.expires_at > db_now(conn.dialect.name)))
-            res = await conn.execute(sa.update(_games).where(*cond).values(announced_at=utcnow()))
-            return res.rowcount == 1
+        now = utcnow()
+
+        async def write() -> bool:
+            async with self._db.write() as conn:
+                if fence is not None:
+                    try:
+                        await guard(conn, game_id, fence)
+                    except NotOwner:
+                        return False
+                cond = [_games.c.id == game_id, _games.c.announced_at.is_(None), _games.c.status.in_(list(ENDED))]
+                if fence is None and self.leases is not None:
+                    # A game another live process holds is its to announce (it ends it, then announces
+                    # it): only a game whose holder is gone is announced by whoever finds it.
+                    cond.append(~sa.exists().where(_leases.c.game_id == game_id,
+                                                   _leases.c.owner != self.leases.owner,
+                                                   _leases.c.expires_at > db_now(conn.dialect.name)))
+                res = await conn.execute(sa.update(_games).where(*cond).values(announced_at=now))
+                return res.rowcount == 1
+
+        async def landed() -> bool | None:
+            # This call's mark, by the instant it stamped: written again, it would find the game
+            # announced and answer False, and then nobody would post the result. Anything else
+            # (unmarked, or marked by another call) is written again, which answers for itself.
+            async with self._db.connect() as conn:
+                at = (await conn.execute(sa.select(_games.c.announced_at).where(_games.c.id == game_id))).scalar()
+            return True if at == now else None
+
+        return await self._once(f"mark game {game_id} announced", write, landed)
 
     async def unannounced_finished(self) -> list[GameRow]:
         """Ended games (finished or aborted) whose result was saved but never announced."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -155,8 +156,6 @@ async def test_lobby_edits_a_start_and_an_abort_whose_commit_answers_are_lost_ar
     their COMMITs (``UPDATE games``): each reads back and is answered as done, or is written again when
     it did not land; twice lost, the member gets one sentence and nothing changed. Every reply is
     the one an undisturbed run gives; nothing is written twice."""
-    from datetime import timedelta
-
     from bot.core.lobby import NOT_SAVED
     from bot.core.memory import MemoryPlatform
     from bot.core.messages import Command, CommandKind, Place, UserRef
@@ -215,4 +214,42 @@ async def test_lobby_edits_a_start_and_an_abort_whose_commit_answers_are_lost_ar
             assert (await store.load_game(1)).row.status == GameStatus.ABORTED and len(unknown) == 6
         finally:
             await service.stop()
+            await store.aclose()
+
+
+async def test_a_broken_mark_and_an_announcement_whose_commit_answers_are_lost_are_written_once(pg_url: str) -> None:
+    """A game marked broken and a result's once-only announcement mark, through the proxy losing the
+    answers to their COMMITs: each reads back instead of failing, and the announcement still answers
+    True to the one caller that made it (written again, it would find the game announced, and
+    nobody would post the result)."""
+    drops = Drops(writes=(b"UPDATE games",))
+    with CommitDropProxy(pg_url, drops) as proxy:
+        store = await Store.open(proxy.url)
+        unknown: list[int] = []
+        store.log.on_unknown = lambda: unknown.append(1)
+        try:
+            ended = []
+            for _ in range(2):
+                gid = await _running_game(store)
+                await store.finish_game(gid, status=GameStatus.FINISHED, result={"winners": [0]})
+                ended.append(gid)
+            # Committed, the answer lost: read back as this call's mark.
+            drops.script[:] = ["after"]
+            assert await store.mark_announced(ended[0])
+            assert not await store.mark_announced(ended[0])  # once only
+            # The COMMIT itself lost: nothing there, so it is written again.
+            drops.script[:] = ["before"]
+            assert await store.mark_announced(ended[1])
+            # A broken mark whose answer is lost: no error, written once, its deadline cancelled with it.
+            broken = await _running_game(store)
+            await store.set_deadline(broken, 0, datetime.now(UTC) + timedelta(minutes=10))
+            drops.script[:] = ["after"]
+            await store.mark_broken(broken, "logged action 1 no longer replays with these rules")
+            assert not drops.script and (drops.after, drops.before) == (2, 1) and len(unknown) == 3
+            row = await store.game(broken)
+            assert row is not None and row.status == GameStatus.BROKEN
+            assert row.status_reason == "logged action 1 no longer replays with these rules"
+            assert not [d for d in await store.pending_deadlines() if d.game_id == broken]
+            assert not {r.id for r in await store.unannounced_finished()} & set(ended)
+        finally:
             await store.aclose()
