@@ -62,8 +62,8 @@ def test_ctrl_c_says_bye_and_exits_zero_and_logs_stay_off_screen(tmp_path: Path)
         child.sendline("thing")
         screen += child.before or ""
     child.sendintr()
-    child.expect("Bye.", timeout=10)
-    child.expect(pexpect.EOF, timeout=10)
+    child.expect("Bye.", timeout=30)
+    child.expect(pexpect.EOF, timeout=30)
     child.close()
     assert child.exitstatus == 0 and child.signalstatus is None
     log = (tmp_path / ".hushtable" / "logs" / "console.log").read_text()
@@ -92,7 +92,7 @@ def test_a_restarted_console_resumes_and_its_moves_count(tmp_path: Path) -> None
     start_chameleon(child)
     child.expect("Ann> ")
     child.sendintr()
-    child.expect(pexpect.EOF, timeout=10)
+    child.expect(pexpect.EOF, timeout=30)
     before = actions(tmp_path)
 
     again = spawn(tmp_path)
