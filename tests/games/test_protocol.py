@@ -242,6 +242,7 @@ def test_the_leak_check_reads_values_as_contains_word_reads_the_text(gid: str, v
                 found += exact
         if seat is None or action is None:
             break
+        assert action is not None
         state, _ = game.apply(state, seat, action)
     assert found, "the probes taken from the observations were found"
 
