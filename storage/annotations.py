@@ -64,12 +64,6 @@ async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
         return len(fresh)
 
 
-async def item_keys(store: UnitsOfWork) -> set[str]:
-    async with store.read() as s:
-        conn = await s.connection()  # Core rows: no ORM objects needed
-        return {r[0] for r in (await conn.execute(sa.select(_items.c.key))).all()}
-
-
 def _taken(cutoff: Any) -> Any:
     """Answers and live reservations per item: what counts against its ``per_item``."""
     return (sa.select(_answers.c.item_key, sa.func.count().label("n"))

@@ -124,8 +124,8 @@ async def evaluations(
 
 async def games_to_score(store: GameReader, *, games: Sequence[str], game_id: int | None = None,
                          since: datetime | None = None) -> list[GameLog]:
-    """Finished games of ``games`` (the games with clues: ``games.registry.clue_games()``), one
-    game or those created at or after ``since``."""
+    """Finished games of ``games`` (the ids of the games whose descriptors declare clue scoring),
+    one game or those created at or after ``since``."""
     if game_id is not None:
         row = await store.game(game_id)
         if row is None or row.game not in games or row.status != GameStatus.FINISHED.value:
