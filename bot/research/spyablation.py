@@ -256,8 +256,8 @@ def render(results: Sequence[ArmResult], *, guest: str, hosts: str, games: int, 
         title = ("Guest as the spy (the paper's setting)" if role == "spy"
                  else "Guest in one villager seat (not in the paper: its guest was always the spy); Win = villagers' win")
         lines.append(f"\n{title}")
-        lines.append(f"{'arm':<19}{'Win [95% CI]':<22}{'Win - full [95% CI]':<23}{'Round ± 95%':<15}{'Voted ± 95%':<15}"
-                     + ("paper Win / Round / Voted" if role == "spy" else ""))
+        lines.append((f"{'arm':<19}{'Win [95% CI]':<22}{'Win - full [95% CI]':<23}{'Round ± 95%':<15}{'Voted ± 95%':<15}"
+                      + ("paper Win / Round / Voted" if role == "spy" else "")).rstrip())
         for r in mine:
             win = f"{_num(r.win)} [{_num(r.win_ci[0])}, {_num(r.win_ci[1])}]"
             diff = "-" if r.diff is None else (f"{r.diff[0]:+.2f} [{r.diff[0] - r.diff[1]:+.2f}, {r.diff[0] + r.diff[1]:+.2f}]"
