@@ -13,11 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from bot.core.service import TableService
 from bot.ops.logs import after_start, quiet_stderr, setup_logging
-from bot.ops.wiring import Ops, start_ops
 from bot.settings import Settings
-from bot.sneak import SneakService
 from bot.startup import (
     EXIT_CONFIG,
     SLACK_HTTP_HOST,
@@ -34,14 +31,18 @@ from bot.startup import (
     say,
     surface_lines,
 )
-from bot.tournaments.service import TournamentService
-from models.agents import AgentRegistry
-from models.agents.registry import UnknownAgent
-from storage.ownership import process_name
-from storage.store import DatabaseReadOnly, SingleProcessOnly, Store
 
+# Imported when the app is built: a CLI command that builds none stays quick, and a start refused for
+# a setting, the platforms or the database URL says its line without loading the service, the store,
+# the agents and their models.
 if TYPE_CHECKING:
-    from models.client import ClientPool  # imported when the app is built: a CLI command that builds none stays quick
+    from bot.core.service import TableService
+    from bot.ops.wiring import Ops
+    from bot.sneak import SneakService
+    from bot.tournaments.service import TournamentService
+    from models.agents import AgentRegistry
+    from models.client import ClientPool
+    from storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,13 @@ def build_agents(settings: Settings, pool: ClientPool) -> AgentRegistry:
 async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None,
                     ops_socket: socket.socket | None = None) -> App:
     """Everything wired; ``ops_socket``: the ops port, bound by the start-up before it said what runs."""
+    from bot.core.service import TableService
+    from bot.ops.wiring import start_ops
+    from bot.sneak import SneakService
+    from bot.tournaments.service import TournamentService
     from models.client import ClientPool
+    from storage.ownership import process_name
+    from storage.store import SingleProcessOnly, Store
 
     settings = settings or Settings()
     # The agents are checked before anything opens: a bad HUSHTABLE_AGENTS entry stops the start cleanly.
@@ -138,6 +145,7 @@ def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
 async def _check_agents(settings: Settings) -> None:
     """A bad HUSHTABLE_AGENTS entry, or an agent name no entry defines, in one line each, before the
     store opens (and before logging starts: a model warming up says nothing then)."""
+    from models.agents.registry import UnknownAgent
     from models.agents.wiring import build_registry
     from models.client import ClientPool
 
@@ -164,6 +172,8 @@ class _NotLoaded:
 async def _open(settings: Settings, ops_socket: socket.socket | None = None) -> App:
     """`build_app` with each failure said in one line: a database that does not open (unreachable
     server, a file SQLite cannot use), a read-only database."""
+    from storage.store import DatabaseReadOnly
+
     try:
         app = await build_app(settings, ops_socket=ops_socket)
     except StartupError:

@@ -296,17 +296,36 @@ def run(
 ) -> None:
     """Run the bot: Discord and/or Slack when their tokens are set, else the local console."""
     from bot.app import main
-    from models.agents.wiring import warming_up
 
-    asyncio.run(main(force_console=console, hotseat=hotseat))
-    if warming_up():
-        # The stop is complete (tables saved, store closed). A vocabulary warm-up still loading a model in a
-        # daemon thread is of no use now, and the embedder's exit hook would wait for that load (tens of
-        # seconds on a busy machine) before the process could end: flush what was written and leave now.
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+    try:
+        asyncio.run(main(force_console=console, hotseat=hotseat))
+    except SystemExit as exc:  # a refused start: its line is out
+        _leave_if_warming(exc.code)
+        raise
+    _leave_if_warming(0)
+
+
+def _leave_if_warming(code: object) -> None:
+    """End the process now with ``code`` (SystemExit's) when a vocabulary warm-up is still at work.
+
+    The stop is complete (tables saved, store closed), or the start was refused after the agents were
+    built. A warm-up still loading a model in a daemon thread is of no use now, and the embedder's exit
+    hook would wait for that load (tens of seconds on a busy machine) before the process could end:
+    flush what was written and leave now."""
+    wiring = sys.modules.get("models.agents.wiring")  # never imported: no warm-up was started
+    if wiring is None or not wiring.warming_up():
+        return
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # SystemExit("hushtable: ..."): said the way the interpreter says it
+        print(code, file=sys.stderr)
+        status = 1
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 @app.command()
