@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import subprocess
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from filelock import FileLock
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from bot.settings import default_model_cache
@@ -29,6 +32,7 @@ set_hypothesis_home_dir(str(Path(__file__).resolve().parents[1] / ".venv" / ".hy
 # points (under make test: .hushtable, through XDG_CACHE_HOME), never into the user's home.
 default_model.DEFAULT_CACHE_DIR = default_model_cache()
 
+ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("sqlite", "postgres")
 SEED_ENV = "HUSHTABLE_TEST_SEED"
 RUN_SEED = int(os.environ.get(SEED_ENV) or secrets.randbits(32))
@@ -55,6 +59,34 @@ def deal_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
     draw = random.Random(f"{RUN_SEED}:{request.node.nodeid}")
     monkeypatch.setattr(lobby, "pysecrets", SimpleNamespace(randbits=draw.getrandbits))
+
+
+@pytest.fixture(scope="session")
+def warm_caches(request: pytest.FixtureRequest) -> None:
+    """The vocabulary matrices and the converted model every bot a test starts reads (``tests/warm.py``),
+    filled once per test run before the first test that needs them: one test process fills them while
+    the others wait at the lock, instead of each bot embedding the same words until it is stopped."""
+    cache = default_model_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    run = str(request.getfixturevalue("testrun_uid")) if request.config.pluginmanager.has_plugin("xdist") else ""
+    done = cache / f".warm-{run}" if run else None
+    with FileLock(str(cache / ".warm.lock")):
+        if done is not None and done.exists():  # another test process of this run filled them
+            return
+        proc = subprocess.run([sys.executable, "-m", "tests.warm"], cwd=ROOT, capture_output=True, text=True,
+                              check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert proc.returncode == 0, f"filling the caches failed:\n{proc.stderr[-3000:]}"
+        for old in cache.glob(".warm-*"):  # earlier runs' marks
+            old.unlink(missing_ok=True)
+        if done is not None:
+            done.touch()
+
+
+@pytest.fixture(autouse=True)
+def _warm_for_real_models(request: pytest.FixtureRequest) -> None:
+    """Tests of the bundled models read the filled caches too."""
+    if request.node.get_closest_marker("real_model") is not None:
+        request.getfixturevalue("warm_caches")
 
 
 @pytest.fixture(scope="session")

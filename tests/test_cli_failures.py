@@ -25,6 +25,8 @@ import pytest
 from bot.settings import default_model_cache
 
 ROOT = Path(__file__).resolve().parents[1]
+# The bots these tests start read the vocabulary matrices filled once for the run (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("warm_caches")
 
 
 def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300,

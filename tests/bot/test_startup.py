@@ -20,6 +20,8 @@ from tests.bot.discord.fake_discord import FakeDiscord
 from tests.bot.slack.fake_slack import FakeSlack
 
 ROOT = Path(__file__).resolve().parents[2]
+# The bots these tests start read the vocabulary matrices filled once for the run (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("warm_caches")
 SETTING_PREFIXES = ("HUSHTABLE_", "DISCORD_", "SLACK_")
 
 

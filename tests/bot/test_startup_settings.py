@@ -18,6 +18,9 @@ from tests.bot.fakeserver import Fault
 from tests.bot.slack.fake_slack import FakeSlack
 from tests.bot.test_startup import ROOT, base_env, closed_port, hushtable_run, refused
 
+# The bots these tests start read the vocabulary matrices filled once for the run (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("warm_caches")
+
 
 def cli(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=tmp_path, env=env, capture_output=True,
