@@ -26,7 +26,7 @@ from bot.research.spyablation import (
     summarize,
     wilson,
 )
-from games.base import Action, Choice
+from games.base import Choice
 from games.labels import fill_spec
 from models.agents.base import Source
 from models.agents.games import game_agent, spy
@@ -37,6 +37,7 @@ from models.agents.registry import AgentEntry, AgentKind, AgentRegistry
 from models.embeddings import VocabIndex
 from models.types import Inference
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
+from tests.models.test_fair_voting import spy_table
 
 OFF_GUESS = frozenset({spy.GUESS})
 
@@ -51,15 +52,6 @@ def registry_over(index: VocabIndex, *entries: AgentEntry) -> AgentRegistry:  # 
     reg.register(AgentKind.LLM, lambda e, seed: agent_from_params(no_model, e.model, e.params, seed, spec=e.name,
                                                                    index_for=lambda _: index))
     return reg
-
-
-def spy_table(pair: tuple[str, str], spy_seat: int, texts: list[str]) -> Any:
-    g = games.get("spy")
-    cfg = g.make_config("spygame", deal={"pair": list(pair), "spies": [spy_seat], "order": [[0, 1, 2, 3]]})
-    s, _ = g.new(cfg, 4, 1)
-    for seat, text in enumerate(texts):
-        s, _ = g.apply(s, seat, Action.say("describe", text))
-    return s
 
 
 # The spy (seat 2, "judge") hears three seats describe a lawyer.
