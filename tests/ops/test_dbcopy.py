@@ -19,7 +19,7 @@ from storage import evaluations, tournaments
 from storage.agentcalls import agent_call_values
 from storage.export import export_games
 from storage.store import AgentCallRecord, Store
-from storage.tables import AgentCallRow, TableLeaseRow, metadata, table_of
+from storage.tables import AgentCallRow, ProcessRow, TableLeaseRow, metadata, table_of
 from tests.storage.test_backends import GAMES, play_ai_tables
 
 
@@ -48,6 +48,9 @@ async def filled_log(url: str) -> None:
             # a process's hold on a game (several bot processes on one PostgreSQL: storage/ownership.py)
             await conn.execute(sa.insert(table_of(TableLeaseRow)).values(
                 game_id=gid, owner="proc-1", token=1, expires_at=datetime.now(UTC)))
+            # what that process tells the others it serves (its heartbeat row)
+            await conn.execute(sa.insert(table_of(ProcessRow)).values(
+                owner="proc-1", serves={"platforms": ["memory"]}, expires_at=datetime.now(UTC)))
         tid = await tournaments.create_tournament(
             store, tenant="console", name="nightly", game="spy", variant="classic", options={}, entrants=["random", "random"],
             format="round_robin", seats=4, games_per_pairing=1, duplicate=False, seed=3,

@@ -26,8 +26,12 @@ ORIGIN = intake.Origin(UserRef("console", "you", "Ann"), Place("console", "table
 def spawn(tmp_path: Path, **env: str) -> pexpect.spawn:
     full = {**os.environ, "HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/console.db",
             "HUSHTABLE_DEFAULT_AGENT": "random", "DISCORD_TOKEN": "", "SLACK_BOT_TOKEN": "", "PYTHONUNBUFFERED": "1", **env}
-    return pexpect.spawn(sys.executable, ["-m", "bot.cli", "run"], cwd=str(ROOT), env=full,
-                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run"], cwd=str(ROOT), env=full,
+                          encoding="utf-8", timeout=60, dimensions=(50, 200))
+    # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);
+    # pexpect's default 0.1 s after SIGKILL then reports a child it could not terminate.
+    child.ptyproc.delayafterterminate = 5.0
+    return child
 
 
 def start_chameleon(child: pexpect.spawn, name: str = "Ann") -> None:

@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parents[3]
 def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
     env = dict(os.environ, HUSHTABLE_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/console.db",
                HUSHTABLE_DEFAULT_AGENT="random", DISCORD_TOKEN="", SLACK_BOT_TOKEN="", PYTHONUNBUFFERED="1")
-    return pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=env,
-                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=env,
+                          encoding="utf-8", timeout=60, dimensions=(50, 200))
+    # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);
+    # pexpect's default 0.1 s after SIGKILL then reports a child it could not terminate.
+    child.ptyproc.delayafterterminate = 5.0
+    return child
 
 
 def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) -> str:
