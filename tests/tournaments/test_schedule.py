@@ -123,6 +123,8 @@ async def test_two_schedulers_on_one_database_run_a_job_once(tmp_path: Path) -> 
             assert one.scheduler is not None
             one.scheduler.modify_job(f"tournament-{template}", next_run_time=datetime.now(UTC))
             await _wait_for(lambda: _done(a.service, template))
+            # The run is marked finished before ``fire`` returns and records it: wait for the record too.
+            await _wait_for(lambda: _true(bool(one.fired or two.fired)), timeout=10)
             assert len(await _runs(a.service, template)) == 1 and len(one.fired) == 1
             # Even fired by hand on the other process, the same due slot does not run twice.
             assert await two.fire(template) is None
