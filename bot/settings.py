@@ -35,6 +35,7 @@ class ShardPlan:
 MAX_SHARDS = 16384
 ADMIN_PLATFORMS = ("discord", "slack")
 MIN_EXPORT_SECRET_CHARS = 16
+MAX_DEAL_SEED = 2**62 - 1  # a game's seed fits a signed 64-bit column with room to spare
 
 
 def parse_shards(text: str) -> ShardPlan | None:
@@ -131,6 +132,11 @@ class Settings(BaseSettings):
     max_text_chars: int = Field(default=2000, ge=1, le=100_000)
     # Open lobbies one member may host at once in one guild/workspace (0 = no cap; admins are exempt).
     max_open_lobbies: int = Field(default=3, ge=0)
+    # Unset: every table started without a seed draws its deal from the system's cryptographic source.
+    # A whole number makes one process's deals a fixed sequence (the first table started deals the same
+    # every run, then the second...): for research, demos and tests, never for play with anything at stake,
+    # since whoever knows the number knows every deal.
+    deal_seed: int | None = Field(default=None, ge=0, le=MAX_DEAL_SEED)
 
     # AI seats. Agents are chosen by configured name only (models/agents/registry.py):
     # strategist (the strongest; formerly llm:default, still accepted), llm:plain (the papers' protocol, a
@@ -188,6 +194,12 @@ class Settings(BaseSettings):
         from models.agent_names import canonical
 
         return ",".join(canonical(a) for a in value.split(","))  # an old name (llm:default) reads as its new one
+
+    @field_validator("deal_seed", mode="before")
+    @classmethod
+    def _blank_deal_seed_is_unset(cls, value: object) -> object:
+        # ``HUSHTABLE_DEAL_SEED=`` (a blank line left in .env) means random deals, not a number to refuse.
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("discord_shards")
     @classmethod

@@ -4,7 +4,8 @@ Every operator mistake becomes one line on standard error that names the setting
 says what to do, and the start exits with status 2 (`StartupError`). A platform that cannot be
 reached is not a mistake: `retry_network` tries again with a capped backoff and writes one line per
 attempt. When everything is in order the start prints one line per surface (`surface_lines`):
-the platforms, the database (password hidden), the agents and the SNEAK evaluators.
+the platforms, the database (password hidden), the agents and the SNEAK evaluators (and, when the
+deals follow HUSHTABLE_DEAL_SEED, a line saying so).
 """
 
 from __future__ import annotations
@@ -478,9 +479,14 @@ def check_console_terminal(stdin: TextIO | None = None) -> None:
 
 def surface_lines(settings: Settings, *, platforms: Sequence[str], agents: Sequence[str]) -> list[str]:
     evaluators = settings.sneak_evaluator_list
-    return [
+    lines = [
         f"platforms: {', '.join(platforms)}",
         f"database: {shown_url(settings.database_url)}",
         f"agents: {', '.join(agents)} (default {settings.default_agent}, fallback {settings.fallback_agent})",
         f"SNEAK evaluators: {', '.join(evaluators) if evaluators else 'none (no clue reports)'}",
     ]
+    if settings.deal_seed is not None:
+        # Said at every start (never the number itself), so a seed left set where stakes are real is seen.
+        lines.append("deals: reproducible from HUSHTABLE_DEAL_SEED; whoever knows it knows every deal, "
+                     "so unset it for real play")
+    return lines

@@ -2,14 +2,14 @@
 URL parametrised over SQLite and PostgreSQL, so one test runs against both.
 
 Deals drawn at random are reproducible: a table started without a seed (a member's Start button)
-draws its deal from the run's seed and the test's id. The seed is printed at the top of the run and
-under every failure; ``HUSHTABLE_TEST_SEED=<seed>`` runs every test with the same deals again."""
+draws its deal from the run's seed and the test's id, and a bot process a test starts through
+``tests.seeds.bot_env`` deals from ``HUSHTABLE_DEAL_SEED`` drawn the same way. The seed is printed at
+the top of the run and under every failure; ``HUSHTABLE_TEST_SEED=<seed>`` runs every test with the
+same deals again."""
 
 from __future__ import annotations
 
 import os
-import random
-import secrets
 import subprocess
 import sys
 from collections.abc import Generator, Iterator
@@ -22,7 +22,9 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from bot.settings import default_model_cache
 from models.worker import default_model
+from tests import seeds
 from tests.postgres import PostgresServer, disabled_reason, start_server
+from tests.seeds import RUN_SEED, SEED_ENV
 
 # Hypothesis keeps its example database in .venv like the other tools' caches: a test run leaves
 # nothing beside the checkout's own files.
@@ -34,10 +36,6 @@ default_model.DEFAULT_CACHE_DIR = default_model_cache()
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("sqlite", "postgres")
-SEED_ENV = "HUSHTABLE_TEST_SEED"
-RUN_SEED = int(os.environ.get(SEED_ENV) or secrets.randbits(32))
-# Test processes started by pytest-xdist inherit the environment: every process draws from the seed printed once.
-os.environ[SEED_ENV] = str(RUN_SEED)
 
 
 def pytest_report_header() -> str:
@@ -49,7 +47,9 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestR
     outcome = yield
     report = outcome.get_result()
     if report.failed:
-        report.sections.append(("random deals", f"rerun with {SEED_ENV}={RUN_SEED}"))
+        child = seeds.given()
+        dealt = "" if child is None else f" (the bot processes it started dealt from {seeds.DEAL_SEED_ENV}={child})"
+        report.sections.append(("random deals", f"rerun with {SEED_ENV}={RUN_SEED}{dealt}"))
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,8 @@ def deal_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     """A table started without a seed draws it from the run's seed and this test's id."""
     from bot.core import lobby
 
-    draw = random.Random(f"{RUN_SEED}:{request.node.nodeid}")
+    seeds.begin_test(request.node.nodeid)
+    draw = seeds.draw(request.node.nodeid)
     monkeypatch.setattr(lobby, "pysecrets", SimpleNamespace(randbits=draw.getrandbits))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import secrets as pysecrets
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
@@ -67,6 +68,15 @@ class Lobbies:
         self.on_table = on_table
         self.on_closed = on_closed  # a lobby closed before its game began: nobody waits for a result
         self._place_locks: dict[str, asyncio.Lock] = {}
+        # HUSHTABLE_DEAL_SEED set: this process's deals are a fixed sequence, reproducible by whoever knows
+        # the number (research, demos, tests). Unset: each deal comes from the system's cryptographic source.
+        seed = settings.deal_seed
+        self._deals = None if seed is None else random.Random(f"hushtable-deals:{seed}")
+
+    def next_deal_seed(self) -> int:
+        """The seed of a table started without one: the next of HUSHTABLE_DEAL_SEED's sequence when it is
+        set, else 62 cryptographically random bits."""
+        return pysecrets.randbits(62) if self._deals is None else self._deals.getrandbits(62)
 
     def is_admin(self, cmd: Command) -> bool:
         return cmd.is_admin or cmd.user.key in self.settings.admins
@@ -286,7 +296,7 @@ class Lobbies:
             n = len(Lobby.of(fresh).seats)
             if not lo <= n <= hi:
                 raise Refused(f"This game needs {lo}-{hi} seats; there are {n}. Add AI seats or wait for players.")
-            seed = pysecrets.randbits(62) if args.seed is None else args.seed
+            seed = self.next_deal_seed() if args.seed is None else args.seed
             with _unanswered():
                 await self.begin(fresh, engine, cfg, seed, Place.from_key(fresh.platform, fresh.place),
                                  inbound_key=_key(cmd))

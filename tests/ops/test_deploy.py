@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from tests.bot.console.test_console_pty import play_to_the_end
+from tests.seeds import bot_deal_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -247,7 +248,8 @@ def test_both_images_build_and_the_bot_image_runs_as_its_own_user(tmp_path: Path
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        bot.env.update(HUSHTABLE_OPS_PORT=str(port), HUSHTABLE_DEFAULT_AGENT="random", PYTHONUNBUFFERED="1")
+        bot.env.update(HUSHTABLE_OPS_PORT=str(port), HUSHTABLE_DEFAULT_AGENT="random", PYTHONUNBUFFERED="1",
+                       HUSHTABLE_DEAL_SEED=str(bot_deal_seed()))
         argv = bot.argv("hushtable", "run")
         child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", timeout=180, dimensions=(50, 200))
         try:

@@ -3,22 +3,14 @@ only in the lines for the player who may see it until the round reveals it, and 
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from pathlib import Path
 
-import pexpect
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.bot.console.test_console_pty import spawn
 
 
 def test_no_secret_in_the_debug_log_or_on_the_shared_screen_over_a_whole_game(tmp_path: Path) -> None:
-    env = dict(os.environ, HUSHTABLE_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/console.db",
-               HUSHTABLE_DEFAULT_AGENT="random", HUSHTABLE_LOG_LEVEL="DEBUG", HUSHTABLE_LOG_DIR=str(tmp_path / "logs"), DISCORD_TOKEN="", SLACK_BOT_TOKEN="",
-               PYTHONUNBUFFERED="1")
-    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run"], cwd=str(ROOT), env=env, encoding="utf-8",
-                          timeout=60, dimensions=(50, 200))
+    child = spawn(tmp_path, HUSHTABLE_LOG_LEVEL="DEBUG", HUSHTABLE_LOG_DIR=str(tmp_path / "logs"))
     child.expect("Your name")
     child.sendline("Ann")
     child.expect("game> ")

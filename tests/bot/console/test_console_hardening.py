@@ -9,7 +9,6 @@ import io
 import os
 import re
 import sqlite3
-import sys
 import time
 from pathlib import Path
 
@@ -18,20 +17,10 @@ import pexpect
 from bot.console.app import ConsolePlatform, ConsoleUI, LineReader, answer_command, render_prompt
 from bot.core import codec, intake
 from bot.core.messages import Button, CommandKind, Form, Outgoing, Place, UserRef
+from tests.bot.console.test_console_pty import spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 ORIGIN = intake.Origin(UserRef("console", "you", "Ann"), Place("console", "table"), "console", True, "console-x-1")
-
-
-def spawn(tmp_path: Path, **env: str) -> pexpect.spawn:
-    full = {**os.environ, "HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/console.db",
-            "HUSHTABLE_DEFAULT_AGENT": "random", "DISCORD_TOKEN": "", "SLACK_BOT_TOKEN": "", "PYTHONUNBUFFERED": "1", **env}
-    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run"], cwd=str(ROOT), env=full,
-                          encoding="utf-8", timeout=60, dimensions=(50, 200))
-    # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);
-    # pexpect's default 0.1 s after SIGKILL then reports a child it could not terminate.
-    child.ptyproc.delayafterterminate = 5.0
-    return child
 
 
 def start_chameleon(child: pexpect.spawn, name: str = "Ann") -> None:

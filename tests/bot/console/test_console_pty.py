@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
 
 import pexpect
 
+from tests.seeds import bot_env
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
-    env = dict(os.environ, HUSHTABLE_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/console.db",
-               HUSHTABLE_DEFAULT_AGENT="random", DISCORD_TOKEN="", SLACK_BOT_TOKEN="", PYTHONUNBUFFERED="1")
-    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=env,
+def spawn(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
+    """``hushtable run`` (the console) with ``args`` in a pseudo-terminal, its game log in ``tmp_path``, random AI
+    seats and the test's deal seed (``tests/seeds.py``): a failure comes back with ``HUSHTABLE_TEST_SEED``."""
+    full = bot_env(**{"HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/console.db",
+                      "HUSHTABLE_DEFAULT_AGENT": "random", "DISCORD_TOKEN": "", "SLACK_BOT_TOKEN": "",
+                      "PYTHONUNBUFFERED": "1", **env})
+    child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=full,
                           encoding="utf-8", timeout=60, dimensions=(50, 200))
     # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);
     # pexpect's default 0.1 s after SIGKILL then reports a child it could not terminate.
