@@ -54,12 +54,14 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestR
 
 @pytest.fixture(autouse=True)
 def deal_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A table started without a seed draws it from the run's seed and this test's id."""
+    """A table or tournament started without a seed draws it from the run's seed and this test's id."""
     from bot.core import lobby
+    from bot.tournaments import manage
 
     seeds.begin_test(request.node.nodeid)
-    draw = seeds.draw(request.node.nodeid)
-    monkeypatch.setattr(lobby, "pysecrets", SimpleNamespace(randbits=draw.getrandbits))
+    draw = SimpleNamespace(randbits=seeds.draw(request.node.nodeid).getrandbits)
+    monkeypatch.setattr(lobby, "pysecrets", draw)
+    monkeypatch.setattr(manage, "secrets", draw)
 
 
 @pytest.fixture(scope="session")
