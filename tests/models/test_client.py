@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -61,17 +60,22 @@ async def test_http_and_in_process_clients_agree_on_the_tiny_llama(backend) -> N
 
 
 async def test_stalled_worker_raises_within_the_timeout() -> None:
+    hits = 0
+
     async def stall(request: web.Request) -> web.Response:
+        nonlocal hits
+        hits += 1
         await asyncio.sleep(30)
         return web.json_response({})
 
     server = await _raw_server(stall)
     client = HttpClient(str(server.make_url("")), timeout_s=0.5, retries=3)
     try:
-        t0 = time.perf_counter()
         with pytest.raises(InferenceError, match="within 0.5 s"):
             await client.generate(GenerateRequest(MSGS))
-        assert time.perf_counter() - t0 < 2.0
+        # A stalled request is not sent again (the timeout bounds the whole call): counted at the server
+        # rather than on a clock a loaded machine stretches (where even the first may not arrive in time).
+        assert hits <= 1
     finally:
         await client.aclose()
         await server.close()
@@ -132,10 +136,9 @@ async def test_dead_worker_raises_after_bounded_retries() -> None:
     try:
         assert (await client.health())["status"] == "ok"
         await handle.close()  # the worker dies
-        t0 = time.perf_counter()
+        # Three refused tries, told apart from a wait for the whole call's 3 s ("did not answer within").
         with pytest.raises(InferenceError, match="unreachable.*after 3 tries"):
             await client.generate(GenerateRequest(MSGS))
-        assert time.perf_counter() - t0 < 3.0
     finally:
         await client.aclose()
         await local.aclose()
@@ -149,9 +152,8 @@ async def test_in_process_client_loads_in_the_background() -> None:
         return FakeBackend("slow-model")
 
     client = InProcessClient(slow_load, model_id="pending")
-    t0 = time.perf_counter()
     await client.start()
-    assert time.perf_counter() - t0 < 0.5 and not client.loaded
+    assert not client.loaded  # start returned while the load still waits for ``release``
     call = asyncio.create_task(client.score_labels(ScoreRequest(MSGS, ("A", "B"))))
     await asyncio.sleep(0.05)
     assert not call.done()
