@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+from collections.abc import Mapping
 
 SEED_ENV = "HUSHTABLE_TEST_SEED"
 DEAL_SEED_ENV = "HUSHTABLE_DEAL_SEED"
@@ -48,11 +49,11 @@ def given() -> int | None:
     return seed if isinstance(seed, int) else None
 
 
-def bot_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
+def bot_env(extra: Mapping[str, str] | None = None, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a bot process the running test starts: ``base`` (the test's own environment by
     default) with the test's deal seed, then ``extra``. A test that names ``HUSHTABLE_DEAL_SEED`` in
     ``extra`` (or clears it with ``""``) keeps its own choice."""
     env = dict(os.environ if base is None else base)
     env[DEAL_SEED_ENV] = str(bot_deal_seed())
-    env.update(extra)
+    env.update(extra or {})
     return env

@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[3]
 def spawn(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
     """``hushtable run`` (the console) with ``args`` in a pseudo-terminal, its game log in ``tmp_path``, random AI
     seats and the test's deal seed (``tests/seeds.py``): a failure comes back with ``HUSHTABLE_TEST_SEED``."""
-    full = bot_env(**{"HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/console.db",
-                      "HUSHTABLE_DEFAULT_AGENT": "random", "DISCORD_TOKEN": "", "SLACK_BOT_TOKEN": "",
-                      "PYTHONUNBUFFERED": "1", **env})
+    full = bot_env({"HUSHTABLE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/console.db",
+                    "HUSHTABLE_DEFAULT_AGENT": "random", "DISCORD_TOKEN": "", "SLACK_BOT_TOKEN": "",
+                    "PYTHONUNBUFFERED": "1", **env})
     child = pexpect.spawn(sys.executable, ["-m", "bot.cli", "run", *args], cwd=str(ROOT), env=full,
                           encoding="utf-8", timeout=60, dimensions=(50, 200))
     # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);

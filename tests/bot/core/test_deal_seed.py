@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bot.core import lobby
 from bot.core.messages import CommandKind, Place
 from bot.settings import Settings
 from bot.startup import settings_errors, surface_lines
@@ -19,9 +18,9 @@ from tests.bot.core.conftest import ALICE, make_harness
 HERE = Place("memory", "chan-1")
 
 
-async def _deal_three(url: str, **kw: object) -> list[tuple[int, list[object]]]:
+async def _deal_three(url: str, deal_seed: int | None = None) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
     """Three Chameleon tables started one after another by one process: each one's seed and first deal."""
-    h = await make_harness(url, **kw)
+    h = await make_harness(url, deal_seed=deal_seed)
     try:
         dealt = []
         for n in range(3):
@@ -32,8 +31,8 @@ async def _deal_three(url: str, **kw: object) -> list[tuple[int, list[object]]]:
             assert row is not None and row.id is not None
             assert (await h.send(CommandKind.START, ALICE, place)).ok
             table = h.service.tables[row.id]
-            secret = [s.value for s in table.engine.secrets(table.state)]
-            dealt.append((table.seed, [*secret, [s.name for s in table.seats]]))
+            secret = tuple(s.value for s in table.engine.secrets(table.state))
+            dealt.append((table.seed, secret, tuple(s.name for s in table.seats)))
         return dealt
     finally:
         await h.close()
@@ -44,8 +43,8 @@ async def test_a_deal_seed_deals_the_same_sequence_in_another_process(tmp_path: 
     again = await _deal_three(f"sqlite+aiosqlite:///{tmp_path}/b.db", deal_seed=12345)
     other = await _deal_three(f"sqlite+aiosqlite:///{tmp_path}/c.db", deal_seed=12346)
     assert first == again
-    assert len({seed for seed, _ in first}) == 3, "each table of the session gets its own deal"
-    assert {seed for seed, _ in other}.isdisjoint(seed for seed, _ in first)
+    assert len({seed for seed, _, _ in first}) == 3, "each table of the session gets its own deal"
+    assert {seed for seed, _, _ in other}.isdisjoint(seed for seed, _, _ in first)
 
 
 async def test_unset_every_deal_is_drawn_from_the_cryptographic_source(tmp_path: Path,
@@ -56,9 +55,9 @@ async def test_unset_every_deal_is_drawn_from_the_cryptographic_source(tmp_path:
         drawn.append(secrets.randbits(k))
         return drawn[-1]
 
-    monkeypatch.setattr(lobby.pysecrets, "randbits", randbits)
+    monkeypatch.setattr("bot.core.lobby.pysecrets.randbits", randbits)
     dealt = await _deal_three(f"sqlite+aiosqlite:///{tmp_path}/a.db")
-    assert [seed for seed, _ in dealt] == drawn
+    assert [seed for seed, _, _ in dealt] == drawn
 
 
 @pytest.mark.parametrize(("raw", "line"), [
