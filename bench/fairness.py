@@ -35,7 +35,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,6 @@ from games.base import Action, Choice, Game, IllegalAction, Text, normalize, rng
 from models.agents.provenance import decision_of  # noqa: E402
 
 HUMAN_DATA = Path(__file__).resolve().parent / "data" / "human_descriptions.txt"
-GAMES = ("spy", "chameleon")
 DEFAULT_AGENTS = "strategist,embed:minilm"
 HUMAN = 0  # the seat of the person (or of the AI standing in for them)
 
@@ -111,6 +110,10 @@ def chameleon_deals(human: Mapping[str, Sequence[str]], n: int, base: int = 0) -
     return out
 
 
+# The games whose outsider is voted out on descriptions: each with the deals this bench plays.
+DEALERS: dict[str, Callable[[Mapping[str, Sequence[str]], int], list[Deal]]] = {
+    "spy": spy_deals, "chameleon": chameleon_deals}
+GAMES = tuple(DEALERS)
 VARIANT = {"spy": "spygame", "chameleon": "classic"}
 
 
@@ -285,7 +288,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     table_no = 0
     try:
         for game in [x.strip() for x in args.games.split(",") if x.strip()]:
-            deals = spy_deals(human, args.deals) if game == "spy" else chameleon_deals(human, args.deals)
+            deals = DEALERS[game](human, args.deals)
             for agent in agents:
                 t0 = time.perf_counter()
                 for deal in deals:
@@ -302,12 +305,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deals", type=int, default=40, help="seeded deals per game (each played twice)")
     parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
-    parser.add_argument("--games", default=",".join(GAMES), help="spy, chameleon or both")
+    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--data", default=str(HUMAN_DATA), help="the human-style descriptions")
     parser.add_argument("--define", default="", help="extra agent entries, as HUSHTABLE_AGENTS JSON")
     parser.add_argument("--out", default="", help="write the raw rounds here (JSON)")
     parser.add_argument("--compare", default="", help="a stored run to print beside this one (before -> after)")
     args = parser.parse_args()
+    unknown = sorted({g.strip() for g in args.games.split(",") if g.strip()} - set(DEALERS))
+    if unknown:
+        parser.error(f"--games takes {', '.join(GAMES)}; not {', '.join(unknown)}.")
     started = time.perf_counter()
     rows = asyncio.run(run(args))
     load = os.getloadavg()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import games
+from games import catalog
 from games.base import Action, Choice
 from games.labels import default_name, fill_labels, fill_spec, seat_ref
 from games.play import play_random
@@ -49,7 +50,7 @@ def test_vote_options_are_labelled_by_token() -> None:
         pytest.fail("no vote reached")
 
 
-@pytest.mark.parametrize("gid", ["decrypto", "spy", "chameleon"])
+@pytest.mark.parametrize("gid", catalog.ids())
 def test_engine_text_names_seats_only_through_tokens(gid: str) -> None:
     """Names containing another seat's default label stay apart from it in every event text."""
     game = games.get(gid)

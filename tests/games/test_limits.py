@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import games
+from games import catalog
 from games.base import MAX_TEXT_CHARS, Action, IllegalAction, Text
 from games.play import play_random
 from games.spy import GAME as SPY
@@ -34,7 +35,7 @@ def text_steps(gid: str) -> list[tuple[object, int, Text]]:
     return out
 
 
-@pytest.mark.parametrize("gid", ["decrypto", "spy", "chameleon"])
+@pytest.mark.parametrize("gid", catalog.ids())
 def test_the_engine_enforces_exactly_the_spec_limits(gid: str) -> None:
     game = games.get(gid)
     steps = text_steps(gid)

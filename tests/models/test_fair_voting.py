@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import games
-from bench.fairness import chameleon_deals, load_human, play, spy_deals
+from bench.fairness import DEALERS, chameleon_deals, load_human, play, spy_deals
 from games import decks
 from games.base import Action, Choice, Text, rng
 from games.text import reveals_secret
@@ -121,10 +121,10 @@ def _factory(index: VocabIndex) -> Any:  # noqa: F811
     return make
 
 
-@pytest.mark.parametrize("game", ["spy", "chameleon"])
+@pytest.mark.parametrize("game", sorted(DEALERS))
 def test_a_small_seeded_fairness_run_is_reproducible(index: VocabIndex, game: str) -> None:  # noqa: F811
     human = load_human()
-    deals = spy_deals(human, 2) if game == "spy" else chameleon_deals(human, 2)
+    deals = DEALERS[game](human, 2)
 
     def once() -> list[dict[str, Any]]:
         async def go() -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.observe import ServiceObserver
 from bot.core.service import TableService
 from bot.settings import Settings
+from games.catalog import descriptors
 from games.record import parse, replay_record
 from models.agents import AgentRegistry
 from storage.engine import make_engine
@@ -25,7 +26,17 @@ from storage.store import Store
 from tests.bot.core import crash_worker
 
 HOST = UserRef("memory", "1", "Host")
-GAMES = [("decrypto", "benchmark", 3), ("spy", "classic", 5), ("chameleon", "classic", 4)]
+
+def _tables() -> list[tuple[str, str, int]]:
+    """One table per registered game: its default variant at its fewest seats."""
+    out = []
+    for d in descriptors():
+        cfg = d.engine.make_config()
+        out.append((d.id, str(d.variants[0]), d.engine.seat_range(cfg)[0]))
+    return out
+
+
+GAMES = _tables()
 
 
 async def play_ai_tables(store: Store, tables: list[tuple[str, str, int]], *, seed: int = 7,

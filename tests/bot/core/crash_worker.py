@@ -21,11 +21,22 @@ from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.service import TableService
 from bot.settings import Settings
+from games.catalog import descriptors
 from models.agents import AgentRegistry
 from storage.store import Store
 
-TABLES = [("decrypto", "benchmark", 3), ("decrypto", "teams", 4), ("spy", "classic", 5), ("chameleon", "classic", 4),
-          ("spy", "spygame", 4), ("chameleon", "sneak", 3)]
+
+def _tables() -> list[tuple[str, str, int]]:
+    """One table per variant of every registered game, at one seat more than its fewest where it can."""
+    out = []
+    for d in descriptors():
+        for v in d.variants:
+            lo, hi = d.engine.seat_range(d.engine.make_config(str(v)))
+            out.append((d.id, str(v), min(lo + 1, hi)))
+    return out
+
+
+TABLES = _tables()
 
 
 async def main(url: str, lease_s: float | None = None, owner: str = "", part: int = 0, parts: int = 1,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from games.base import contains_word
+import games
+from games.base import Audience, Event, contains_word
 from tests.bot.discord.conftest import Harness
 from tests.bot.discord.fake_discord import FakeDiscord, FakeInteraction
 from tests.vocabulary import nonsense_words
@@ -70,6 +71,7 @@ class Players:
         self.selects = 0
         self.reveals = 0
         self.dm_replies = 0
+        self.reply_offered = False  # a text prompt to ``dm_text_once`` said it takes a DM reply
         self.forms_seen = 0
         self.selects_seen = 0
 
@@ -103,6 +105,7 @@ class Players:
         elif forms:
             if self.dm_text_once == uid and "Or reply here" in (msg.get("content") or ""):
                 self.dm_text_once = None
+                self.reply_offered = True
                 return await self.answer_by_dm(uid, msg)
             opened = await fake.click(uid, msg, forms[0]["custom_id"])
             modal = opened.modal
@@ -121,7 +124,8 @@ class Players:
 
     async def answer_by_dm(self, uid: int, msg: dict[str, Any]) -> bool:
         fake = self.fake
-        fields = msg["content"].count(";") + 1 if "separated by ';'" in msg["content"] else 1
+        many = re.search(r"reply here with (\d+) answers", msg["content"])
+        fields = int(many.group(1)) if many else 1
         mine = await fake.dm_text(uid, "; ".join(next(self.words) for _ in range(fields)))
         reply = await fake.wait_for(lambda: [m for m in fake.dms(uid)
                                              if str((m.get("message_reference") or {}).get("message_id")) == mine["id"]])
@@ -213,6 +217,29 @@ async def secrets_of(h: Harness, gid: int) -> Secrets:
             data = dict(e.data)
             private.update(strings(data.get("word")) + strings(data.get("secret")) + strings(data.get("keywords")))
     return Secrets(frozenset(w for w in private if w), tuple(public), dealt_at)
+
+
+async def private_lines(h: Harness, gid: int) -> set[str]:
+    """Every line the engine wrote for some seats only (a dealt word, a Decrypto code, Spymasters' key),
+    as the bot renders it, except lines a public event also says."""
+    assert h.store is not None
+    glog = await h.store.load_game(gid)
+    engine = games.get(glog.row.game)
+    names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
+    said: dict[bool, set[str]] = {True: set(), False: set()}
+    for e in glog.events:
+        event = Event(e.kind, dict(e.data), Audience.from_json(e.audience))
+        said[event.audience.is_public].update(ln.strip() for ln in engine.text(event, names).splitlines())
+    return {ln for ln in said[False] - said[True] if len(ln) >= 12}
+
+
+def assert_no_private_line_in_channels(fake: FakeDiscord, lines: set[str]) -> None:
+    """No channel or thread request carries a line the engine wrote for some seats only."""
+    assert lines, "the game told no seat anything privately: the check would be empty"
+    for r in fake.public_requests():
+        for text in r.texts():
+            for line in text.splitlines():
+                assert line.strip() not in lines, f"a private line reached channel {r.channel_id}: {line!r}"
 
 
 def assert_no_secret_in_channels(fake: FakeDiscord, secrets: Secrets) -> None:
