@@ -8,8 +8,9 @@ import re
 import signal
 import socket
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import aiohttp
 import pytest
@@ -226,8 +227,31 @@ async def test_client_disconnect_cancels_the_request_over_a_real_socket() -> Non
         await handle.close()
 
 
+class GatedBackend(FakeBackend):
+    """The fake model, busy with each batch until the test opens ``gate``."""
+
+    def __init__(self) -> None:
+        super().__init__("fake-busy")
+        self.gate, self.entered = threading.Event(), threading.Event()
+
+    def generate_batch(self, reqs: Sequence[GenerateRequest]) -> list[GenerateResult | Exception]:
+        self.entered.set()
+        assert self.gate.wait(30)
+        return super().generate_batch(reqs)
+
+
+async def _until(done: Callable[[], Awaitable[bool]], what: str) -> None:
+    for _ in range(1500):
+        if await done():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(what)
+
+
 async def test_a_request_whose_client_left_never_reaches_the_model() -> None:
-    backend = FakeBackend("fake-busy", delay_s=0.3)
+    # Each step waits for the state it needs (the model busy, the second request queued, its cancel seen),
+    # not for a time a loaded machine may stretch past the model's work.
+    backend = GatedBackend()
     batcher = Batcher(backend, max_batch=1, max_wait_s=0.001)
     await batcher.start()
     handle = await start_server(batcher, "127.0.0.1", 0)
@@ -235,16 +259,27 @@ async def test_a_request_whose_client_left_never_reaches_the_model() -> None:
     try:
         async with aiohttp.ClientSession() as s1, aiohttp.ClientSession() as s2:
             first = asyncio.create_task(s1.post(url, json={"messages": MSGS}))
-            await asyncio.sleep(0.1)  # the model is now busy with the first request
+            assert await asyncio.to_thread(backend.entered.wait, 30), "the first request never reached the model"
             second = asyncio.create_task(s2.post(url, json={"messages": [{"role": "user", "content": "late"}]}))
-            await asyncio.sleep(0.1)
+
+            async def queued() -> bool:
+                return batcher.stats.queue_depth == 1
+
+            async def seen_gone() -> bool:
+                text = await (await s1.get(f"{handle.url}/metrics")).text()
+                return _sample(text, "hushtable_requests_cancelled_total", endpoint="generate") == 1
+
+            await _until(queued, "the second request never queued")
             second.cancel()  # its caller gives up while it waits in the queue
-            assert (await first).status == 200
-        for _ in range(100):
-            if batcher.stats.cancelled:
-                break
-            await asyncio.sleep(0.02)
-        assert batcher.stats.cancelled == 1
+            await _until(seen_gone, "the server never saw the second caller leave")
+            backend.gate.set()
+            answer = await first
+            assert answer.status == 200, await answer.text()
+
+        async def dropped() -> bool:
+            return batcher.stats.cancelled == 1
+
+        await _until(dropped, "the batcher never dropped the abandoned request")
         assert backend.batch_sizes == [1]  # only the first request was ever run
     finally:
         await handle.close()
