@@ -1,7 +1,8 @@
 """Does an evaluator earn its place? The paper's baseline orderings on held-back cards, with intervals.
 
 ``validate`` scores the three reference baselines (``models/eval/baselines.py``:
-WordNet synonyms, the card's WordNet lexicalization, unrelated WordNet nouns)
+synonyms in the card's sense from WordNet and the Moby Thesaurus, the card's
+WordNet lexicalization, unrelated WordNet nouns)
 against WordNet decoys on cards the evaluator was never tuned on, one evaluator
 at a time (each model is loaded and warmed alone), and checks the orderings the
 paper's evaluators show (Table 2), each on a percentile bootstrap over cards:
@@ -281,7 +282,8 @@ async def score_cards(
 def render(res: Validation) -> str:
     """The printed verdict: per evaluator, per ordering, with the intervals and what was measured on what."""
     lines = [f"SNEAK evaluator validation on {res.cards} held-back card(s) ({res.deck}; {res.left_out} left out as "
-             f"calibration cards), {res.instances} secrets, decoys {res.decoys}, baselines from WordNet 3.0.",
+             f"calibration cards), {res.instances} secrets, decoys {res.decoys}, baselines from WordNet 3.0 and the "
+             "Moby Thesaurus.",
              f"Deck: {res.deck_key or 'a part of the held-back cards'}"
              + ("" if res.deck_key == BUNDLED else " (a verdict here never replaces the bundled cards' verdict, which "
                 "the bot's start reads)"),

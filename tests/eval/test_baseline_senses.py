@@ -41,12 +41,27 @@ def test_the_sense_is_the_cards(refs: WordNetBaselines) -> None:
 
 
 def test_the_message_is_a_synonym_never_a_broader_word(refs: WordNetBaselines) -> None:
-    # The sense of yen, hammer and cobra has no other lemma; its hypernym ("Japanese monetary unit", "hand tool",
-    # "elapid") names a kind, a category-level message, so there is no secret-synonym message at all.
-    for category, secret in (("Currencies", "yen"), ("Carpentry", "hammer"), ("Snakes", "cobra")):
-        with pytest.raises(NoMessage, match="no WordNet synonym off the card"):
+    # The sense of yen and cobra has no other lemma and the thesaurus lists nothing in it; their hypernym
+    # ("Japanese monetary unit", "elapid") names a kind, a category-level message, so there is no message at all.
+    for category, secret in (("Currencies", "yen"), ("Snakes", "cobra")):
+        with pytest.raises(NoMessage, match="no synonym off the card"):
             refs.secret_synonym(_inst(category, secret))
     assert refs.secret_synonym(_inst("Grains", "maize")).text == "corn"
+
+
+def test_the_thesaurus_speaks_only_in_the_cards_sense(refs: WordNetBaselines) -> None:
+    # Hammer's hand-tool sense has no other lemma; Moby's entry for hammer mixes the tool, the ear's bones and
+    # beating someone. Only words WordNet puts at that sense or one step under it are kept, never one on the card
+    # (mallet is a Carpentry word).
+    inst = _inst("Carpentry", "hammer")
+    sense = refs.sense(inst)
+    assert sense is not None
+    words = refs.in_sense(sense, inst, {"hammer"})
+    assert words and "mallet" not in words and not {"anvil", "cochlea", "batter", "beat"} & set(words)
+    for w in words:
+        assert min(refs.wn.closure(t).get(sense.offset, 9) for t in refs.wn.senses(w)) <= 1
+    msg = refs.secret_synonym(inst)
+    assert msg.source is Source.THESAURUS and msg.text == words[0]
 
 
 def test_a_secret_whose_senses_are_all_elsewhere_gets_no_message(refs: WordNetBaselines) -> None:
