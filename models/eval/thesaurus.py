@@ -48,23 +48,24 @@ class Thesaurus:
 
     def __init__(self, path: Path | None = None) -> None:
         self.entries: dict[str, tuple[str, ...]] = {}
-        listed: dict[str, list[str]] = defaultdict(list)
-        # Keys are Moby's own lower-cased text (2.5 million words: a full normalisation of each takes a minute);
+        self.listed_in: dict[str, list[str]] = defaultdict(list)
+        listed = self.listed_in
+        # Keys are Moby's own text lower-cased (2.5 million words: a full normalisation of each takes a minute);
         # a query is brought to the same form (``_key``).
-        for line in (path or _file()).read_text(encoding="utf-8", errors="replace").splitlines():
+        text = (path or _file()).read_text(encoding="utf-8", errors="replace")
+        for line, low in zip(text.splitlines(), text.lower().splitlines(), strict=True):
             root, *words = line.split(",")
-            key = root.strip().lower()
+            key, *keys = low.split(",")
             if not key or not words:
                 continue
-            self.entries[key] = tuple(self.entries.get(key, ())) + tuple(words)
-            for w in words:
-                listed[w.strip().lower()].append(root)
-        self.listed_in: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in listed.items()}
+            self.entries[key] = (*self.entries.get(key, ()), *words)
+            for k in keys:
+                listed[k].append(root)
 
     def related(self, word: str) -> list[str]:
         """The words of ``word``'s own entry, then the roots whose entries list it; each once, in Moby's order."""
         key = _key(word)
-        return list(dict.fromkeys([*self.entries.get(key, ()), *self.listed_in.get(key, ())]))
+        return list(dict.fromkeys([*self.entries.get(key, ()), *self.listed_in.get(key, [])]))
 
 
 def _key(word: str) -> str:
