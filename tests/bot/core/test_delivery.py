@@ -15,6 +15,7 @@ from storage.store import Store
 from tests.bot.core.conftest import ALICE, BOB, HERE, Harness, make_harness
 from tests.bot.core.deal_crash_worker import ALICE as DEALT_ALICE
 from tests.bot.core.deal_crash_worker import BOB as DEALT_BOB
+from tests.seeds import bot_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -24,7 +25,7 @@ async def test_secrets_are_sent_again_after_a_crash_between_the_deal_and_the_dms
     db = tmp_path / "deal.db"
     url = f"sqlite+aiosqlite:///{db}"
     out = subprocess.run([sys.executable, "-m", "tests.bot.core.deal_crash_worker", url], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, env=bot_env())
     assert out.returncode == -9 and "NOT KILLED" not in out.stdout, out.stderr
     h = await make_harness(url)
     try:
