@@ -9,22 +9,33 @@ decoys, bootstrap and orderings (``models.eval.validate.score_cards``), and
 prints each evaluator's means and checks. Nothing is recorded; a result here is
 a development number, never a verdict.
 
-Usage: ``python bench/sneak_calibration.py [-e embed:minilm] [-e embed:assoc] [--cards N]``.
+With ``--sources`` it scores only the secret-synonym messages, grouped by where
+they come from (a WordNet synonym, or a thesaurus word that many steps under
+the secret's sense, up to ``--steps``): how the thesaurus's depth was chosen.
+
+Usage: ``python bench/sneak_calibration.py [-e embed:minilm] [-e embed:assoc] [--cards N] [--sources [--steps K]]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from models.client import ClientPool  # noqa: E402
-from models.eval.baselines import Baseline  # noqa: E402
-from models.eval.validate import calibration_cards, score_cards  # noqa: E402
+from models.eval.baselines import Baseline, NoMessage, Source, WordNetBaselines  # noqa: E402
+from models.eval.decoys import WordNetDecoys  # noqa: E402
+from models.eval.evaluators import resolve, warm_up  # noqa: E402
+from models.eval.instances import Instance, bench_instances  # noqa: E402
+from models.eval.score import evaluate  # noqa: E402
+from models.eval.validate import CARD_SIZE, calibration_cards, score_cards  # noqa: E402
+from models.eval.wordnet import wordnet  # noqa: E402
 from models.worker.embedding_backend import embedder_for  # noqa: E402
 
 
@@ -53,9 +64,50 @@ async def main(specs: list[str], cards: int | None) -> None:
             print(f"  {c.text()}")
 
 
+async def by_source(specs: list[str], cards: int | None, steps: int) -> None:
+    """The secret-synonym messages of the calibration cards, scored apart by source and depth under the sense."""
+    chosen = calibration_cards()[:cards] if cards else calibration_cards()
+    wn = wordnet()
+    refs = WordNetBaselines(wn, thesaurus_steps=steps)
+    tagged: list[Instance] = []
+    for inst in bench_instances(chosen, CARD_SIZE):
+        try:
+            m = refs.secret_synonym(inst)
+        except NoMessage:
+            continue
+        sense = refs.sense(inst)
+        tag = "wordnet synonym" if m.source is Source.WORDNET_SYNONYM or sense is None else \
+            f"thesaurus, {refs.steps_under(sense, m.text)} step(s) under"
+        tagged.append(dataclasses.replace(inst, message=m.text, role=tag))
+    pool = ClientPool()
+    try:
+        for spec in specs:
+            ev = await resolve(spec, client_for=pool.get, embedder_for=embedder_for)
+            error = await warm_up(ev)
+            if error:
+                print(f"{spec}: could not run ({error})")
+                continue
+            sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+            for res in await evaluate(tagged, [ev], WordNetDecoys(wn)):
+                if res.scores is not None:
+                    row = sums[res.instance.role]
+                    for i, x in enumerate((res.scores.utility, res.scores.leakage, res.scores.soft, 1.0)):
+                        row[i] += x
+            print(f"{spec}: secret-synonym messages of {len(chosen)} calibration cards by source")
+            for tag, (u, lk, ss, n) in sorted(sums.items()):
+                print(f"  {tag:<32}U {100 * u / n:5.1f}  L {100 * lk / n:5.1f}  SS {100 * ss / n:5.1f}  n {n:.0f}")
+    finally:
+        await pool.aclose()
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-e", "--evaluator", action="append", help="evaluator spec (repeatable; default embed:minilm)")
     ap.add_argument("--cards", type=int, default=None, help="only the first N calibration cards")
+    ap.add_argument("--sources", action="store_true", help="score the secret-synonym messages by source instead")
+    ap.add_argument("--steps", type=int, default=1, help="with --sources: thesaurus words this far under the sense")
     args = ap.parse_args()
-    asyncio.run(main(args.evaluator or ["embed:minilm"], args.cards))
+    if args.sources:
+        asyncio.run(by_source(args.evaluator or ["embed:minilm"], args.cards, args.steps))
+    else:
+        asyncio.run(main(args.evaluator or ["embed:minilm"], args.cards))

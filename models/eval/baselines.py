@@ -55,8 +55,9 @@ from models.eval.wordnet import GENERIC_HEADS, TOO_GENERAL, Synset, WordNet
 
 MIN_SHARED_DEPTH = 5  # ancestors this general (few steps below the top) do not make two words related
 # A thesaurus word names the secret's sense when WordNet puts it in that sense or one step under it. On the
-# calibration cards the words one step under scored like WordNet's own synonyms (MiniLM: SoftScore 11.4 against
-# 10.2; the association model 10.0 against 11.2), those two steps under like a category word (24.4, 13.4).
+# calibration cards (bench/sneak_calibration.py --sources --steps 3) the words one step under scored like WordNet's
+# own synonyms (SoftScore under MiniLM 10.3 against 10.2, under the association model 9.6 against 11.2), those two
+# steps under like a category word (42.0 and 23.6, where a secret had no nearer one).
 MAX_STEPS = 1
 
 
@@ -91,8 +92,10 @@ def _touches(term: str, inst: Instance) -> bool:
 class WordNetBaselines:
     """Reference messages from WordNet (deterministic for a seed)."""
 
-    def __init__(self, wn: WordNet, seed: int = 0, thesaurus: Thesaurus | None = None) -> None:
+    def __init__(self, wn: WordNet, seed: int = 0, thesaurus: Thesaurus | None = None,
+                 thesaurus_steps: int = MAX_STEPS) -> None:
         self.wn = wn
+        self.thesaurus_steps = thesaurus_steps  # another depth only for development (bench/sneak_calibration.py)
         self.thesaurus = thesaurus or moby_thesaurus()  # the shared one, read once per process
         self.seed = seed
         self._nouns = wn.common_nouns()
@@ -205,8 +208,9 @@ class WordNetBaselines:
         raise NoMessage("the secret's sense has no synonym off the card")
 
     def in_sense(self, s: Synset, inst: Instance, own: set[str]) -> list[str]:
-        """The thesaurus's words for the secret that name sense ``s`` (one of their WordNet senses is ``s`` or
-        lies under it), off the card: the most used first, then in the thesaurus's order."""
+        """The thesaurus's words for the secret that name sense ``s`` (one of their WordNet senses is ``s`` or lies
+        at most ``thesaurus_steps`` under it), off the card: the nearest first, then the most used, then in the
+        thesaurus's order."""
         words = self.thesaurus.related(inst.secret)
         lem = (self.wn.lemma(inst.secret) or "").replace("_", " ")
         if lem and normalize(lem) != normalize(inst.secret):
@@ -216,11 +220,16 @@ class WordNetBaselines:
             entry = self.wn.lemma(w)  # the word's own entry, never its head's: "cut short" is not "cut"
             if entry is None or normalize(w) in own or _touches(w, inst):
                 continue
-            steps = min((self.wn.closure(t).get(s.offset, MAX_STEPS + 1) for t in self.wn.senses(w)),
-                        default=MAX_STEPS + 1)
-            if steps <= MAX_STEPS:
+            steps = self.steps_under(s, w)
+            if steps <= self.thesaurus_steps:
                 out.append((steps, -self.wn.tagged.get(entry, 0), i, w))
         return [w for *_, w in sorted(out)]
+
+    def steps_under(self, s: Synset, word: str) -> int:
+        """How far under sense ``s`` the nearest of the word's noun senses lies (0: it is ``s``); a large number
+        when none is under it."""
+        far = 1_000
+        return min((self.wn.closure(t).get(s.offset, far) for t in self.wn.senses(word)), default=far)
 
     def message(self, which: Baseline, inst: Instance) -> Message:
         return {Baseline.RANDOM: self.random, Baseline.CATEGORY: self.category,
