@@ -13,11 +13,27 @@ import random
 import time
 from collections.abc import Iterator
 
-from games.base import Action, ActionSpec, Choice, Observation, Text, rng
+from games.base import Action, ActionSpec, Choice, Event, Observation, Text, rng
 from games.play import FILLER, random_action
 from models.agents.base import CallLog, Check, Decision, Source
 
 DRAWS = 64  # random texts tried before the word list is walked
+# What a notice that another seat has moved may hold besides that seat: where in the game it is, never the move.
+_WHERE = frozenset({"round", "ballot", "stage", "card", "team", "turn"})
+_MOVER = ("seat", "voter")
+
+
+def _another_moved(event: Event, seat: int) -> bool:
+    """Whether ``event`` only says that another seat has moved ("Ben has voted", "a clue is in")."""
+    movers = [event.data[k] for k in _MOVER if k in event.data]
+    return bool(movers) and set(event.data) <= _WHERE | set(_MOVER) and all(m != seat for m in movers)
+
+
+def settled_events(obs: Observation) -> int:
+    """How far the game has gone for this seat, leaving out notices that others have moved: in a step all
+    seats take at once (a vote, Just One's clues) those land before or after this seat's turn by timing
+    alone, and counting them would make the same deal play out differently from one run to the next."""
+    return sum(1 for e in obs.events if not _another_moved(e, obs.seat))
 
 
 class RandomAgent:
@@ -29,8 +45,9 @@ class RandomAgent:
         self, obs: Observation, spec: ActionSpec, *, feedback: str | None = None, attempt: int = 0, check: Check | None = None
     ) -> Decision:
         started = time.perf_counter()
-        # Same observation and attempt, same answer: a resumed game replays the same choices.
-        r = rng(self.seed, "random-agent", obs.game, obs.seat, len(obs.events), obs.phase, attempt)
+        # Same observation and attempt, same answer: a resumed game replays the same choices, and so does
+        # a game started again from its seed, whichever simultaneous move the table took first.
+        r = rng(self.seed, "random-agent", obs.game, obs.seat, settled_events(obs), obs.phase, attempt)
         action = random_action(spec, r)
         tried = 1
         if check is not None and check(action) is not None:
