@@ -135,15 +135,17 @@ async def test_lines_typed_while_no_prompt_is_open_are_dropped() -> None:
         pending = asyncio.ensure_future(reader.readline())  # start the reader thread
         writer.write("typed ahead\n")
         writer.flush()
-        assert await asyncio.wait_for(pending, 5) == "typed ahead\n"
+        assert await asyncio.wait_for(pending, 30) == "typed ahead\n"
         writer.write("stale\n")
         writer.flush()
-        for _ in range(500):
+        for _ in range(3000):  # the reader thread queues it (the test means a line typed before the prompt)
             if not reader.queue.empty():
                 break
             await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the reader thread never queued the line typed ahead")
         answer = asyncio.ensure_future(ui.readline("Ann> "))
         await asyncio.sleep(0.05)
         writer.write("fresh\n")
         writer.flush()
-        assert await asyncio.wait_for(answer, 5) == "fresh"
+        assert await asyncio.wait_for(answer, 30) == "fresh"
