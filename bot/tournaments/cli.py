@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +21,9 @@ from bot.tournaments.errors import TournamentError
 from models.cli_files import check_file_option
 
 if TYPE_CHECKING:
+    from bot.settings import Settings
     from bot.tournaments.service import TournamentService
+    from storage.store import Store
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="AI-only tournaments: create, run, schedule, list, leaderboard.")
@@ -37,21 +39,46 @@ DATABASE = typer.Option(None, "--database", help="Database URL (default: HUSHTAB
 
 
 def _with_service(database: str | None, work: Callable[[TournamentService], Awaitable[T]]) -> T:
-    """Build what tournaments need (the configured database, real agents; no chat platform), run ``work`` on
-    the tournament service, close. Games of tournaments interrupted in an earlier run resume."""
-    from bot.settings import Settings
+    """Build what planning and playing need (the configured database, real agents; no chat platform), run
+    ``work`` on the tournament service, close. Games of tournaments interrupted in an earlier run resume."""
     from bot.tournaments.wiring import tournament_service
 
-    settings = Settings()
-    if database:
-        settings.database_url = database
+    settings = _settings(database)
 
     async def go() -> T:
         async with tournament_service(settings) as tournaments:
             return await work(tournaments)
 
+    return _answer(go())
+
+
+def _with_store(database: str | None, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Run ``work`` on the configured database alone: the commands that only read rows build no agents,
+    clients or clue reports (whose imports load the model stack: seconds for a listing)."""
+    from bot.tournaments.wiring import tournament_store
+
+    settings = _settings(database)
+
+    async def go() -> T:
+        async with tournament_store(settings) as store:
+            return await work(store)
+
+    return _answer(go())
+
+
+def _settings(database: str | None) -> Settings:
+    from bot.settings import Settings
+
+    settings = Settings()
+    if database:
+        settings.database_url = database
+    return settings
+
+
+def _answer(go: Coroutine[Any, Any, T]) -> T:
+    """Run a command's work; a tournament's refusal is one line on standard error and exit status 2."""
     try:
-        return asyncio.run(go())
+        return asyncio.run(go)
     except TournamentError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
@@ -172,11 +199,12 @@ def schedule(
 def list_(tenant: str = TENANT, database: str | None = DATABASE) -> None:
     """The tenant's tournaments."""
     from bot.tournaments.manage import describe
+    from storage import tournaments as repo
 
-    async def work(tournaments: TournamentService) -> list[str]:
-        return [describe(t) for t in await tournaments.listing(tenant)]
+    async def work(store: Store) -> list[str]:
+        return [describe(t) for t in await repo.tournaments(store, tenant=tenant)]
 
-    lines = _with_service(database, work)
+    lines = _with_store(database, work)
     typer.echo("\n".join(lines) if lines else "no tournaments yet")
 
 
@@ -191,22 +219,24 @@ def leaderboard(
     database: str | None = DATABASE,
 ) -> None:
     """The standings of a tournament: a table, CSV or JSON, and the chart."""
-    from bot.tournaments import board
+    from bot.tournaments import board, manage
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("--format must be table, csv or json")
     check_file_option(out, "--out")
     check_file_option(chart, "--chart")
 
-    async def work(tournaments: TournamentService) -> None:
-        t = await tournaments.get(tenant, tournament_id)
-        if refit:
-            from bot.tournaments.results import match_results
-            from bot.tournaments.runner import TournamentRunner
+    async def refit_standings(tournaments: TournamentService) -> None:
+        from bot.tournaments.results import match_results
+        from bot.tournaments.runner import TournamentRunner
 
-            store = tournaments.store
-            await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0, replay=True))
-        rows = await tournaments.standings(t)
+        t = await tournaments.get(tenant, tournament_id)
+        store = tournaments.store
+        await TournamentRunner(tournaments.tables).save_standings(t, await match_results(store, t.id or 0, replay=True))
+
+    async def work(store: Store) -> None:
+        t = await manage.find(store, tenant, tournament_id)
+        rows = await manage.standings(store, t)
         if not rows:
             raise TournamentError(f"Tournament #{t.id} has no standings yet ({t.status}).")
         if fmt == "table":
@@ -221,7 +251,9 @@ def leaderboard(
             _write(chart, board.chart_png(t, rows))
             typer.echo(f"chart written to {chart}", err=True)
 
-    _with_service(database, work)
+    if refit:  # replays the logged games through the engines: the full service
+        _with_service(database, refit_standings)
+    _with_store(database, work)
 
 
 class _Counted(logging.Handler):

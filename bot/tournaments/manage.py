@@ -10,19 +10,25 @@ pairing) by arithmetic, all before anything is planned or stored.
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 import games
-from bot.core.service import TableService
+from bot.tournaments.board import standings_of
 from bot.tournaments.cron import check_schedule
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.formats import Format, FormatError, count_matches, plan_matches, seat_shape
+from bot.tournaments.ratings import Standing
 from bot.tournaments.spec import TournamentSpec, status_of
 from games.base import ConfigError, config_to_dict
 from models.agent_names import canonical
 from storage import tournaments as repo
-from storage.tables import TournamentRow, TournamentStatus
+from storage.ports import UnitsOfWork
+from storage.tables import MatchStatus, TournamentRow, TournamentStatus
 
-__all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "TournamentError", "cancel", "create", "describe", "get"]
+if TYPE_CHECKING:  # the reads below need only the store; the table service would bring the agents' imports
+    from bot.core.service import TableService
+
+__all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "TournamentError", "cancel", "create", "describe", "find", "get", "standings"]
 
 MAX_MATCHES = 2000
 """Matches per tournament: a typo in games-per-pairing should not queue a week of games."""
@@ -104,9 +110,14 @@ async def check_schedule_cap(service: TableService, tenant: str, *, except_id: i
 
 async def get(service: TableService, tenant: str, tournament_id: int) -> TournamentRow:
     """The tenant's tournament; another tenant's id, or no such number, reads as missing."""
+    return await find(service.store, tenant, tournament_id)
+
+
+async def find(store: UnitsOfWork, tenant: str, tournament_id: int) -> TournamentRow:
+    """``get`` on the store alone, for the commands that only read (no table service behind them)."""
     if isinstance(tournament_id, bool) or not isinstance(tournament_id, int) or not 0 < tournament_id < MAX_ID:
         raise TournamentError(f"There is no tournament #{str(tournament_id)[:24]} here.")
-    t = await repo.tournament(service.store, tournament_id)
+    t = await repo.tournament(store, tournament_id)
     if t is None or t.tenant != tenant:
         raise TournamentError(f"There is no tournament #{tournament_id} here.")
     return t
@@ -121,6 +132,12 @@ async def cancel(service: TableService, tenant: str, tournament_id: int) -> Tour
     await repo.cancel_open_matches(service.store, tournament_id)
     t.status = TournamentStatus.CANCELLED.value
     return t
+
+
+async def standings(store: UnitsOfWork, t: TournamentRow) -> list[Standing]:
+    """The stored standings, without intervals when too few deal groups were played."""
+    groups = {m.deal_group for m in await repo.matches(store, t.id or 0) if m.status == MatchStatus.FINISHED}
+    return standings_of(await repo.ratings(store, t.id or 0), len(groups))
 
 
 def describe(t: TournamentRow) -> str:

@@ -184,8 +184,7 @@ class TournamentService:
 
     async def standings(self, t: TournamentRow) -> list[Standing]:
         """The stored standings, without intervals when too few deal groups were played."""
-        groups = {m.deal_group for m in await repo.matches(self.store, t.id or 0) if m.status == MatchStatus.FINISHED}
-        return board.standings_of(await repo.ratings(self.store, t.id or 0), len(groups))
+        return await manage.standings(self.store, t)
 
     async def _board(self, t: TournamentRow) -> Board | None:
         rows = await self.standings(t)

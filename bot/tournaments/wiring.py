@@ -1,6 +1,10 @@
-"""What the tournament commands run on, without the chat app: the store, the agents and their
-inference clients, the table service with its SNEAK clue reports (a clue game's leaderboard shows
-their SoftScore), and the tournament service over it.
+"""What the tournament commands run on, without the chat app.
+
+The commands that only read rows (``list``, ``leaderboard``) get the store alone: no agents, inference
+clients or clue reports, so the model stack is never imported, no interrupted game resumes as a side
+effect of reading, and no table lease is taken (a listing works beside a running bot). The commands that
+plan or play get the tournament service: the store, the agents and their inference clients, the table
+service with its SNEAK clue reports (a clue game's leaderboard shows their SoftScore).
 
 ``bot/app.py`` wires the same pieces for the bot, with the platforms, the ops endpoints and the
 start-up checks around them; the command line needs none of those, and importing them costs seconds.
@@ -11,12 +15,24 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from bot.core.service import TableService
 from bot.settings import Settings
-from bot.tournaments.service import TournamentService
 from storage.ownership import process_name
 from storage.store import SingleProcessOnly, Store
+
+if TYPE_CHECKING:
+    from bot.tournaments.service import TournamentService
+
+
+@asynccontextmanager
+async def tournament_store(settings: Settings) -> AsyncIterator[Store]:
+    """The configured database, opened for reading tournaments; closed on the way out."""
+    store = await Store.open(settings.database_url)
+    try:
+        yield store
+    finally:
+        await store.aclose()
 
 
 @asynccontextmanager
@@ -25,7 +41,9 @@ async def tournament_service(settings: Settings) -> AsyncIterator[TournamentServ
     Games of tournaments interrupted in an earlier run resume (the service attaches their quiet place).
     A bad agent entry, a database another process owns or an evaluator that has not passed validation
     stops here with one line, as the bot's start does."""
+    from bot.core.service import TableService
     from bot.sneak import SneakService
+    from bot.tournaments.service import TournamentService
     from models.agents.wiring import build_registry
     from models.client import ClientPool
     from models.worker.embedding_backend import embedder_for
