@@ -368,13 +368,15 @@ class Turns:
         table.over = True
         try:
             await self._save_end(table, result.to_json())
-            await self.deadlines.clear(table.game_id)
         except Exception as exc:
             log.warning("game %s: its end was not saved yet (%s); tried again", table.game_id, type(exc).__name__)
             if table.game_id not in self._finishing:
                 self._finishing.add(table.game_id)
                 self.spawn(self.finish_later(table))
             return
+        # The end's own transaction cancelled the stored deadlines (``finish_game``); only the
+        # timers are left, and a write of its own here would cost the single writer a commit per game.
+        self.deadlines.cancel(table.game_id)
         self.runner.forget(table.game_id)
         if await self.store.mark_announced(table.game_id):
             told = "\n".join(table.engine.text(e, table.names) for e in last if e.audience.is_public)
