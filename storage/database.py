@@ -12,6 +12,13 @@ their own, so every write of a process goes through the same lock:
   its first read to its commit while readers in WAL mode go on in parallel;
 - an in-memory database (``sqlite+aiosqlite://``) lives on one shared connection, so
   reads then take the write lock too.
+
+``write_sync(fn)`` is one write transaction whose statements are a synchronous function. On a
+SQLite file it runs whole on a plain sqlite3 engine in a worker thread, the one the turn log's
+group commits use (``storage.engine.make_turn_engine``): one trip to a thread, where through
+aiosqlite each statement is a trip to the driver's thread and back through the event loop, the
+write lock held all the while, so that a busy loop stretches the lock's hold and every turn
+queued behind it waits. Elsewhere it runs on the async write engine (``run_sync``).
 """
 
 from __future__ import annotations
@@ -29,7 +36,15 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from storage.engine import WRITE_OPTION, EnginePlan, alembic_config, head_revision, make_engine, plan_engine
+from storage.engine import (
+    WRITE_OPTION,
+    EnginePlan,
+    alembic_config,
+    head_revision,
+    make_engine,
+    make_turn_engine,
+    plan_engine,
+)
 from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate, WriteUnknown
 
 T = TypeVar("T")
@@ -93,6 +108,8 @@ class Database:
         self.plan = plan
         self.writer = engine.execution_options(**{WRITE_OPTION: True})
         self.write_lock = asyncio.Lock()
+        # A SQLite file's synchronous write engine (None elsewhere): see ``write_sync``.
+        self.sync_writer: sa.Engine | None = make_turn_engine(plan)
         self._sessions = async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
         # One shared connection (in-memory SQLite) cannot hold a read and a write transaction at once.
         self._read_lock: asyncio.Lock | None = self.write_lock if plan.in_memory else None
@@ -124,6 +141,8 @@ class Database:
         return db
 
     async def aclose(self) -> None:
+        if self.sync_writer is not None:
+            self.sync_writer.dispose()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -140,6 +159,28 @@ class Database:
         async with self.write_lock:
             async with self.writer.begin() as conn:
                 yield conn
+
+    async def write_sync(self, fn: Callable[[sa.Connection], T]) -> T:
+        """One write transaction made of ``fn``'s statements: committed when it returns, rolled back
+        when it raises (see the module's docstring for where it runs)."""
+        async with self.write_lock:
+            engine = self.sync_writer
+            if engine is None:
+                async with self.writer.begin() as conn:
+                    return await conn.run_sync(fn)
+
+            def transaction() -> T:
+                with engine.begin() as conn:
+                    return fn(conn)
+
+            done = asyncio.ensure_future(asyncio.to_thread(transaction))
+            try:
+                return await asyncio.shield(done)
+            except asyncio.CancelledError:
+                # The transaction goes on in its thread: the lock is held until it is over, so that
+                # no other write of this process starts beside it.
+                await asyncio.wait({done})
+                raise
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

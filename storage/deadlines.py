@@ -23,13 +23,21 @@ from storage.tables import DeadlineRow, DeadlineState, inserted_id, table_of, ut
 _deadlines = table_of(DeadlineRow)
 
 
-async def cancel_pending(conn: AsyncConnection, game_id: int, seat: int | None = None) -> int:
-    """Cancel a game's (or one seat's) pending deadlines inside the caller's write transaction."""
+def _cancel_statement(game_id: int, seat: int | None) -> sa.Update:
     cond = [_deadlines.c.game_id == game_id, _deadlines.c.state == DeadlineState.PENDING]
     if seat is not None:
         cond.append(_deadlines.c.seat == seat)
-    res = await conn.execute(sa.update(_deadlines).where(*cond).values(state=DeadlineState.CANCELLED))
-    return int(res.rowcount)
+    return sa.update(_deadlines).where(*cond).values(state=DeadlineState.CANCELLED)
+
+
+def cancel_pending_in(conn: sa.Connection, game_id: int, seat: int | None = None) -> int:
+    """Cancel a game's (or one seat's) pending deadlines inside the caller's write transaction."""
+    return int(conn.execute(_cancel_statement(game_id, seat)).rowcount)
+
+
+async def cancel_pending(conn: AsyncConnection, game_id: int, seat: int | None = None) -> int:
+    """``cancel_pending_in`` on an async connection."""
+    return int((await conn.execute(_cancel_statement(game_id, seat))).rowcount)
 
 
 class DeadlineRepository:

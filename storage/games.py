@@ -24,9 +24,9 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.database import Database, write_once
-from storage.deadlines import cancel_pending
-from storage.inbound import claim, point_at
-from storage.ownership import Fence, NotOwner, TableLeases, db_now, guard
+from storage.deadlines import cancel_pending, cancel_pending_in
+from storage.inbound import claim, claim_keys, point_at
+from storage.ownership import Fence, NotOwner, TableLeases, db_now, guard_in
 from storage.records import (
     ActionActor,
     ActionRecord,
@@ -351,26 +351,28 @@ class GameRepository:
         now = utcnow()
         fence = self._end_fence(game_id, status)
 
-        async def write() -> bool:
-            async with self._db.write() as conn:
-                if fence is not None:
-                    await guard(conn, game_id, fence)
-                if inbound_key is not None and not await claim(conn, inbound_key, game_id):
-                    return False
-                res = await conn.execute(
-                    sa.update(_games)
-                    .where(_games.c.id == game_id, _games.c.status.in_(allowed))
-                    .values(status=status, result=dict(result) if result is not None else None, finished_at=now)
-                )
-                if res.rowcount != 1:
-                    await _raise_status(conn, game_id, f"mark as {status.value}")
-                if events:
-                    last = (
-                        await conn.execute(sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id))
-                    ).scalar()
-                    await _insert_events(conn, game_id, events, first_seq=(last or 0) + 1, action_seq=None, now=now)
-                await cancel_pending(conn, game_id)
+        def end(conn: sa.Connection) -> bool:
+            if fence is not None:
+                guard_in(conn, game_id, fence)
+            if inbound_key is not None and inbound_key not in claim_keys(conn, [(inbound_key, game_id)], now):
+                return False
+            res = conn.execute(
+                sa.update(_games)
+                .where(_games.c.id == game_id, _games.c.status.in_(allowed))
+                .values(status=status, result=dict(result) if result is not None else None, finished_at=now)
+            )
+            if res.rowcount != 1:
+                _raise_status_in(conn, game_id, f"mark as {status.value}")
+            if events:
+                last = conn.execute(sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == game_id)).scalar()
+                conn.execute(sa.insert(_events), _event_rows(game_id, events, first_seq=(last or 0) + 1,
+                                                             action_seq=None, now=now))
+            cancel_pending_in(conn, game_id)
             return True
+
+        async def write() -> bool:
+            # Every game's end is a write of the one writer: one trip (``Database.write_sync``).
+            return await self._db.write_sync(end)
 
         async def landed() -> bool | None:
             # This end, not another: the status and the instant this call stamped on the row.
@@ -403,22 +405,25 @@ class GameRepository:
             return False
         now = utcnow()
 
+        leases = self.leases
+
+        def mark(conn: sa.Connection) -> bool:
+            if fence is not None:
+                try:
+                    guard_in(conn, game_id, fence)
+                except NotOwner:
+                    return False
+            cond = [_games.c.id == game_id, _games.c.announced_at.is_(None), _games.c.status.in_(list(ENDED))]
+            if fence is None and leases is not None:
+                # A game another live process holds is its to announce (it ends it, then announces
+                # it): only a game whose holder is gone is announced by whoever finds it.
+                cond.append(~sa.exists().where(_leases.c.game_id == game_id,
+                                               _leases.c.owner != leases.owner,
+                                               _leases.c.expires_at > db_now(conn.dialect.name)))
+            return conn.execute(sa.update(_games).where(*cond).values(announced_at=now)).rowcount == 1
+
         async def write() -> bool:
-            async with self._db.write() as conn:
-                if fence is not None:
-                    try:
-                        await guard(conn, game_id, fence)
-                    except NotOwner:
-                        return False
-                cond = [_games.c.id == game_id, _games.c.announced_at.is_(None), _games.c.status.in_(list(ENDED))]
-                if fence is None and self.leases is not None:
-                    # A game another live process holds is its to announce (it ends it, then announces
-                    # it): only a game whose holder is gone is announced by whoever finds it.
-                    cond.append(~sa.exists().where(_leases.c.game_id == game_id,
-                                                   _leases.c.owner != self.leases.owner,
-                                                   _leases.c.expires_at > db_now(conn.dialect.name)))
-                res = await conn.execute(sa.update(_games).where(*cond).values(announced_at=now))
-                return res.rowcount == 1
+            return await self._db.write_sync(mark)
 
         async def landed() -> bool | None:
             # This call's mark, by the instant it stamped: written again, it would find the game
@@ -545,6 +550,12 @@ class GameRepository:
         return [GameLog(r, seats[r.id], actions[r.id], events[r.id]) for r in rows if r.id is not None]
 
 
+def _event_rows(game_id: int, events: Sequence[EventRecord], *, first_seq: int, action_seq: int | None,
+                now: datetime) -> list[dict[str, Any]]:
+    return [{"game_id": game_id, "seq": first_seq + i, "action_seq": action_seq, "kind": e.kind,
+             "data": dict(e.data), "audience": e.audience_json, "created_at": now} for i, e in enumerate(events)]
+
+
 async def _insert_events(
     conn: AsyncConnection,
     game_id: int,
@@ -556,21 +567,8 @@ async def _insert_events(
 ) -> None:
     if not events:
         return
-    await conn.execute(
-        sa.insert(_events),
-        [
-            {
-                "game_id": game_id,
-                "seq": first_seq + i,
-                "action_seq": action_seq,
-                "kind": e.kind,
-                "data": dict(e.data),
-                "audience": e.audience_json,
-                "created_at": now,
-            }
-            for i, e in enumerate(events)
-        ],
-    )
+    await conn.execute(sa.insert(_events), _event_rows(game_id, events, first_seq=first_seq, action_seq=action_seq,
+                                                       now=now))
 
 
 
@@ -578,9 +576,13 @@ async def _key_seen(conn: AsyncConnection, key: str) -> bool:
     return (await conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key == key))).first() is not None
 
 
-async def _raise_status(conn: AsyncConnection, game_id: int, what: str) -> None:
-    status = (await conn.execute(sa.select(_games.c.status).where(_games.c.id == game_id))).scalar()
+def _raise_status_in(conn: sa.Connection, game_id: int, what: str) -> None:
+    status = conn.execute(sa.select(_games.c.status).where(_games.c.id == game_id)).scalar()
     if status is None:
         raise GameNotFound(game_id)
     raise GameStateError(f"cannot {what} game {game_id}: it is {status}")
+
+
+async def _raise_status(conn: AsyncConnection, game_id: int, what: str) -> None:
+    await conn.run_sync(_raise_status_in, game_id, what)
 

@@ -103,16 +103,17 @@ def check_fences(conn: sa.Connection, fences: dict[int, Fence]) -> set[int]:
     return {gid for gid, fence in fences.items() if current.get(gid) != fence}
 
 
-async def guard(conn: AsyncConnection, game_id: int, fence: Fence) -> None:
+def guard_in(conn: sa.Connection, game_id: int, fence: Fence) -> None:
     """Lock a game's row and check the writer still holds it under ``fence``, inside the
     writer's transaction; NotOwner (nothing written) when it does not."""
-
-    def check(sync: sa.Connection) -> set[int]:
-        _lock_games(sync, [game_id])
-        return check_fences(sync, {game_id: fence})
-
-    if await conn.run_sync(check):
+    _lock_games(conn, [game_id])
+    if check_fences(conn, {game_id: fence}):
         raise NotOwner(f"game {game_id} is no longer held by this process: nothing written")
+
+
+async def guard(conn: AsyncConnection, game_id: int, fence: Fence) -> None:
+    """``guard_in`` on an async connection."""
+    await conn.run_sync(guard_in, game_id, fence)
 
 
 def _lock_games(conn: sa.Connection, game_ids: Sequence[int]) -> None:
