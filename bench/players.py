@@ -53,7 +53,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import games  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
-from games.base import Choice, Game, Text  # noqa: E402
+from games import catalog  # noqa: E402
+from games.base import Action, Choice, Game, Text  # noqa: E402
+from games.metrics import GameNotOver, seat_outcomes  # noqa: E402
+from games.record import Record  # noqa: E402
 from models.agents.provenance import decision_of  # noqa: E402
 from storage.tables import ActionSource, AgentOperation  # noqa: E402
 
@@ -92,14 +95,24 @@ def build_factory(define: str = "") -> tuple[Any, Any]:
     return registry, pool
 
 
-def role_of(game_id: str, state: Any, seat: int, view: Any) -> str:
-    if game_id == "decrypto":
-        return str(view.get("role") or "?")
-    if game_id == "spy":
-        return str(state.roles[seat].value)
-    if game_id == "chameleon":
-        return "chameleon" if seat == state.chameleon else "player"
-    return "?"
+def seat_role(game_id: str, variant: str, seat: int, view: Any) -> str | None:
+    """The seat's role at this move, from what the game declares: the seat's own role where the
+    variant fixes roles to seats (the descriptor's seat shape), else the role the seat's view shows
+    (the role of this round where roles rotate, as Decrypto's teams do). None: a role dealt and hidden
+    from the seat itself (Who-is-Spy), which ``dealt_roles`` reads once the game is over."""
+    shape = catalog.descriptor(game_id).seat_shape(variant)
+    if shape is not None:
+        return str(shape.roles[seat])
+    role = view.get("role") if isinstance(view, dict) else None
+    return role if isinstance(role, str) and role else None
+
+
+def dealt_roles(g: Game, cfg: Any, seats: int, seed: int, actions: Sequence[tuple[int, Action]]) -> list[str]:
+    """Each seat's role over the whole game by the descriptor's seat reader ("?" for a game cut short)."""
+    try:
+        return [str(o.role) for o in seat_outcomes(Record(g, cfg, seats, seed, tuple(actions), None))]
+    except GameNotOver:
+        return ["?"] * seats
 
 
 def chosen_position(calls: Sequence[Any]) -> tuple[int, int] | None:
@@ -115,9 +128,12 @@ def chosen_position(calls: Sequence[Any]) -> tuple[int, int] | None:
 async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], seed: int, agent: str,
                factory: Any, table_no: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     g: Game = games.get(game_id)
-    s, _ = g.new(g.make_config(variant, **opts), seats, seed)
+    cfg = g.make_config(variant, **opts)
+    s, _ = g.new(cfg, seats, seed)
     runner = AgentRunner(factory, timeout_s=180.0, retries=3, fallback_spec="embed:minilm")
     moves: list[dict[str, Any]] = []
+    actions: list[tuple[int, Action]] = []
+    hidden: list[tuple[dict[str, Any], int]] = []  # moves whose seat's role is read when the game is over
     for _ in range(500):
         if g.result(s) is not None:
             break
@@ -128,12 +144,13 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
         out = await runner.decide(g, s, seat, game_id=table_no, spec=agent, seed=seed * 100 + seat)
         wall = (time.perf_counter() - started) * 1000
         s, _ = g.apply(s, seat, out.action)
+        actions.append((seat, out.action))
         if isinstance(spec, Choice) and len(spec.options) == 1:
             continue  # "ready": nothing to decide
         errors = sum(1 for c in out.calls if c.error)
         decided = next((d for c in reversed(out.calls) if (d := decision_of(c.prompt)) is not None), None)
         move: dict[str, Any] = {
-            "agent": agent, "game": f"{game_id}:{variant}", "role": role_of(game_id, s, seat, obs.view),
+            "agent": agent, "game": f"{game_id}:{variant}", "role": seat_role(game_id, variant, seat, obs.view),
             "kind": "choice" if isinstance(spec, Choice) else "text", "source": out.source,
             "first_try": out.source is ActionSource.AI and errors == 0, "errors": errors,
             "wall_ms": wall, "log_ms": sum(c.latency_ms for c in out.calls),
@@ -146,7 +163,13 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
         if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
             move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),
                             "category": obs.view.get("category", "")}
+        if move["role"] is None:
+            hidden.append((move, seat))
         moves.append(move)
+    if hidden:
+        dealt = dealt_roles(g, cfg, seats, seed, actions)
+        for move, seat in hidden:
+            move["role"] = dealt[seat]
     res = g.result(s)
     return moves, {"agent": agent, "game": f"{game_id}:{variant}", "seed": seed,
                    "details": _outcome(game_id, variant, res.details if res else None)}
