@@ -56,6 +56,7 @@ class App:
     tournaments: TournamentService
     sneak: SneakService  # the clue reports, and /sneak and /judge for the adapters
     ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
+    agents: AgentRegistry | None = None  # warmed for the configured agents once the start has said what runs
 
     async def aclose(self) -> None:
         await self.tournaments.aclose()
@@ -113,7 +114,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     sneak.attach(service)  # the clue report after each game; the adapters get it beside the service
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
-    return App(settings, store, service, pool, tournaments, sneak, ops)
+    return App(settings, store, service, pool, tournaments, sneak, ops, registry)
 
 
 def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
@@ -288,6 +289,9 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         for line in surface_lines(settings, platforms=platforms, agents=agents):
             say(line)
         after_start()
+        if app.agents is not None:
+            # Only now, and only the agents players can meet: a refused start or an AI-less set-up loads no model.
+            app.agents.warm([settings.default_agent, settings.fallback_agent, *settings.agent_list])
         if discord_on:
             from bot.discord.adapter import run_discord
 

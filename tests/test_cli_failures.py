@@ -275,8 +275,9 @@ def test_the_log_names_the_command_never_its_arguments(work: Path) -> None:
 
 @pytest.mark.real_model
 def test_commands_that_warm_the_embedder_exit_cleanly(tmp_path: Path) -> None:
-    # `tournament list` builds the bot (its agents warm the MiniLM vocabulary in a daemon
-    # thread) and ends at once; it used to end with SIGABRT (rc 134) about one run in three.
+    # `tournament list` builds the bot, embedding agents among its choices, and ends at once; it used to
+    # end with SIGABRT (rc 134) about one run in three while their MiniLM vocabulary warmed up in a daemon
+    # thread (only `hushtable run` warms it now, after its start: tests/models/test_model_loading.py).
     env = {"HUSHTABLE_AGENT_CHOICES": "embed:minilm,random"}
     for _ in range(4):
         run = cli("tournament", "list", cwd=tmp_path, env=env)

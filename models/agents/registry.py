@@ -25,7 +25,7 @@ setting stops the bot at start with a clear message, not a player mid-game.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -133,6 +133,7 @@ class AgentRegistry:
     def __init__(self, entries: Sequence[AgentEntry] = ()) -> None:
         self._entries: dict[str, AgentEntry] = {}
         self._builders: dict[AgentKind, Builder] = {AgentKind.RANDOM: lambda entry, seed: RandomAgent(entry.name, seed)}
+        self._warmers: list[Callable[[AgentEntry], None]] = []
         self.define(BUILTIN[0])
         for e in entries:
             self.define(e)
@@ -140,6 +141,19 @@ class AgentRegistry:
     def register(self, kind: AgentKind, builder: Builder) -> None:
         """The builder of a kind: every entry of that kind is built with it."""
         self._builders[kind] = builder
+
+    def on_warm(self, warmer: Callable[[AgentEntry], None]) -> None:
+        """Called by ``warm`` with each named entry (the model-backed kinds start loading their models)."""
+        self._warmers.append(warmer)
+
+    def warm(self, names: Iterable[str]) -> None:
+        """Start loading, in the background, what the named agents' first moves need; a name that resolves
+        to nothing is passed over (the start has checked the configured names already)."""
+        known = set(self.names())
+        for name in dict.fromkeys(self.current(n) for n in names):
+            if name in known:
+                for warmer in self._warmers:
+                    warmer(self._entries[name])
 
     def define(self, entry: AgentEntry) -> None:
         """Add or replace a named entry (operator entries may redefine the built-in ones)."""

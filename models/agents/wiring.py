@@ -7,9 +7,13 @@ location and key are ever passed: nothing a player typed reaches ``connect``.
 An ``embed:`` entry builds an EmbeddingAgent over one shared vocabulary index per
 embedding model (``minilm``, the sentence encoder; ``assoc``, the association model of
 ``models/association.py``; or a local folder), whose embedder comes from ``embedder_for`` and
-loads on first use. Each index embeds its vocabulary in a background thread from its first build;
-with ``vocab_cache`` (the app passes ``vocab/`` in its model cache) the matrix is read from disk
-when the same model and vocabulary were embedded before, so only the first start pays for it.
+loads on first use. Building an agent loads nothing (the registry builds every entry at start to check
+its options, and a start may still be refused after that); ``AgentRegistry.warm(names)`` embeds, in
+a background thread, the vocabulary of each index the named agents play with: the app calls it with
+the configured agents once the start has said what runs, so a refused start, or a set-up whose
+agents use no embedding model, loads none. With ``vocab_cache`` (the app passes ``vocab/`` in its
+model cache) the matrix is read from disk when the same model and vocabulary were embedded before,
+so only the first start pays for it.
 """
 
 from __future__ import annotations
@@ -50,27 +54,26 @@ def register_agents(
     ``connect``: the client of an entry's location and key (a pool's ``get``); ``vocab_cache``: where
     vocabulary matrices are stored between starts (None: not stored)."""
     indexes: dict[str, VocabIndex] = {}
+    uses: dict[str, str] = {}  # entry name -> the index its agents play with
+    warmed: set[str] = set()
     judges = JudgeCache()
     lock = threading.Lock()
 
-    def index_for(name: str) -> VocabIndex:
+    def index_for(name: str, user: str) -> VocabIndex:
         with lock:
+            uses[user] = name
             if name not in indexes:
                 indexes[name] = VocabIndex(embedder_for(name), cache=vocab_cache)
-                if isinstance(indexes[name].embedder, Embedder):
-                    # The vocabulary is embedded once, in the background, from the first build on
-                    # (the registry builds every entry at start): the first move does not pay for it.
-                    threading.Thread(target=indexes[name].warm, name=f"{WARM_UP}{name}", daemon=True).start()
             return indexes[name]
-
-    def usable_index(name: str) -> VocabIndex | None:
-        """The strategy's index, when an embedding model is there (a set-up without one plays on the LLM alone)."""
-        index = index_for(name)
-        return index if isinstance(index.embedder, Embedder) else None
 
     def build_llm(entry: AgentEntry, seed: int) -> Player:
         async def endpoint(_: str) -> Inference:
             return await connect(entry.model, entry.api_key)
+
+        def usable_index(name: str) -> VocabIndex | None:
+            """The strategy's index, when an embedding model is there (a set-up without one plays on the LLM alone)."""
+            index = index_for(name, entry.name)
+            return index if isinstance(index.embedder, Embedder) else None
 
         return agent_from_params(endpoint, entry.model, entry.params, seed, spec=entry.name, index_for=usable_index,
                                  judges=judges)
@@ -83,10 +86,22 @@ def register_agents(
             k = int(entry.params.get("k", DEFAULT_K))
         except ValueError as exc:
             raise ValueError(f"embed agent: k must be a whole number, not {entry.params.get('k')!r}") from exc
-        return EmbeddingAgent(index_for(entry.model or "minilm"), seed=seed, k=k, spec=entry.name)
+        return EmbeddingAgent(index_for(entry.model or "minilm", entry.name), seed=seed, k=k, spec=entry.name)
+
+    def warm(entry: AgentEntry) -> None:
+        if entry.name not in uses:  # not built yet: building it says which index it plays with, if any
+            registry(entry.name, 0)
+        name = uses.get(entry.name)
+        with lock:
+            if name is None or name in warmed or not isinstance(indexes[name].embedder, Embedder):
+                return
+            warmed.add(name)
+        # Embedded once, in the background: the first move does not pay for it.
+        threading.Thread(target=indexes[name].warm, name=f"{WARM_UP}{name}", daemon=True).start()
 
     registry.register(AgentKind.LLM, build_llm)
     registry.register(AgentKind.EMBED, build_embed)
+    registry.on_warm(warm)
     known = set(registry.names())
     for entry in BUILTIN:
         if entry.name not in known:

@@ -185,17 +185,23 @@ async def test_slack_answering_with_a_page_at_start_is_retried(tmp_path: Path, s
 
 # --------------------------------------------------------------------------- nothing after the one line
 
-async def test_a_refused_token_is_the_last_line_even_while_a_model_warms_up(tmp_path: Path) -> None:
+async def test_a_refused_token_is_the_last_line_and_no_model_was_loaded(tmp_path: Path) -> None:
+    # Agents that play with both embedding models: they are built (and checked) before the token is,
+    # but their models warm up only once the start has said what runs.
     fake = FakeSlack()
     await fake.start()
     try:
         fake.refuse_token("auth.test")
-        env = base_env(tmp_path, SLACK_BOT_TOKEN="xoxb-abc", SLACK_APP_TOKEN="xapp-abc", HUSHTABLE_SLACK_API_URL=fake.api_url)
+        env = base_env(tmp_path, SLACK_BOT_TOKEN="xoxb-abc", SLACK_APP_TOKEN="xapp-abc", HUSHTABLE_SLACK_API_URL=fake.api_url,
+                       HUSHTABLE_DEFAULT_AGENT="strategist", HUSHTABLE_FALLBACK_AGENT="embed:minilm",
+                       HUSHTABLE_AGENT_CHOICES="strategist,embed:minilm,embed:assoc,random")
         async with hushtable_run(tmp_path, env) as run:
             rc = await run.exit_code()
     finally:
         await fake.close()
     assert rc == 2 and run.lines == [run.lines[0]] and "SLACK_BOT_TOKEN was refused by Slack" in run.lines[0], run.lines
+    log = (tmp_path / "logs" / "hushtable.log").read_text(encoding="utf-8")
+    assert "loading model" not in log, log
 
 
 @pytest.mark.skipif(shutil.which("make") is None or not (ROOT / ".venv" / "bin" / "hushtable").exists(),
