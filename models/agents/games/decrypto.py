@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
 from games.decrypto import DecryptoView
@@ -130,6 +129,10 @@ def decrypto_intercept(
     h = index.vecs(list(hints))
     for d in known:
         sim[:, d - 1] = h @ mean_vec(index.vecs(list(history[str(d)])))
+    # Imported by the interceptor's first move: scipy.optimize costs most of a second of CPU, and every
+    # start of the bot imports this module (to build and check its agents) whether or not one intercepts.
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(sim, maximize=True)
     order = np.argsort(rows)
     best = "-".join(str(int(cols[i]) + 1) for i in order)
