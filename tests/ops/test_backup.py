@@ -20,18 +20,20 @@ async def test_backup_while_writing_replays_every_game(tmp_path: Path) -> None:
     async with await Store.open(url) as store:
         await play_ai_tables(store, GAMES)
         # A writer that keeps claiming inbound keys (one transaction each) while the backup runs.
-        stop = asyncio.Event()
+        stop, started = asyncio.Event(), asyncio.Event()
 
         async def writer() -> int:
             n = 0
             while not stop.is_set():
                 assert await store.claim_inbound(f"w{n}")
                 n += 1
+                started.set()
                 await asyncio.sleep(0)
             return n
 
         task = asyncio.create_task(writer())
-        await asyncio.sleep(0.05)
+        # The backup starts once the writer has committed (not after a time a loaded machine may stretch).
+        await asyncio.wait_for(started.wait(), 60)
         report = await backup(url, tmp_path / "copy" / "backup.db")
         stop.set()
         written = await task
