@@ -269,3 +269,20 @@ async def test_export_through_the_service(harness: Harness) -> None:
     assert BOB.key.encode() not in data and b'"200"' not in data
     r = await h.send(CommandKind.EXPORT, BOB, HERE)
     assert not r.ok and "admin" in r.text
+
+
+def test_serving_raises_the_collectors_thresholds_and_never_lowers_one() -> None:
+    import gc
+
+    from bot.core.service import GC_THRESHOLDS, quiet_collector
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        quiet_collector()
+        assert gc.get_threshold() == GC_THRESHOLDS
+        gc.set_threshold(GC_THRESHOLDS[0] * 2, 5, GC_THRESHOLDS[2] * 3)
+        quiet_collector()
+        assert gc.get_threshold() == (GC_THRESHOLDS[0] * 2, GC_THRESHOLDS[1], GC_THRESHOLDS[2] * 3)
+    finally:
+        gc.set_threshold(*before)
