@@ -11,6 +11,7 @@ import pexpect
 from tests.seeds import bot_env
 
 ROOT = Path(__file__).resolve().parents[3]
+START_S = 240
 
 
 def spawn(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
@@ -24,6 +25,9 @@ def spawn(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
     # A console killed on a busy machine can take seconds to be reaped (torch's threads, its memory);
     # pexpect's default 0.1 s after SIGKILL then reports a child it could not terminate.
     child.ptyproc.delayafterterminate = 5.0
+    # The start (imports, the settings' checks, the store) once took over a minute on a machine at full load,
+    # where each later answer comes in seconds: it gets its own allowance, the prompts keep the minute.
+    child.expect("Welcome to Hushtable", timeout=START_S)
     return child
 
 
