@@ -87,7 +87,11 @@ class AgentRunner:
         # Every model request of this decision names the table: a pool of workers keeps one game on
         # one worker (its cached prefix) and spreads games over the pool.
         with routed_by(f"game:{game_id}"):
-            return await self._decide(game, state, seat, game_id=game_id, spec=spec, seed=seed)
+            out = await self._decide(game, state, seat, game_id=game_id, spec=spec, seed=seed)
+        # The kind of move and where it came from, never its words: a clue or a guess can name a secret.
+        log.debug("game %s seat %s: %s played a %s move (%s, %.0f ms, %d call(s))", game_id, seat, out.actor,
+                  out.action.kind, out.source.value, out.latency_ms, len(out.calls))
+        return out
 
     async def _decide(self, game: Game[S, C], state: S, seat: Seat, *, game_id: int, spec: str, seed: int) -> Outcome:
         started = time.perf_counter()

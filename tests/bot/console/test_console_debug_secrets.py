@@ -56,6 +56,11 @@ def test_no_secret_in_the_debug_log_or_on_the_shared_screen_over_a_whole_game(tm
         assert not shared, (secret, shared)
 
     logs = [tmp_path / ".hushtable" / "logs" / "console.log", *(tmp_path / "logs").glob("*.log")]
+    # The file is alive at DEBUG over the whole game: every AI move left its line (so the search below reads
+    # what a DEBUG log holds, not an empty file).
+    debug = [ln for path in logs if path.exists() for ln in path.read_text(encoding="utf-8").splitlines()
+             if " DEBUG bot.core.agents: " in ln and " move (" in ln]
+    assert len(debug) >= 3, [str(p) for p in logs]
     for path in logs:
         lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         for _, secret, _ in rounds:
