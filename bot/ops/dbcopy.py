@@ -160,6 +160,14 @@ async def copy_log(src_url: str, dst_url: str, *, configured: str | None = None)
     src = await _open(plan, src_url, "source", create=False)
     try:
         try:
+            if target is not None:
+                # Made here, so a folder that takes no new file (read-only, /proc) is said in one sentence
+                # before a driver thread opens it; SQLite takes an empty file as an empty database.
+                try:
+                    tmp.touch(exist_ok=False)
+                except OSError as exc:
+                    raise CopyRefused(f"cannot open the destination database {_shown(dplan)}: no new file can be "
+                                      f"made in {target.parent} ({exc.strerror or type(exc).__name__})") from None
             dst = await _open(dplan, dst_url, "destination")
             try:
                 report = await _copy(src, dst)
