@@ -224,7 +224,7 @@ async def main(args: argparse.Namespace) -> None:
 
     t_load = time.perf_counter()
     be = TransformersBackend.load(args.model, device=args.device)
-    be_nc = TransformersBackend(be.model, be.tokenizer, model_id=be.model_id, prefix_cache=False)
+    be_nc = TransformersBackend(be.model, be.tokenizer, model_id=be.model_id, device=args.device, prefix_cache=False)
     print(f"model {be.model_id}: loaded in {time.perf_counter() - t_load:.1f}s; torch threads {torch.get_num_threads()}")
     # Other work on a shared machine lowers any one probe of the matmul rate;
     # probe between sections and keep the best as the machine's rate.

@@ -185,14 +185,16 @@ class TransformersBackend:
         tokenizer: Any,
         *,
         model_id: str,
-        device: str = "cpu",
+        device: str | None = None,
         prefix_cache_size: int = 32,
         prefix_cache: bool = True,
         min_prefix_tokens: int = 16,
         kv_budget_bytes: int = 1 << 30,
     ) -> None:
         self.model_id = model_id
-        self.device = torch.device(device)
+        # No device named: the model stays where it is. A second backend over a model already on a
+        # GPU (the benchmark's no-reuse twin) must not pull it back to the CPU under the first one.
+        self.device = torch.device(device) if device is not None else model.device
         self.model = default_model.eval_mode(default_model.model_to(model, self.device))
         self.tokenizer = tokenizer
         self.prefix_cache_enabled = prefix_cache and prefix_cache_size > 0

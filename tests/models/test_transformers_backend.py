@@ -279,3 +279,22 @@ def test_a_gguf_file_is_dequantized_once_into_the_cache(tmp_path):
     ids = torch.tensor([[1, 9690, 198, 42976, 1535, 30, 2]])
     with torch.inference_mode():
         assert torch.equal(loaded.model(input_ids=ids).logits, TransformersBackend.load("default").model(input_ids=ids).logits)
+
+
+def test_a_second_backend_over_a_placed_model_leaves_it_where_it_is(tiny_tokenizer):
+    # The benchmark builds a no-reuse twin over the loaded model; with the device left out it once
+    # moved the model back to the CPU under the first backend (on a GPU: "index is on cuda:0,
+    # different from other tensors on cpu"). A model on the meta device stands in for a GPU here:
+    # moving it to the CPU fails loudly, so staying put is observable without one.
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=len(tiny_tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(config)
+    twin = TransformersBackend(model, tiny_tokenizer, model_id="twin", prefix_cache=False)
+    assert twin.device.type == "meta"
+    assert {p.device.type for p in twin.model.parameters()} == {"meta"}
+    # Naming a device still moves it (here: back from a real CPU model to the CPU, a no-op).
+    cpu = LlamaForCausalLM(config)
+    assert TransformersBackend(cpu, tiny_tokenizer, model_id="cpu", device="cpu").device.type == "cpu"
