@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from games.base import Action, ActionSpec, Observation, rng
+from games.base import Action, ActionSpec, Event, Observation, rng
 
 Check = Callable[[Action], str | None]
 """The rules' verdict on an action before it is sent: None when the engine would accept it, else its
@@ -16,10 +16,28 @@ reason. The table builds it from the pure engine and the current state, so an ag
 candidates without seeing anything its Observation does not hold."""
 
 
+# What a notice that another seat has moved may hold besides that seat: where in the game it is, never the move.
+_WHERE = frozenset({"round", "ballot", "stage", "card", "team", "turn"})
+_MOVER = ("seat", "voter")
+
+
+def _another_moved(event: Event, seat: int) -> bool:
+    """Whether ``event`` only says that another seat has moved ("Ben has voted", "a clue is in")."""
+    movers = [event.data[k] for k in _MOVER if k in event.data]
+    return bool(movers) and set(event.data) <= _WHERE | set(_MOVER) and all(m != seat for m in movers)
+
+
+def settled_events(obs: Observation) -> int:
+    """How far the game has gone for this seat, leaving out notices that others have moved: in a step all
+    seats take at once (a vote, Just One's clues) those land before or after this seat's turn by timing
+    alone, and counting them would make the same deal play out differently from one run to the next."""
+    return sum(1 for e in obs.events if not _another_moved(e, obs.seat))
+
+
 def turn_rng(seed: int, obs: Observation, purpose: str, attempt: int) -> random.Random:
     """An agent's draw for ``purpose`` from its seed, the turn and the attempt: a re-ask draws anew, a replay
-    the same."""
-    return rng(seed, purpose, obs.game, obs.seat, len(obs.events), obs.phase, attempt)
+    the same, and so does a game started again from its seed whichever simultaneous move the table took first."""
+    return rng(seed, purpose, obs.game, obs.seat, settled_events(obs), obs.phase, attempt)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,29 +13,11 @@ import random
 import time
 from collections.abc import Iterator
 
-from games.base import Action, ActionSpec, Choice, Event, Observation, Text, rng
+from games.base import Action, ActionSpec, Choice, Observation, Text, rng
 from games.play import FILLER, random_action
-from models.agents.base import CallLog, Check, Decision, Source
+from models.agents.base import CallLog, Check, Decision, Source, settled_events
 
 DRAWS = 64  # random texts tried before the word list is walked
-# What a notice that another seat has moved may hold besides that seat: where in the game it is, never the move.
-_WHERE = frozenset({"round", "ballot", "stage", "card", "team", "turn"})
-_MOVER = ("seat", "voter")
-
-
-def _another_moved(event: Event, seat: int) -> bool:
-    """Whether ``event`` only says that another seat has moved ("Ben has voted", "a clue is in")."""
-    movers = [event.data[k] for k in _MOVER if k in event.data]
-    return bool(movers) and set(event.data) <= _WHERE | set(_MOVER) and all(m != seat for m in movers)
-
-
-def settled_events(obs: Observation) -> int:
-    """How far the game has gone for this seat, leaving out notices that others have moved: in a step all
-    seats take at once (a vote, Just One's clues) those land before or after this seat's turn by timing
-    alone, and counting them would make the same deal play out differently from one run to the next."""
-    return sum(1 for e in obs.events if not _another_moved(e, obs.seat))
-
-
 class RandomAgent:
     def __init__(self, spec: str = "random", seed: int = 0) -> None:
         self.spec = spec
