@@ -45,6 +45,10 @@ def _sentence(exc: BaseException) -> str | None:
         elif exc.errno == errno.EROFS:
             what = "the file system is read-only"
         return f"{exc.filename}: {what}" if exc.filename else what
+    from models.bundled import DataPackageMissing
+
+    if isinstance(exc, DataPackageMissing):  # the message names the package to install
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, DBAPIError):
         orig = exc.orig if exc.orig is not None else exc
         detail = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__

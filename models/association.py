@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models.bundled import DataPackageMissing
 from models.embeddings import Embedder, file_marks
 from models.wordnet_files import LETTER
 from models.wordnet_files import read as read_files
@@ -85,7 +86,7 @@ def content_words(text: str) -> list[str]:
     return kept or words
 
 
-class AssociationMissing(RuntimeError):
+class AssociationMissing(DataPackageMissing):
     """A package the association model reads is not installed; the message says which."""
 
 

