@@ -13,10 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# About 95 s on an idle 2-core machine, over 600 s (the suite's per-test bound) beside two CPU-bound
+# processes and a loaded machine: the bounds only catch a hang, so they leave room for that.
 @pytest.mark.real_model
+@pytest.mark.timeout(1500)
 def test_the_gpu_check_runs_dry_on_the_cpu_and_writes_its_ratios(tmp_path: Path) -> None:
     done = subprocess.run([str(ROOT / "bench" / "gpu.sh"), "--dry-run", "--out", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900, check=False)
+                          capture_output=True, text=True, timeout=1400, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads((tmp_path / "gpu.json").read_text())
     assert summary["device"] == "cpu"
