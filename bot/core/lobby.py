@@ -14,7 +14,7 @@ import logging
 import random
 import secrets as pysecrets
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import games as game_registry
 from bot.core import render
@@ -24,7 +24,7 @@ from bot.core.messages import Command, Outgoing, Place, Reply, UserRef
 from bot.core.tables import Lobby, LobbySeat, Table, seat_roster
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
-from games.base import ConfigError, Game, config_to_dict
+from games.base import C, ConfigError, Game, S, config_to_dict
 from games.labels import human_list
 from storage.ports import GamePort, InboundPort
 from storage.records import EventRecord, SeatRecord, WriteUnknown
@@ -302,7 +302,7 @@ class Lobbies:
                                  inbound_key=_key(cmd))
         return Reply(f"Game #{row.id} started.")
 
-    async def begin(self, row: GameRow, engine: Game, cfg: Any, seed: int, place: Place, *,
+    async def begin(self, row: GameRow, engine: Game[S, C], cfg: C, seed: int, place: Place, *,
                     inbound_key: str | None = None, keep_order: bool = False) -> Table:
         """Lobby → running: seat, deal, log, open the thread, tell everyone. The caller holds the game's lock."""
         assert row.id is not None
@@ -322,7 +322,7 @@ class Lobbies:
                       tenant=row.tenant, quiet=lobby.quiet, lock=self.lock_for(row.id))
         self.on_table(table)
         await self.refresh_card(row.id, closed=f"Game #{row.id} is under way.")
-        await self.delivery.public(table, Outgoing(f"**{engine.id} ({cfg.variant})** begins. Seats: "
+        await self.delivery.public(table, Outgoing(f"**{engine.id} ({row.variant})** begins. Seats: "
                                                    f"{render.roster(table)}.", title=f"Game #{row.id}",
                                                    user_text=True))
         await self.delivery.fan_out(table, events)

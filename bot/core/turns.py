@@ -25,7 +25,7 @@ from bot.core.observe import ServiceObserver
 from bot.core.outbox import Outbox, Planned
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
-from games.base import Action, Event, IllegalAction, Seat, Text
+from games.base import Action, C, Event, IllegalAction, S, Seat, Text
 from models.agents.base import CallLog
 from storage.ports import GamePort, OutboxPort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, LogAhead
@@ -126,7 +126,7 @@ class Turns:
             await self.advance(table)
         return Reply("Got it.")
 
-    async def _applied(self, table: Table, seat: Seat, state: Any, events: Sequence[Event],
+    async def _applied(self, table: Table[S, C], seat: Seat, state: S, events: Sequence[Event],
                        planned: Sequence[Planned]) -> None:
         """A logged action takes effect in memory and its messages go out (holds table.lock)."""
         table.state = state
