@@ -102,8 +102,9 @@ def create(
     database: str | None = DATABASE,
 ) -> None:
     """Create a tournament (its matches are planned now, played by `run` or its schedule)."""
-    from bot.tournaments.manage import describe
+    from bot.tournaments import manage
     from bot.tournaments.spec import TournamentSpec
+    from storage import tournaments as repo
 
     try:
         options = operator_options(option)
@@ -113,12 +114,17 @@ def create(
                           games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name,
                           schedule=schedule, concurrency=concurrency, created_by="cli")
 
-    async def work(tournaments: TournamentService) -> str:
-        t = await tournaments.create(tenant, spec)
-        n = await tournaments.match_count(t.id or 0)
-        return f"created {describe(t)}; {n} games\n{why_games(t, n)}"
+    # Planning needs the configured agent names and the store: no agents are built and no table is
+    # started, so it works beside a bot serving the same SQLite file (which schedules it).
+    agents = _settings(database).agent_list
 
-    typer.echo(_with_service(database, work))
+    async def work(store: Store) -> str:
+        tid = await manage.create(manage.StorePlanning(store, agents), tenant, spec)
+        t = await manage.find(store, tenant, tid)
+        n = len(await repo.matches(store, tid))
+        return f"created {manage.describe(t)}; {n} games\n{why_games(t, n)}"
+
+    typer.echo(_with_store(database, work))
 
 
 @app.command()
@@ -186,13 +192,17 @@ def schedule(
         except TournamentError as exc:
             raise typer.BadParameter(str(exc)) from None
 
-    async def work(tournaments: TournamentService) -> str:
-        await tournaments.schedule(tenant, tournament_id, expr)
+    from bot.tournaments import manage
+
+    agents = _settings(database).agent_list
+
+    async def work(store: Store) -> str:
+        await manage.set_schedule(manage.StorePlanning(store, agents), tenant, tournament_id, expr)
         if expr is None:
             return f"tournament #{tournament_id} is no longer scheduled"
         return f"tournament #{tournament_id} scheduled '{expr}' (UTC); the running bot picks it up within a minute"
 
-    typer.echo(_with_service(database, work))
+    typer.echo(_with_store(database, work))
 
 
 @app.command("list")

@@ -10,7 +10,9 @@ pairing) by arithmetic, all before anything is planned or stored.
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import games
 from bot.tournaments.board import standings_of
@@ -28,7 +30,8 @@ from storage.tables import MatchStatus, TournamentRow, TournamentStatus
 if TYPE_CHECKING:  # the reads below need only the store; the table service would bring the agents' imports
     from bot.core.service import TableService
 
-__all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "TournamentError", "cancel", "create", "describe", "find", "get", "standings"]
+__all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "Planning", "StorePlanning", "TournamentError", "cancel", "create", "describe",
+           "find", "get", "set_schedule", "standings"]
 
 MAX_MATCHES = 2000
 """Matches per tournament: a typo in games-per-pairing should not queue a week of games."""
@@ -39,7 +42,29 @@ MAX_ID = 2**62
 MAX_NAME_CHARS = 80
 
 
-async def create(service: TableService, tenant: str, spec: TournamentSpec) -> int:
+class Planning(Protocol):
+    """What planning a tournament needs: the store and the operator's configured agent names. The table
+    service is one; the command line's ``create`` and ``schedule`` use ``StorePlanning`` and start no table."""
+
+    @property
+    def store(self) -> UnitsOfWork: ...
+
+    def agent_choices(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StorePlanning:
+    """Planning on the store alone: no agents built, no model imported, no table lease taken (a bot serving
+    the same SQLite file keeps it; its scheduler turns a new schedule into a job within a third of a lease)."""
+
+    store: UnitsOfWork
+    agents: Sequence[str]
+
+    def agent_choices(self) -> list[str]:
+        return list(self.agents)
+
+
+async def create(service: Planning, tenant: str, spec: TournamentSpec) -> int:
     """Store a tournament with its planned matches; raises TournamentError with a readable reason."""
     if len(spec.name) > MAX_NAME_CHARS:  # it heads every leaderboard, in chat and on the command line
         raise TournamentError(f"A tournament's name has at most {MAX_NAME_CHARS} characters; this one has {len(spec.name)}.")
@@ -99,7 +124,20 @@ async def create(service: TableService, tenant: str, spec: TournamentSpec) -> in
     )
 
 
-async def check_schedule_cap(service: TableService, tenant: str, *, except_id: int | None = None) -> None:
+async def set_schedule(service: Planning, tenant: str, tournament_id: int, cron: str | None) -> None:
+    """Store the tournament's crontab (None: no more). The ``schedule`` column is the truth: whichever
+    process holds the scheduler's lease turns it into a job."""
+    t = await find(service.store, tenant, tournament_id)
+    if cron is not None:
+        check_schedule(cron)
+        if status_of(t) is TournamentStatus.CANCELLED:
+            raise TournamentError(f"Tournament #{tournament_id} was cancelled.")
+        if not t.schedule:
+            await check_schedule_cap(service, tenant, except_id=tournament_id)
+    await repo.set_schedule(service.store, tournament_id, cron.strip() if cron else None)
+
+
+async def check_schedule_cap(service: Planning, tenant: str, *, except_id: int | None = None) -> None:
     """Refuse one more schedule for a tenant that already has ``MAX_SCHEDULES``."""
     live = [t for t in await repo.tournaments(service.store, tenant=tenant)
             if t.schedule and t.id != except_id and status_of(t) is not TournamentStatus.CANCELLED]

@@ -19,7 +19,6 @@ from bot.core.intake import Origin
 from bot.core.messages import Place
 from bot.core.service import TableService
 from bot.tournaments import board, manage
-from bot.tournaments.cron import check_schedule
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.port import Board, BoardPoster, TournamentPort
 from bot.tournaments.ratings import Standing
@@ -95,14 +94,7 @@ class TournamentService:
         """Run the tournament on this crontab from now on (None: no more). The ``schedule`` column is
         the truth: whichever process holds the scheduler's lease turns it into a job (at once here,
         else within a third of the lease). Returns the next run when known here."""
-        t = await manage.get(self.tables, tenant, tournament_id)
-        if cron is not None:
-            check_schedule(cron)
-            if status_of(t) is TournamentStatus.CANCELLED:
-                raise TournamentError(f"Tournament #{tournament_id} was cancelled.")
-            if not t.schedule:
-                await manage.check_schedule_cap(self.tables, tenant, except_id=tournament_id)
-        await repo.set_schedule(self.store, tournament_id, cron.strip() if cron else None)
+        await manage.set_schedule(self.tables, tenant, tournament_id, cron)
         if self.scheduler is None:
             return None
         await self.scheduler.sync_jobs()
