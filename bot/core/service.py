@@ -429,16 +429,21 @@ class TableService:
 
     async def wait_finished(self, game_id: int) -> dict[str, Any] | None:
         """The stored result of a game once it has ended; None when it was aborted or broke."""
-        row = await self.store.game(game_id)
-        if row is None:
-            raise KeyError(f"no game {game_id}")
-        if row.status == GameStatus.FINISHED:
-            return row.result
-        if row.status not in (GameStatus.LOBBY, GameStatus.RUNNING):
-            return None
+        # Listen before reading: a game that ends while the row is read (its end is committed before
+        # its waiters are told) is either seen ended in the row or heard about here. Reading first
+        # left a window in which the end was told to nobody and the waiter waited for ever.
         fut = self._ended.get(game_id)
         if fut is None:
             fut = self._ended[game_id] = asyncio.get_running_loop().create_future()
+        row = await self.store.game(game_id)  # on an error the future stays: the game's end resolves it
+        if row is None:
+            if not fut.done() and self._ended.get(game_id) is fut:
+                del self._ended[game_id]  # no such game: nothing will ever end it
+            raise KeyError(f"no game {game_id}")
+        if row.status not in (GameStatus.LOBBY, GameStatus.RUNNING):
+            # Ended: whoever else waits on this future hears the stored outcome now.
+            self._resolve(game_id, row.result if row.status == GameStatus.FINISHED else None)
+            return row.result if row.status == GameStatus.FINISHED else None
         return await asyncio.shield(fut)
 
     def add_finish_listener(self, cb: FinishListener) -> None:

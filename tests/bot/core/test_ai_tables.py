@@ -158,3 +158,30 @@ async def test_observer_counts_commands_and_duplicates(tmp_path) -> None:
     finally:
         await h.service.stop()
         await h.store.aclose()
+
+
+async def test_a_game_that_ends_while_its_row_is_read_still_wakes_its_waiter(harness: Harness,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen beside two CPU-bound processes: the waiter read the row (still running), the game ended and told
+    # its waiters (none yet) during that read, and the waiter then listened for an end already told: it
+    # waited until the suite's 600 s bound. Here the read is held until the end has been told.
+    h = harness
+    gid = await h.service.open_ai_table(tenant="console", place=Place("memory", "race"), game="chameleon",
+                                        variant="classic", options={}, agents=AGENTS[:3], seed=3, spectate=False)
+    real_read = h.service.store.game
+    stale = await real_read(gid)
+    assert stale is not None and stale.status == "running"
+
+    async def read_then_hold(game_id: int):
+        assert game_id == gid
+        while gid in h.service.tables:  # a table leaves memory just before its waiters are told
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0)
+        return stale  # what the read saw before the end was committed
+
+    monkeypatch.setattr(h.service.store, "game", read_then_hold)
+    result = await asyncio.wait_for(h.service.wait_finished(gid), 60)
+    monkeypatch.undo()
+    ended = await h.store.game(gid)
+    assert ended is not None and result is not None and result == ended.result
+    assert gid not in h.service._ended  # nothing left behind for an ended game
