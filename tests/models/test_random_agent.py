@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import games
 from games.base import Action, Choice
-from models.agents.base import turn_rng
-from models.agents.random_agent import RandomAgent, settled_events
+from models.agents.base import settled_events, turn_rng
+from models.agents.random_agent import RandomAgent
 
 
 def _vote_open(seed: int):
