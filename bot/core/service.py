@@ -441,9 +441,9 @@ class TableService:
                 del self._ended[game_id]  # no such game: nothing will ever end it
             raise KeyError(f"no game {game_id}")
         if row.status not in (GameStatus.LOBBY, GameStatus.RUNNING):
-            # Ended: whoever else waits on this future hears the stored outcome now.
-            self._resolve(game_id, row.result if row.status == GameStatus.FINISHED else None)
-            return row.result if row.status == GameStatus.FINISHED else None
+            outcome = row.result if row.status == GameStatus.FINISHED else None
+            self._resolve(game_id, outcome)  # whoever else waits on this future hears it now
+            return outcome
         return await asyncio.shield(fut)
 
     def add_finish_listener(self, cb: FinishListener) -> None:

@@ -22,6 +22,7 @@ from models.cli_files import check_file_option
 
 if TYPE_CHECKING:
     from bot.settings import Settings
+    from bot.tournaments.manage import StorePlanning
     from bot.tournaments.service import TournamentService
     from storage.store import Store
 
@@ -62,6 +63,21 @@ def _with_store(database: str | None, work: Callable[[Store], Awaitable[T]]) -> 
     async def go() -> T:
         async with tournament_store(settings) as store:
             return await work(store)
+
+    return _answer(go())
+
+
+def _with_planning(database: str | None, work: Callable[[StorePlanning], Awaitable[T]]) -> T:
+    """Run ``work`` on the configured database and agent names alone (``create``, ``schedule``): planning
+    builds no agents and starts no table, so it works beside a bot serving the same SQLite file."""
+    from bot.tournaments.manage import StorePlanning
+    from bot.tournaments.wiring import tournament_store
+
+    settings = _settings(database)
+
+    async def go() -> T:
+        async with tournament_store(settings) as store:
+            return await work(StorePlanning(store, settings.agent_list))
 
     return _answer(go())
 
@@ -114,17 +130,13 @@ def create(
                           games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name,
                           schedule=schedule, concurrency=concurrency, created_by="cli")
 
-    # Planning needs the configured agent names and the store: no agents are built and no table is
-    # started, so it works beside a bot serving the same SQLite file (which schedules it).
-    agents = _settings(database).agent_list
-
-    async def work(store: Store) -> str:
-        tid = await manage.create(manage.StorePlanning(store, agents), tenant, spec)
-        t = await manage.find(store, tenant, tid)
-        n = len(await repo.matches(store, tid))
+    async def work(planning: StorePlanning) -> str:
+        tid = await manage.create(planning, tenant, spec)
+        t = await manage.find(planning.store, tenant, tid)
+        n = len(await repo.matches(planning.store, tid))
         return f"created {manage.describe(t)}; {n} games\n{why_games(t, n)}"
 
-    typer.echo(_with_store(database, work))
+    typer.echo(_with_planning(database, work))
 
 
 @app.command()
@@ -194,15 +206,13 @@ def schedule(
 
     from bot.tournaments import manage
 
-    agents = _settings(database).agent_list
-
-    async def work(store: Store) -> str:
-        await manage.set_schedule(manage.StorePlanning(store, agents), tenant, tournament_id, expr)
+    async def work(planning: StorePlanning) -> str:
+        await manage.set_schedule(planning, tenant, tournament_id, expr)
         if expr is None:
             return f"tournament #{tournament_id} is no longer scheduled"
         return f"tournament #{tournament_id} scheduled '{expr}' (UTC); the running bot picks it up within a minute"
 
-    typer.echo(_with_store(database, work))
+    typer.echo(_with_planning(database, work))
 
 
 @app.command("list")

@@ -15,9 +15,9 @@ import asyncio
 import random
 import time
 
-from games.base import Action, ActionSpec, Choice, Observation, rng
+from games.base import Action, ActionSpec, Choice, Observation
 from models.agents import wordsense
-from models.agents.base import CallLog, Check, Decision, Source, settled_events
+from models.agents.base import CallLog, Check, Decision, Source, turn_rng
 from models.agents.games import game_agent
 from models.agents.games.decrypto import code_scores, decrypto_decode, decrypto_hints, decrypto_intercept
 from models.agents.games.kit import Baseline
@@ -61,7 +61,7 @@ class EmbeddingAgent:
 
     def _rng(self, obs: Observation, attempt: int) -> random.Random:
         # The attempt is in the seed: a re-ask after a refusal draws another answer.
-        return rng(self.seed, "embed-agent", obs.game, obs.seat, settled_events(obs), obs.phase, attempt)
+        return turn_rng(self.seed, obs, "embed-agent", attempt)
 
     def decide(self, obs: Observation, spec: ActionSpec, attempt: int = 0) -> tuple[Action, dict[str, float]]:
         """The action and, for choices, the score of each option (logged in place of label probabilities)."""

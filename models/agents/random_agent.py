@@ -13,9 +13,9 @@ import random
 import time
 from collections.abc import Iterator
 
-from games.base import Action, ActionSpec, Choice, Observation, Text, rng
+from games.base import Action, ActionSpec, Choice, Observation, Text
 from games.play import FILLER, random_action
-from models.agents.base import CallLog, Check, Decision, Source, settled_events
+from models.agents.base import CallLog, Check, Decision, Source, turn_rng
 
 DRAWS = 64  # random texts tried before the word list is walked
 class RandomAgent:
@@ -29,7 +29,7 @@ class RandomAgent:
         started = time.perf_counter()
         # Same observation and attempt, same answer: a resumed game replays the same choices, and so does
         # a game started again from its seed, whichever simultaneous move the table took first.
-        r = rng(self.seed, "random-agent", obs.game, obs.seat, settled_events(obs), obs.phase, attempt)
+        r = turn_rng(self.seed, obs, "random-agent", attempt)
         action = random_action(spec, r)
         tried = 1
         if check is not None and check(action) is not None:
