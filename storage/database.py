@@ -19,6 +19,9 @@ group commits use (``storage.engine.make_turn_engine``): one trip to a thread, w
 aiosqlite each statement is a trip to the driver's thread and back through the event loop, the
 write lock held all the while, so that a busy loop stretches the lock's hold and every turn
 queued behind it waits. Elsewhere it runs on the async write engine (``run_sync``).
+
+On a SQLite file no write pays for a WAL checkpoint: the Database's ``Checkpointer`` runs them
+in a thread of its own after writes (``storage.checkpoint``).
 """
 
 from __future__ import annotations
@@ -36,14 +39,17 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from storage.checkpoint import Checkpointer
 from storage.engine import (
     WRITE_OPTION,
     EnginePlan,
+    WriteLockBusy,
     alembic_config,
     head_revision,
     make_engine,
     make_turn_engine,
     plan_engine,
+    write_now,
 )
 from storage.records import DatabaseMissing, DatabaseReadOnly, SchemaOutOfDate, WriteUnknown
 
@@ -110,6 +116,8 @@ class Database:
         self.write_lock = asyncio.Lock()
         # A SQLite file's synchronous write engine (None elsewhere): see ``write_sync``.
         self.sync_writer: sa.Engine | None = make_turn_engine(plan)
+        path = plan.sqlite_file
+        self.checkpointer: Checkpointer | None = Checkpointer(path) if path is not None else None
         self._sessions = async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)
         # One shared connection (in-memory SQLite) cannot hold a read and a write transaction at once.
         self._read_lock: asyncio.Lock | None = self.write_lock if plan.in_memory else None
@@ -127,7 +135,7 @@ class Database:
             if must_exist and not path.is_file():
                 raise DatabaseMissing(f"no database at {path} (set HUSHTABLE_DATABASE_URL or pass --database)")
             path.parent.mkdir(parents=True, exist_ok=True)
-        db = cls(make_engine(plan), plan)
+        db = cls(make_engine(plan, own_checkpoints=path is not None), plan)
         try:
             if create:
                 await db.migrate()
@@ -140,7 +148,14 @@ class Database:
             raise
         return db
 
+    def wrote(self) -> None:
+        """Told after each committed write (the turn log's groups too): schedules a WAL checkpoint."""
+        if self.checkpointer is not None:
+            self.checkpointer.wrote()
+
     async def aclose(self) -> None:
+        if self.checkpointer is not None:
+            await self.checkpointer.aclose()
         if self.sync_writer is not None:
             self.sync_writer.dispose()
         await self.engine.dispose()
@@ -159,6 +174,7 @@ class Database:
         async with self.write_lock:
             async with self.writer.begin() as conn:
                 yield conn
+        self.wrote()
 
     async def write_sync(self, fn: Callable[[sa.Connection], T]) -> T:
         """One write transaction made of ``fn``'s statements: committed when it returns, rolled back
@@ -167,7 +183,17 @@ class Database:
             engine = self.sync_writer
             if engine is None:
                 async with self.writer.begin() as conn:
-                    return await conn.run_sync(fn)
+                    result = await conn.run_sync(fn)
+                self.wrote()
+                return result
+
+            try:
+                result = write_now(engine, fn)  # on the loop when SQLite's write lock is free
+            except WriteLockBusy:
+                pass
+            else:
+                self.wrote()
+                return result
 
             def transaction() -> T:
                 with engine.begin() as conn:
@@ -175,12 +201,14 @@ class Database:
 
             done = asyncio.ensure_future(asyncio.to_thread(transaction))
             try:
-                return await asyncio.shield(done)
+                result = await asyncio.shield(done)
             except asyncio.CancelledError:
                 # The transaction goes on in its thread: the lock is held until it is over, so that
                 # no other write of this process starts beside it.
                 await asyncio.wait({done})
                 raise
+            self.wrote()
+            return result
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

@@ -11,10 +11,11 @@ migrations in ``storage/migrations`` without an alembic.ini.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import sqlalchemy as sa
 from alembic.config import Config
@@ -24,12 +25,16 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+T = TypeVar("T")
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+BUSY_TIMEOUT_MS = 5000  # how long a write waits for another process's write to the same SQLite file
 
 SQLITE_PRAGMAS: tuple[str, ...] = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
-    "PRAGMA busy_timeout=5000",
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys=ON",
 )
 
@@ -113,14 +118,20 @@ def plan_engine(url: str | URL) -> EnginePlan:
     return EnginePlan(url=u, backend=backend, in_memory=in_memory, engine_kwargs=kwargs)
 
 
-def _install_sqlite_hooks(engine: sa.Engine) -> None:
+# What a Database that runs its own checkpoints (``storage.checkpoint``) adds on a SQLite file.
+OWN_CHECKPOINTS_PRAGMA = "PRAGMA wal_autocheckpoint=0"
+
+
+def _install_sqlite_hooks(engine: sa.Engine, *, own_checkpoints: bool = False) -> None:
+    pragmas = (*SQLITE_PRAGMAS, OWN_CHECKPOINTS_PRAGMA) if own_checkpoints else SQLITE_PRAGMAS
+
     @sa_event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The sqlite3 driver begins transactions lazily (not before SELECT or DDL);
         # turn that off so the "begin" hook below decides, as SQLAlchemy documents.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        for pragma in SQLITE_PRAGMAS:
+        for pragma in pragmas:
             cur.execute(pragma)
         cur.close()
 
@@ -131,12 +142,14 @@ def _install_sqlite_hooks(engine: sa.Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE_OPTION) else "BEGIN")
 
 
-def make_engine(url: str | URL | EnginePlan) -> AsyncEngine:
-    """An async engine for the URL, with the SQLite pragmas and transaction hooks where they apply."""
+def make_engine(url: str | URL | EnginePlan, *, own_checkpoints: bool = False) -> AsyncEngine:
+    """An async engine for the URL, with the SQLite pragmas and transaction hooks where they apply.
+
+    ``own_checkpoints``: its connections leave WAL checkpoints to the caller (``storage.checkpoint``)."""
     plan = url if isinstance(url, EnginePlan) else plan_engine(url)
     engine = create_async_engine(plan.url, **plan.engine_kwargs)
     if plan.is_sqlite:
-        _install_sqlite_hooks(engine.sync_engine)
+        _install_sqlite_hooks(engine.sync_engine, own_checkpoints=own_checkpoints)
     return engine
 
 
@@ -145,13 +158,43 @@ def make_turn_engine(plan: EnginePlan) -> sa.Engine | None:
 
     Through aiosqlite every statement is a round trip to its thread (about twenty for one
     turn); a whole group commit on this engine is one trip to a worker thread. WAL lets it
-    write beside the async engine's readers; the store's write lock keeps writers in line.
+    write beside the async engine's readers; the store's write lock keeps writers in line. Its
+    commits leave WAL checkpoints to the Database's ``storage.checkpoint.Checkpointer``.
     """
     if not plan.is_sqlite or plan.in_memory:
         return None
     engine = sa.create_engine(plan.url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0)
-    _install_sqlite_hooks(engine)
+    _install_sqlite_hooks(engine, own_checkpoints=True)
     return engine.execution_options(**{WRITE_OPTION: True})
+
+
+class WriteLockBusy(Exception):
+    """Another process holds the SQLite file's write lock (``write_now`` did nothing)."""
+
+
+def write_now(engine: sa.Engine, fn: Callable[[sa.Connection], T]) -> T:
+    """``fn`` in one write transaction on the calling thread, if the SQLite file's write lock is
+    free right now; ``WriteLockBusy``, having done nothing, when another process holds it (the
+    caller then waits for it in a thread, with the busy timeout).
+
+    For ``make_turn_engine``'s engine, called on the event loop with the store's write lock held:
+    a commit in WAL mode with ``synchronous=NORMAL`` and no automatic checkpoint (``storage.checkpoint``)
+    is an append to the WAL with no sync, about a millisecond of work, cheaper on the loop than a
+    trip to a thread, which with the loop busy waits for the GIL at each of its statements."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # the pragma on the driver: through SQLAlchemy it would begin
+        assert raw is not None
+        raw.execute("PRAGMA busy_timeout=0")
+        try:
+            trans = conn.begin()  # BEGIN IMMEDIATE (the "begin" hook): takes the write lock or fails now
+        except sa.exc.OperationalError as exc:
+            if getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                raise WriteLockBusy from None
+            raise
+        finally:
+            raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        with trans:
+            return fn(conn)
 
 
 def alembic_config(url: str | URL | None = None, *, output_buffer: TextIO | None = None) -> Config:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -23,6 +22,14 @@ from storage.tables import InboundRow, table_of, utcnow
 
 _inbound = table_of(InboundRow)
 
+# One statement per dialect, built once: executed with the rows as parameters (executemany with
+# RETURNING), it is compiled once and found in SQLAlchemy's cache after that, where a statement
+# with the rows in its VALUES is built and compiled again for every group.
+_CLAIM = {
+    name: insert(_inbound).on_conflict_do_nothing(index_elements=[_inbound.c.key]).returning(_inbound.c.key)
+    for name, insert in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
+}
+
 
 def claim_keys(conn: sa.Connection, claims: Sequence[tuple[str, int | None]], now: datetime) -> set[str]:
     """Claim ``(key, game_id)`` pairs inside the caller's write transaction; returns the keys this
@@ -33,12 +40,9 @@ def claim_keys(conn: sa.Connection, claims: Sequence[tuple[str, int | None]], no
     if not first:
         return set()
     rows = [{"key": k, "game_id": g, "created_at": now} for k, g in first.items()]
-    dialect = conn.dialect.name
-    stmt: Any
-    if dialect in ("postgresql", "sqlite"):
-        insert = pg_insert if dialect == "postgresql" else sqlite_insert
-        stmt = insert(_inbound).values(rows).on_conflict_do_nothing(index_elements=[_inbound.c.key])
-        return set(conn.execute(stmt.returning(_inbound.c.key)).scalars())
+    claim_stmt = _CLAIM.get(conn.dialect.name)
+    if claim_stmt is not None:
+        return set(conn.execute(claim_stmt, rows).scalars())
     # Other backends: the plain way, under the write lock.
     seen = set(conn.execute(sa.select(_inbound.c.key).where(_inbound.c.key.in_(list(first)))).scalars())
     fresh = [r for r in rows if r["key"] not in seen]

@@ -137,7 +137,7 @@ class Store(Database):
 
     def __init__(self, engine: AsyncEngine, plan: EnginePlan) -> None:
         super().__init__(engine, plan)
-        self._turnlog = TurnLog(self.writer, self.sync_writer, self.write_lock)
+        self._turnlog = TurnLog(self.writer, self.sync_writer, self.write_lock, wrote=self.wrote)
         self.log = GameRepository(self, self._turnlog)
         self.deadlines = DeadlineRepository(self)
         self.inbound = InboundClaims(self)

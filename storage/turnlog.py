@@ -3,9 +3,10 @@
 Turns that arrive while a write is in progress are committed together in the
 next transaction: one writer, few round trips, each turn still all-or-nothing
 and answered only once it is durable. A SQLite file commits its groups on a
-plain sqlite3 engine in a worker thread (one trip instead of about twenty
-through aiosqlite); any other database commits through the store's async
-write engine.
+plain sqlite3 engine, on the event loop when the file's write lock is free and
+in a worker thread when another process holds it (``storage.engine.write_now``;
+about twenty trips through aiosqlite otherwise); any other database commits
+through the store's async write engine.
 
 On a server database (PostgreSQL) several bot processes may write at once: the
 games of a group are locked (``SELECT ... FOR UPDATE``) before their last
@@ -43,6 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.agentcalls import agent_call_values
+from storage.engine import WriteLockBusy, write_now
 from storage.inbound import claim_keys, release_keys, seen_keys
 from storage.outbox import mark_sent_in, outbox_values
 from storage.ownership import Fence, NotOwner, TableLeases, check_fences
@@ -63,6 +65,19 @@ _actions = table_of(ActionRow)
 _events = table_of(EventRow)
 _agent_calls = table_of(AgentCallRow)
 _outbox = table_of(OutboxRow)
+
+# A group's statements, built once (a statement built anew costs more to make and to look up in
+# SQLAlchemy's cache than SQLite takes to run it): the games' status and last sequence numbers in
+# one round trip, their rows locked first on a server database, and the inserts.
+_GIDS: sa.BindParameter[list[int]] = sa.bindparam("gids", expanding=True)
+_PROBE = sa.select(
+    _games.c.id,
+    _games.c.status,
+    sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
+    sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
+).where(_games.c.id.in_(_GIDS))
+_LOCK_GAMES = sa.select(_games.c.id).where(_games.c.id.in_(_GIDS)).order_by(_games.c.id).with_for_update()
+_INSERTS = tuple(sa.insert(t) for t in (_actions, _events, _agent_calls, _outbox))
 
 MAX_GROUP = 256  # turns committed in one transaction at most
 MARKS_WAIT_S = 0.1  # how long sent marks wait for a group to ride in before they are written alone
@@ -94,13 +109,16 @@ class TurnLog:
     ``writer`` is the store's async engine marked for writing; ``engine`` the
     synchronous SQLite engine when there is one (``storage.engine.make_turn_engine``);
     ``lock`` the store's write lock, shared so that no other write of this process
-    interleaves with a group.
+    interleaves with a group; ``wrote`` is told after each group commits (the store's WAL
+    checkpoints, ``storage.checkpoint``).
     """
 
-    def __init__(self, writer: AsyncEngine, engine: sa.Engine | None, lock: asyncio.Lock) -> None:
+    def __init__(self, writer: AsyncEngine, engine: sa.Engine | None, lock: asyncio.Lock,
+                 *, wrote: Callable[[], None] | None = None) -> None:
         self.writer = writer
         self.engine = engine
         self._lock = lock
+        self._wrote = wrote
         self._turns: list[_Turn] = []
         self._marks: list[_Marks] = []
         self._flusher: asyncio.Task[None] | None = None
@@ -236,11 +254,18 @@ class TurnLog:
                     return group(conn)
 
             async with self._lock:
-                outcome, marked = await asyncio.to_thread(commit)
+                # On the loop when SQLite's write lock is free (``storage.engine.write_now``), else
+                # in a thread that waits for the other process's write.
+                try:
+                    outcome, marked = write_now(engine, group)
+                except WriteLockBusy:
+                    outcome, marked = await asyncio.to_thread(commit)
         else:
             async with self._lock:
                 async with self.writer.begin() as conn:
                     outcome, marked = await conn.run_sync(group)
+        if self._wrote is not None:
+            self._wrote()
         for m, n in zip(marks, marked, strict=True):
             if not m.future.done():
                 m.future.set_result(n)
@@ -265,18 +290,12 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
     if conn.dialect.name != "sqlite":
         # Another process may be writing the same games: take their rows first, in id order
         # (no deadlock between two groups), so the seq lookups below cannot race.
-        conn.execute(sa.select(_games.c.id).where(_games.c.id.in_(gids)).order_by(_games.c.id).with_for_update())
+        conn.execute(_LOCK_GAMES, {"gids": gids})
     # One round trip for every game's status and last sequence numbers.
-    probe = sa.select(
-        _games.c.id,
-        _games.c.status,
-        sa.select(sa.func.max(_actions.c.seq)).where(_actions.c.game_id == _games.c.id).scalar_subquery(),
-        sa.select(sa.func.max(_events.c.seq)).where(_events.c.game_id == _games.c.id).scalar_subquery(),
-    ).where(_games.c.id.in_(gids))
     status: dict[int, str] = {}
     last_action: dict[int, int | None] = {}
     last_event: dict[int, int | None] = {}
-    for gid, st, la, le in conn.execute(probe).all():
+    for gid, st, la, le in conn.execute(_PROBE, {"gids": gids}).all():
         status[gid], last_action[gid], last_event[gid] = st, la, le
     # A turn made under a hold that moved on (another process took the game over) is refused.
     fenced = check_fences(conn, {t.game_id: t.fence for t in batch if t.fence is not None})
@@ -351,10 +370,9 @@ def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn
         outcome.append((t, True))
     if unclaim:
         release_keys(conn, unclaim)
-    for table, rows in ((_actions, action_rows), (_events, event_rows), (_agent_calls, call_rows),
-                        (_outbox, outbox_rows)):
+    for insert, rows in zip(_INSERTS, (action_rows, event_rows, call_rows, outbox_rows), strict=True):
         if rows:
-            conn.execute(sa.insert(table), rows)
+            conn.execute(insert, rows)
     return outcome
 
 
