@@ -14,11 +14,14 @@ their own, so every write of a process goes through the same lock:
   reads then take the write lock too.
 
 ``write_sync(fn)`` is one write transaction whose statements are a synchronous function. On a
-SQLite file it runs whole on a plain sqlite3 engine in a worker thread, the one the turn log's
-group commits use (``storage.engine.make_turn_engine``): one trip to a thread, where through
-aiosqlite each statement is a trip to the driver's thread and back through the event loop, the
-write lock held all the while, so that a busy loop stretches the lock's hold and every turn
-queued behind it waits. Elsewhere it runs on the async write engine (``run_sync``).
+SQLite file it runs whole on a plain sqlite3 engine, the one the turn log's group commits use
+(``storage.engine.make_turn_engine``): on the event loop itself while no other process holds the
+file's write lock (``storage.engine.write_now``: about a millisecond of work, no sync), in a
+worker thread when one does. Through aiosqlite each statement is a trip to the driver's thread
+and back through the event loop, the write lock held all the while, so that a busy loop
+stretches the lock's hold and every turn queued behind it waits; and a worker thread waits for
+the GIL after each statement while the loop runs commands. Elsewhere it runs on the async write
+engine (``run_sync``).
 
 On a SQLite file no write pays for a WAL checkpoint: the Database's ``Checkpointer`` runs them
 in a thread of its own after writes (``storage.checkpoint``).

@@ -157,8 +157,9 @@ def make_turn_engine(plan: EnginePlan) -> sa.Engine | None:
     """For a SQLite file, a plain synchronous engine for the turn log's group commits.
 
     Through aiosqlite every statement is a round trip to its thread (about twenty for one
-    turn); a whole group commit on this engine is one trip to a worker thread. WAL lets it
-    write beside the async engine's readers; the store's write lock keeps writers in line. Its
+    turn); a whole group commit on this engine runs at once, on the event loop when the file's
+    write lock is free (``write_now``) or in one trip to a worker thread. WAL lets it write
+    beside the async engine's readers; the store's write lock keeps writers in line. Its
     commits leave WAL checkpoints to the Database's ``storage.checkpoint.Checkpointer``.
     """
     if not plan.is_sqlite or plan.in_memory:

@@ -284,7 +284,7 @@ def _collect(future: asyncio.Future[Any]) -> None:
 
 
 def write_turns(conn: sa.Connection, batch: Sequence[_Turn]) -> list[tuple[_Turn, bool | Exception]]:
-    """One transaction for a group of turns (synchronous: runs in a thread or under run_sync)."""
+    """One transaction for a group of turns (synchronous: on the loop, in a thread, or under run_sync)."""
     now = utcnow()
     gids = sorted({t.game_id for t in batch})
     if conn.dialect.name != "sqlite":
