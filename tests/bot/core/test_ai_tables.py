@@ -165,22 +165,41 @@ async def test_a_game_that_ends_while_its_row_is_read_still_wakes_its_waiter(har
     # Seen beside two CPU-bound processes: the waiter read the row (still running), the game ended and told
     # its waiters (none yet) during that read, and the waiter then listened for an end already told: it
     # waited until the suite's 600 s bound. Here the read is held until the end has been told.
+    # The waiter must listen while the game is still running: the game's lock (every move holds it)
+    # is held until it does. A game of random players may end before the test gets the lock (seen
+    # once beside two CPU-bound processes: the waiter then listened after the end, and the held read
+    # could never show it); such a game is set aside and another one opened.
     h = harness
-    gid = await h.service.open_ai_table(tenant="console", place=Place("memory", "race"), game="chameleon",
-                                        variant="classic", options={}, agents=AGENTS[:3], seed=3, spectate=False)
     real_read = h.service.store.game
-    stale = await real_read(gid)
-    assert stale is not None and stale.status == "running"
+    for attempt in range(20):
+        gid = await h.service.open_ai_table(tenant="console", place=Place("memory", f"race-{attempt}"), game="chameleon",
+                                            variant="classic", options={}, agents=AGENTS[:3], seed=3 + attempt,
+                                            spectate=False)
+        lock = h.service.lock_for(gid)
+        await lock.acquire()
+        if gid in h.service.tables:
+            break
+        lock.release()
+    else:
+        pytest.fail("every game ended before the test could hold it")
+    try:
+        stale = await real_read(gid)
+        assert stale is not None and stale.status == "running"
 
-    async def read_then_hold(game_id: int):
-        assert game_id == gid
-        while gid in h.service.tables:  # a table leaves memory just before its waiters are told
-            await asyncio.sleep(0.005)
+        async def read_then_hold(game_id: int):
+            assert game_id == gid
+            while gid in h.service.tables:  # a table leaves memory just before its waiters are told
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(0)
+            return stale  # what the read saw before the end was committed
+
+        monkeypatch.setattr(h.service.store, "game", read_then_hold)
+        waiter = asyncio.create_task(h.service.wait_finished(gid))
         await asyncio.sleep(0)
-        return stale  # what the read saw before the end was committed
-
-    monkeypatch.setattr(h.service.store, "game", read_then_hold)
-    result = await asyncio.wait_for(h.service.wait_finished(gid), 60)
+        assert gid in h.service._ended, "the waiter listens before its read returns"
+    finally:
+        lock.release()
+    result = await asyncio.wait_for(waiter, 60)
     monkeypatch.undo()
     ended = await h.store.game(gid)
     assert ended is not None and result is not None and result == ended.result
