@@ -189,7 +189,8 @@ def write_now(engine: sa.Engine, fn: Callable[[sa.Connection], T]) -> T:
         try:
             trans = conn.begin()  # BEGIN IMMEDIATE (the "begin" hook): takes the write lock or fails now
         except sa.exc.OperationalError as exc:
-            if getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            code = getattr(exc.orig, "sqlite_errorcode", None)  # extended: SQLITE_BUSY_RECOVERY is busy too
+            if code is not None and code & 0xFF == sqlite3.SQLITE_BUSY:
                 raise WriteLockBusy from None
             raise
         finally:
