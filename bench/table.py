@@ -7,13 +7,15 @@ transaction, fan-out to an in-memory platform). Two loads are measured side by s
   as people do; this is the latency a player sees with N tables running;
 - saturated: players act as fast as the service answers; this is the ceiling.
 
-Prints actions per second, p50/p99 latency of handling a command, and log rows per second.
+Prints actions per second, p50/p99 latency of handling a command, log rows per second, and the
+garbage collections during play (how many, and the longest: each stops every command in flight).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import statistics
 import sys
@@ -119,9 +121,22 @@ async def run(n: int, think: float, seed: int) -> dict[str, Any]:
                 moves += reply.ok
             return moves
 
+        pauses: list[float] = []
+        began = [0.0]
+
+        def collected(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                pauses.append(time.perf_counter() - began[0])
+
         rows0 = await log_rows(store)
+        gc.callbacks.append(collected)
         t0 = time.perf_counter()
-        moves = sum(await asyncio.gather(*(play(i) for i in range(n))))
+        try:
+            moves = sum(await asyncio.gather(*(play(i) for i in range(n))))
+        finally:
+            gc.callbacks.remove(collected)
         wall = time.perf_counter() - t0
         rows1 = await log_rows(store)
         await service.stop()
@@ -136,6 +151,8 @@ async def run(n: int, think: float, seed: int) -> dict[str, Any]:
         "p99_ms": 1000 * lat[int(0.99 * (len(lat) - 1))],
         "rows_per_s": (rows1 - rows0) / wall,
         "wall_s": wall,
+        "gc_collections": len(pauses),
+        "gc_max_ms": 1000 * max(pauses, default=0.0),
     }
 
 
@@ -145,13 +162,14 @@ def main() -> None:
     ap.add_argument("--think", type=float, default=5.0, help="mean seconds a player thinks before acting (paced load)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    print(f"{'lobbies':>8} {'load':>10} {'actions':>8} {'act/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'rows/s':>8} {'wall s':>7}")
+    print(f"{'lobbies':>8} {'load':>10} {'actions':>8} {'act/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'rows/s':>8} {'wall s':>7} {'gcs':>5} {'gc max ms':>9}")
     for n in args.lobbies:
         for think in (args.think, 0.0):
             r = asyncio.run(run(n, think, args.seed))
             load = f"paced {think:g}s" if think else "saturated"
             print(f"{r['lobbies']:>8} {load:>10} {r['actions']:>8} {r['actions_per_s']:>8.0f} {r['p50_ms']:>8.2f} "
-                  f"{r['p99_ms']:>8.2f} {r['rows_per_s']:>8.0f} {r['wall_s']:>7.1f}", flush=True)
+                  f"{r['p99_ms']:>8.2f} {r['rows_per_s']:>8.0f} {r['wall_s']:>7.1f} {r['gc_collections']:>5} "
+                  f"{r['gc_max_ms']:>9.1f}", flush=True)
 
 
 if __name__ == "__main__":
