@@ -135,6 +135,33 @@ async def test_the_supervisor_repairs_a_table_nobody_would_move(harness: Harness
     assert len((await h.store.load_game(gid)).actions) > moves
 
 
+async def test_a_supervisor_round_yields_and_skips_a_table_that_left_meanwhile(harness: Harness,
+                                                                                 monkeypatch) -> None:
+    """A round lets the event loop run between batches of tables, and a table that left this process
+    meanwhile (here dropped as a takeover drops it) is not nudged from the round's old list."""
+    monkeypatch.setattr("bot.core.turns.SUPERVISE_BATCH", 1)
+    h = harness
+    gids, tables = [], []
+    for k in range(2):
+        gid = await h.service.open_ai_table(tenant="", place=Place("memory", f"sv{k}"), game="spy", variant=None,
+                                            options={}, agents=["random"] * 4, seed=5)
+        table = h.service.tables[gid]
+        assert table.driver is not None
+        table.driver.cancel()  # the AI task dies, as in the test above
+        gids.append(gid)
+        tables.append(table)
+    await h.service.wait_idle()
+    assert all(not t.over and (t.driver is None or t.driver.done()) for t in tables)
+    second = next(t for t in h.service.tables.values() if t is tables[1])  # the round's order
+    round_ = asyncio.get_running_loop().create_task(h.service.turns.supervise_once())
+    await asyncio.sleep(0)  # the round runs until it yields, before it reaches the second table
+    assert not round_.done()
+    h.service._drop(second.game_id, second)
+    assert await round_ == 1
+    assert second.driver is None or second.driver.done()
+    assert await asyncio.wait_for(h.service.wait_finished(gids[0]), 60) is not None
+
+
 async def test_start_and_abort_at_once_leave_memory_and_database_agreeing(harness: Harness) -> None:
     """Item 11 (failed before: the database said aborted while the game ran on in memory)."""
     h = harness
