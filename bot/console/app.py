@@ -85,7 +85,12 @@ class LineReader:
 
     def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:
-            line = self.stream.readline()
+            try:
+                line = self.stream.readline()
+            except (OSError, ValueError):
+                # The terminal hung up (EIO) or the stream was closed under us: that is the end of input,
+                # as Ctrl-D is, not a traceback on the screen and a console waiting for a line forever.
+                line = ""
             try:
                 loop.call_soon_threadsafe(self.queue.put_nowait, line)
             except RuntimeError:

@@ -149,3 +149,21 @@ async def test_lines_typed_while_no_prompt_is_open_are_dropped() -> None:
         writer.write("fresh\n")
         writer.flush()
         assert await asyncio.wait_for(answer, 30) == "fresh"
+
+
+async def test_a_terminal_that_hangs_up_ends_the_input_like_ctrl_d() -> None:
+    # A real pseudo-terminal: closing its master side is what a dropped SSH session does, and the
+    # reader's blocked read then fails with EIO. The console must see the end of input and leave.
+    master, slave = os.openpty()
+    with os.fdopen(slave, "r") as stream:
+        reader = LineReader(stream)
+        pending = asyncio.ensure_future(reader.readline())
+        os.write(master, b"hello\n")
+        assert await asyncio.wait_for(pending, 30) == "hello\n"
+        following = asyncio.ensure_future(reader.readline())
+        await asyncio.sleep(0.05)
+        os.close(master)
+        assert await asyncio.wait_for(following, 30) == ""
+        assert reader._thread is not None
+        reader._thread.join(30)
+        assert not reader._thread.is_alive()
