@@ -131,15 +131,19 @@ async def test_private_confirmations_never_arrive_after_the_result(harness: Harn
         assert (await h.send(CommandKind.JOIN, BOB, place)).ok
         assert (await h.send(CommandKind.ADD_AI, ALICE, place, agent="random", count=2)).ok
         assert (await h.send(CommandKind.START, ALICE, place)).ok
-        gid = (await h.store.games(status=GameStatus.RUNNING))[-1].id
-        names = [s.name for s in next(t for t in h.service.tables.values() if t.game_id == gid).seats]
+        # The newest game is this one, running or already over: the AI seats move at once, and in
+        # Spymasters a random guesser whose team opens can pick the assassin before any member moves.
+        started = (await h.store.games())[-1]
+        assert started.game == game and started.status in (GameStatus.RUNNING, GameStatus.FINISHED)
+        gid = started.id
+        assert gid is not None
+        names = [s.display_name for s in (await h.store.load_game(gid)).seats]
         await h.play_humans(seed=seed)
         sent = h.platform.sent
         end = next(i for i, s in enumerate(sent) if s.message.title == f"Game #{gid} is over")
         assert not [s for s in sent[end:] if s.kind == "dm"], "nothing private after the result"
         public = [s.message.text for s in sent if s.to.startswith(place.channel)]
         assert sum("Winners:" in t for t in public) <= 1, "the winners are named once"
-        assert gid is not None
         row = await h.store.game(gid)
         assert row is not None and row.result is not None
         # Named by the result line, or by the engine's last events just before it.
