@@ -186,6 +186,12 @@ class Secrets:
     words: frozenset[str]
     public: tuple[tuple[datetime, str], ...]  # (logged at, text) of every public event string
     dealt_at: datetime | None = None  # when the first secret was logged (the deal)
+    # Every line the engine wrote for a public event, as the bot renders it ("Tie between bob, alice,
+    # AI-1 and AI-2: a run-off decides."): the engine's own public words, no leak of a dealt "tie".
+    said: tuple[tuple[datetime, str], ...] = ()
+
+    def said_by(self, when: datetime) -> set[str]:
+        return {line for at, line in self.said if at <= when}
 
     def revealed_by(self, when: datetime) -> set[str]:
         return {w for w in self.words if any(at <= when and contains_word(text, w) for at, text in self.public)}
@@ -207,16 +213,26 @@ async def secrets_of(h: Harness, gid: int) -> Secrets:
             return [s for v in x for s in strings(v)]
         return []
 
+    engine = games.get(glog.row.game)
+    names = [s.display_name for s in sorted(glog.seats, key=lambda s: s.seat)]
+    said: list[tuple[datetime, str]] = []
     dealt_at: datetime | None = None
     for e in glog.events:
         at = e.created_at if e.created_at.tzinfo else e.created_at.replace(tzinfo=UTC)
         if e.audience == "public":
             public.extend((at, s) for s in strings(e.data))
+            text = engine.text(Event(e.kind, dict(e.data), Audience.from_json(e.audience)), names)
+            said.extend((at, _plain(ln)) for ln in text.splitlines() if ln.strip())
         elif e.kind in ("word", "role", "keywords"):
             dealt_at = at if dealt_at is None else min(dealt_at, at)
             data = dict(e.data)
             private.update(strings(data.get("word")) + strings(data.get("secret")) + strings(data.get("keywords")))
-    return Secrets(frozenset(w for w in private if w), tuple(public), dealt_at)
+    return Secrets(frozenset(w for w in private if w), tuple(public), dealt_at, tuple(said))
+
+
+def _plain(line: str) -> str:
+    """A line as the check compares it: Discord's markdown escapes taken out, spaces trimmed."""
+    return line.replace("\\", "").strip()
 
 
 async def private_lines(h: Harness, gid: int) -> set[str]:
@@ -248,18 +264,21 @@ def assert_no_secret_in_channels(fake: FakeDiscord, secrets: Secrets) -> None:
 
     The bot's own words are no leak: a line it posted before anything was dealt (the lobby card's
     "decrypto table #1") knows nothing of the deal, so the same line posted again later (the card
-    edited once the game began) is not read for secrets, even when a keyword is "table"."""
+    edited once the game began) is not read for secrets, even when a keyword is "table"; nor is a
+    line the engine wrote for a public event (its wording, "Tie between ...", is the rules', and a
+    word its data carries is public from then on anyway, see `Secrets.revealed_by`)."""
     assert secrets.words, "the game dealt no secrets: the check would be empty"
     requests = fake.public_requests()
     dealt = secrets.dealt_at
-    own = {line.strip() for r in requests if dealt is not None and r.at < dealt
+    own = {_plain(line) for r in requests if dealt is not None and r.at < dealt
            for text in r.texts() for line in text.splitlines() if line.strip()}
     checked = 0
     for r in requests:
         hidden = secrets.words - secrets.revealed_by(r.at)
         checked += bool(hidden)
+        ours = own | secrets.said_by(r.at)
         for text in r.texts():
-            told = "\n".join(line for line in text.splitlines() if line.strip() not in own)
+            told = "\n".join(line for line in text.splitlines() if _plain(line) not in ours)
             for w in hidden:
                 assert not contains_word(told, w), f"secret {w!r} sent to channel {r.channel_id}: {r.method} {r.path} {text!r}"
     assert checked > 0, "no channel request was made while the secrets were still secret"

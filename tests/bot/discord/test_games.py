@@ -4,8 +4,11 @@ DMs with secrets, modals, select menus, the result posted once), with no secret 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from bot.core.messages import Outgoing, Place
 from games.catalog import descriptors
 from tests.bot.discord.conftest import Harness
 from tests.bot.discord.driver import (
@@ -66,3 +69,26 @@ async def test_full_game(harness: Harness, game: str, variant: str, ai: int) -> 
     # The lobby card was edited in place (no second card) and lost its buttons once the game began.
     cards = [m for m in fake.in_channel(fake.channel_id) if f"table #{gid}" in m["content"]]
     assert len(cards) == 1 and not fake.custom_ids(cards[0])
+
+
+async def test_the_secret_check_passes_the_rules_wording_and_fails_a_leak(harness: Harness) -> None:
+    """The channel check itself, on real posts: a line the engine wrote for a public event passes
+    even where its wording holds a dealt word ("Tie between ..." when the word is "tie"); the same
+    word in any other line fails, in the same message too."""
+    fake = harness.fake
+    alice, bob = fake.add_member(name="alice"), fake.add_member(name="bob")
+    gid, thread = await open_table(harness, alice, [bob], "spy", "classic", 2)
+    secrets = await secrets_of(harness, gid)
+    assert secrets.words and secrets.said, "a spy deal: words dealt, the round announced"
+    word = sorted(secrets.words)[0]
+    first_said = secrets.said[0][0]
+    worded = replace(secrets, said=(*secrets.said, (first_said, f"{word.capitalize()} between bob and alice.")))
+    assert harness.bot is not None
+    place = Place("discord", str(fake.channel_id), str(thread))
+    await harness.bot.platform.post(place, Outgoing(f"{word.capitalize()} between bob and alice."))
+    assert_no_secret_in_channels(fake, worded)
+    with pytest.raises(AssertionError, match="secret"):
+        assert_no_secret_in_channels(fake, secrets)  # the same line is no event's: a leak
+    await harness.bot.platform.post(place, Outgoing(f"{word.capitalize()} between bob and alice.\nPsst: {word}"))
+    with pytest.raises(AssertionError, match="secret"):
+        assert_no_secret_in_channels(fake, worded)
