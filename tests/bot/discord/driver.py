@@ -74,6 +74,8 @@ class Players:
         self.reply_offered = False  # a text prompt to ``dm_text_once`` said it takes a DM reply
         self.forms_seen = 0
         self.selects_seen = 0
+        self.pressed_again = 0  # "Show my secret" pressed again while the member owed a move
+        self.last_reveal = ""
 
     def _is_prompt(self, msg: dict[str, Any]) -> bool:
         return any(cid.startswith(f"g:{self.gid}:") for cid in self.fake.custom_ids(msg))
@@ -136,25 +138,63 @@ class Players:
             self.accepted += 1
         return ok
 
-    async def reveal_and_answer(self, uid: int) -> bool:
-        """For a member with closed DMs: press "Show my secret" under each new notice, answer what it shows."""
+    def owes(self, uid: int) -> bool:
+        """Whether the member's seat is to act now, by the table the service holds."""
+        service = self.h.service
+        table = None if service is None else service.tables.get(self.gid)
+        if table is None or table.over:
+            return False
+        acting = table.engine.to_act(table.state)
+        return any(s.user is not None and s.user.user_id == str(uid) and s.seat in acting for s in table.seats)
+
+    async def reveal_and_answer(self, uid: int, again: bool = False) -> bool:
+        """For a member with closed DMs: press "Show my secret" under each new notice, answer what it shows.
+        ``again``: the table has been quiet while the member owes a move (a reveal pressed before their
+        prompt was ready, or an answer refused); they press the latest notice once more, as a member would."""
         fake = self.fake
+        cid = f"s:{self.gid}"
+        notices = [n for n in fake.in_channel(self.thread_id) if cid in fake.custom_ids(n)]
+        pressed = [n for n in notices if n["id"] not in self.notices_seen]
+        if not pressed and again and notices and self.owes(uid):
+            pressed = notices[-1:]
+            self.pressed_again += 1
         acted = False
-        for notice in fake.in_channel(self.thread_id):
-            cid = f"s:{self.gid}"
-            if notice["id"] in self.notices_seen or cid not in fake.custom_ids(notice):
-                continue
+        for notice in pressed:
             self.notices_seen.add(notice["id"])
             ix = await fake.click(uid, notice, cid)
             assert ix.ephemeral, "the secret must be revealed ephemerally"
             self.reveals += 1
+            if self.owes(uid):
+                # The answer may come in several messages (a long story so far); the prompt is the last.
+                def prompted(ix: FakeInteraction = ix) -> bool:
+                    return any(self._is_prompt(m) for m in ix.followups)
+
+                try:
+                    await fake.wait_for(prompted, timeout=10)
+                except TimeoutError:
+                    pass
+            self.last_reveal = ix.text
             shown = ix.followups[-1]
             if self._is_prompt(shown) and shown["id"] not in self.done:
                 acted |= await self.answer(uid, shown)
         return acted
 
+    def stall_report(self, closed: set[int]) -> str:
+        """Who the table waits for and what each member last saw: the message of a game that stalls."""
+        service = self.h.service
+        table = None if service is None else service.tables.get(self.gid)
+        acting = sorted(table.engine.to_act(table.state)) if table is not None else "no table"
+        lines = [f"game {self.gid} did not finish: seats to act {acting}"]
+        for uid in self.humans:
+            prompt = self.latest_prompt(uid)
+            lines.append(f"member {uid}: owes {self.owes(uid)}, closed DMs {uid in closed}, "
+                         f"unanswered prompt {prompt is not None}, reveals {self.reveals}")
+        lines.append(f"last reveal: {self.last_reveal[-300:]!r}")
+        return "\n".join(lines)
+
     async def play(self, closed: set[int] = frozenset(), max_steps: int = 600) -> None:  # type: ignore[assignment]
         fake = self.fake
+        quiet = 0  # steps in a row in which nothing moved for 3 seconds
         for _ in range(max_steps):
             await self.h.idle()
             if over_messages(fake, self.thread_id, self.gid):
@@ -162,21 +202,29 @@ class Players:
             progressed = False
             for uid in self.humans:
                 if uid in closed:
-                    progressed |= await self.reveal_and_answer(uid)
+                    progressed |= await self.reveal_and_answer(uid, again=quiet > 0)
                     continue
                 msg = self.latest_prompt(uid)
                 if msg is not None:
                     await self.answer(uid, msg)
                     progressed = True
-            if not progressed:
-                def moved(seen: int = len(fake.requests)) -> bool:
-                    return len(fake.requests) > seen
+            if progressed:
+                quiet = 0
+                continue
 
-                try:
-                    await fake.wait_for(moved, timeout=3)
-                except TimeoutError:
-                    pass
-        raise AssertionError(f"game {self.gid} did not finish")
+            def moved(seen: int = len(fake.requests)) -> bool:
+                return len(fake.requests) > seen
+
+            try:
+                await fake.wait_for(moved, timeout=3)
+                quiet = 0
+            except TimeoutError:
+                quiet += 1
+                # Nothing in the game has a deadline here: a minute of quiet is a stall, said plainly
+                # (not a wait until the test's own time limit).
+                if quiet * 3 >= 60:
+                    raise AssertionError(self.stall_report(closed)) from None
+        raise AssertionError(self.stall_report(closed))
 
 
 @dataclass(frozen=True)

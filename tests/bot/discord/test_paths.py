@@ -202,3 +202,26 @@ async def test_ai_seats_are_added_and_removed_by_slash_command(harness: Harness)
     assert harness.store is not None
     row = (await harness.store.open_lobbies("discord"))[0]
     assert [s["kind"] for s in row.lobby["seats"]] == ["human", "ai"]
+
+
+async def test_a_member_with_closed_dms_presses_show_again_while_owing_a_move(harness: Harness) -> None:
+    """The players' driver itself: a member whose reveal showed no prompt (pressed before the prompt
+    was ready) presses "Show my secret" again once the table is quiet and they still owe a move,
+    instead of waiting for a notice that will not come; the game then ends."""
+    fake = harness.fake
+    alice = fake.add_member(name="alice")
+    bob = fake.add_member(name="bob", dms_closed=True)
+    gid, thread = await open_table(harness, alice, [bob], "spy", "spygame", 2)
+    players = Players(harness, gid, thread, [alice, bob])
+    for _ in range(20):  # alice (and the AI seats) play until bob's turn comes
+        await harness.idle()
+        if players.owes(bob):
+            break
+        msg = players.latest_prompt(alice)
+        if msg is not None:
+            await players.answer(alice, msg)
+    assert players.owes(bob), "bob's turn never came"
+    # Every notice so far counts as pressed already, the one about bob's turn too.
+    players.notices_seen.update(m["id"] for m in fake.in_channel(thread) if f"s:{gid}" in fake.custom_ids(m))
+    await players.play(closed={bob})
+    assert players.pressed_again >= 1 and len(over_messages(fake, thread, gid)) == 1
