@@ -59,13 +59,22 @@ def games_on_each(urls: list[str], per_worker: int, key: Callable[[int], bytes])
     all landed on one worker in about 1 run of 128, and 7 of 8 on one in about 1 of 14. The spread over
     many games is checked with fixed URLs above; here the games are chosen so that both workers serve."""
     chosen: dict[str, list[int]] = {u: [] for u in urls}
-    n = 0
-    while min(len(g) for g in chosen.values()) < per_worker:
+    for n in range(10_000):
+        if min(len(g) for g in chosen.values()) >= per_worker:
+            break
         home = chosen[rank(key(n), urls)[0]]
         if len(home) < per_worker:
             home.append(n)
-        n += 1
+    short = [u for u, games in chosen.items() if len(games) < per_worker]
+    assert not short, f"rendezvous order gave {short} fewer than {per_worker} of the first 10,000 games"
     return sorted(g for games in chosen.values() for g in games)
+
+
+def test_the_game_search_names_a_worker_that_no_game_reaches() -> None:
+    """Were every game's key to rank one worker first, the search fails at once, naming the other."""
+    with pytest.raises(AssertionError, match="fewer than 1"):
+        games_on_each(["http://a:1", "http://b:2"], 1, lambda n: b"one key for every game")
+    assert len(games_on_each(["http://a:1", "http://b:2"], 2, lambda n: str(n).encode())) == 4
 
 
 @pytest.fixture
