@@ -16,7 +16,6 @@ File formats (``#`` starts a comment line, blank lines are ignored):
   others ignored), one row per produced word; each category becomes a card of its most
   frequently produced words, as many as the card size (12 for sneak, 16 for classic),
   most frequent first (ties keep the file's order). ``parse_cards`` recognises the header.
-- No Chameleon card holds the word "Chameleon" (``RESERVED_CARD_WORDS``).
 """
 
 from __future__ import annotations
@@ -37,12 +36,6 @@ CARDS_FILE = "chameleon_cards.txt"
 MAX_CHARS = 40
 
 Card = tuple[str, tuple[str, ...]]
-
-# Words the Chameleon's rules say to every seat whatever the deal ("You are the Chameleon", "Who is
-# the Chameleon?"): a card holding one would make the secret the word the game prints every turn,
-# to the one seat that may not know it too. A card file holding one is refused; category norms
-# leave it out (a reptiles category keeps its next most frequent word).
-RESERVED_CARD_WORDS = frozenset({normalize("Chameleon")})
 
 
 class DeckError(ValueError):
@@ -168,8 +161,6 @@ def parse_norms(text: str, *, size: int = 16) -> list[tuple[str, list[str]]]:
         if key in seen:
             raise DeckError(f"line {no}: {word!r} repeats line {seen[key]} in category {category!r}")
         seen[key] = no
-        if key[1] in RESERVED_CARD_WORDS:
-            continue
         by_category.setdefault(key[0], (category, []))[1].append((-freq, order, word))
     cards = []
     for category, words in by_category.values():
@@ -207,10 +198,6 @@ def parse_cards(raw: str | Sequence[object], *, size: int = 16, minimum: int = 1
         dupes = sorted({w for w in norm if norm.count(w) > 1})
         if dupes:
             raise DeckError(f"{where}: card {category!r} repeats a word ({', '.join(dupes)})")
-        reserved = [w for w, n in zip(words, norm, strict=True) if n in RESERVED_CARD_WORDS]
-        if reserved:
-            raise DeckError(f"{where}: card {category!r} holds {reserved[0]!r}, the game's own name for the player "
-                            "without the secret; put another word in its place")
         cards.append((category, words))
     _enough(len(cards), minimum, "card")
     return tuple(cards)

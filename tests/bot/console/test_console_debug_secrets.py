@@ -68,9 +68,9 @@ def test_no_secret_in_the_debug_log_or_on_the_shared_screen_over_a_whole_game(tm
             assert not leaked, leaked[:3]
 
 
-# Words the console prints in every Chameleon game that are also words of some card (Furniture's Table,
-# Abstract ideas' Time, Clothing's Tie; "the Chameleon" too, though decks now refuse that word): taken
-# out of a line before it is searched for the secret, so a deal of one of them is no leak by itself.
+# Words the console prints in every Chameleon game that are also words of some card (the Reptiles card's
+# Chameleon, Furniture's Table, Abstract ideas' Time, Clothing's Tie): taken out of a line before it is
+# searched for the secret, so a deal of one of them is no leak by itself.
 BOT_PHRASES = re.compile(r"\bthe chameleon\b|^chameleon \(\w+\)|\btable #\d+|\bthe first time\b|"
                          r"\b(?:a|still a) tie between\b", re.I)
 
