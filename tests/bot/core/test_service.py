@@ -14,6 +14,7 @@ from bot.core.messages import CommandKind, Place, UserRef
 from games import get
 from games.base import Event, Text, contains_word
 from games.catalog import descriptors
+from storage.tables import SeatKind
 from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, human
 
 
@@ -111,10 +112,17 @@ async def test_full_game_humans_and_ai(harness: Harness, game: str, variant: str
     for s in channel:
         for line in s.message.text.splitlines():
             assert line.strip() not in hidden_lines, f"a private event reached the channel: {line}"
-    # Humans got their secrets privately.
-    assert h.platform.dms_to(ALICE.key) and h.platform.dms_to(BOB.key)
     # Everything is logged: actions with sources, events with audiences.
     glog = await h.store.load_game(gid)
+    # Members got their secrets and their prompts privately: each member who holds a secret from the deal
+    # or who moved (a Spymasters guesser holds none, and the game may end before one is asked to guess).
+    engine = get(glog.row.game)
+    assert glog.row.seed is not None
+    dealt, _ = engine.new(engine.config_from_dict(glog.row.config), len(glog.seats), glog.row.seed)
+    told = {seat for secret in engine.secrets(dealt) for seat in secret.known_by}
+    told |= {a.seat for a in glog.actions if a.source == "human"}
+    members = [s for s in glog.seats if s.kind == SeatKind.HUMAN and s.seat in told]
+    assert members and all(s.user_key and h.platform.dms_to(s.user_key) for s in members), members
     assert glog.actions and all(a.source in ("human", "ai", "fallback", "timeout") for a in glog.actions)
     assert {a.source for a in glog.actions} >= {"human", "ai"}
     async with h.store.engine.connect() as conn:
