@@ -14,8 +14,8 @@ from bot.core.messages import CommandKind, Place, UserRef
 from games import get
 from games.base import Event, Text, contains_word
 from games.catalog import descriptors
-from storage.tables import SeatKind
 from tests.bot.core.conftest import ALICE, BOB, CAROL, HERE, Harness, human
+from tests.bot.privately import members_told_privately
 
 
 def _variants() -> list[tuple[str, str, int]]:
@@ -114,14 +114,8 @@ async def test_full_game_humans_and_ai(harness: Harness, game: str, variant: str
             assert line.strip() not in hidden_lines, f"a private event reached the channel: {line}"
     # Everything is logged: actions with sources, events with audiences.
     glog = await h.store.load_game(gid)
-    # Members got their secrets and their prompts privately: each member who holds a secret from the deal
-    # or who moved (a Spymasters guesser holds none, and the game may end before one is asked to guess).
-    engine = get(glog.row.game)
-    assert glog.row.seed is not None
-    dealt, _ = engine.new(engine.config_from_dict(glog.row.config), len(glog.seats), glog.row.seed)
-    told = {seat for secret in engine.secrets(dealt) for seat in secret.known_by}
-    told |= {a.seat for a in glog.actions if a.source == "human"}
-    members = [s for s in glog.seats if s.kind == SeatKind.HUMAN and s.seat in told]
+    # Members got their secrets and their prompts privately (those who hold a secret or moved).
+    members = await members_told_privately(h.store, gid)
     assert members and all(s.user_key and h.platform.dms_to(s.user_key) for s in members), members
     assert glog.actions and all(a.source in ("human", "ai", "fallback", "timeout") for a in glog.actions)
     assert {a.source for a in glog.actions} >= {"human", "ai"}

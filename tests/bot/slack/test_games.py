@@ -12,6 +12,7 @@ import games
 from games.base import Event
 from games.catalog import descriptors
 from games.descriptor import GameDescriptor
+from tests.bot.privately import members_told_privately
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import Message
 from tests.bot.slack.play import play_to_end, secrets_of, words_in
@@ -145,10 +146,11 @@ async def test_full_game(stack: Stack, d: GameDescriptor) -> None:
         if sum(moves.values()) > 0:
             break
     assert sum(moves.values()) > 0, "four games in a row ended before a member's first move"
-    # Secrets and prompts went by DM to both members, through conversations.open.
+    # Secrets and prompts went by DM, through conversations.open, to each member who holds a secret or moved.
+    members = {str(s.user_key).split(":", 1)[1] for s in await members_told_privately(st.store, game_id)}
     opened = {c["users"] for c in st.fake.methods("conversations.open")}
-    assert {ALICE, BOB} <= opened
-    assert st.fake.dms(ALICE) and st.fake.dms(BOB)
+    assert members and members <= {ALICE, BOB} and members <= opened
+    assert all(st.fake.dms(m) for m in members)
     assert len(st.fake.views) >= moves["modal"]
     if moves["dm"]:
         assert any(c.method == "chat.postMessage" and c.args["channel"] == "D" + BOB and "✅" in c.args["text"] for c in st.fake.calls)
