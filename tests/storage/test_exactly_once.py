@@ -26,9 +26,8 @@ from storage.store import Store
 from storage.tables import ActionSource, GameStatus, SeatKind
 from tests.bot.core import crash_worker
 from tests.storage.commit_proxy import CommitDropProxy, Drops
-from tests.storage.test_backends import Probe
+from tests.storage.test_backends import Probe, normalised
 from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
-from tests.storage.test_failover import normalised
 
 ROOT = Path(__file__).resolve().parents[2]
 DROPS = int(os.environ.get("HUSHTABLE_COMMIT_DROPS", "6"))

@@ -10,9 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from tests.storage.test_backends import Probe
+from tests.storage.test_backends import Probe, normalised
 from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,18 +23,6 @@ def start(url: str, owner: str, part: int) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "tests.bot.core.crash_worker", url, str(LEASE_S), owner, str(part), "2"],
                             cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def normalised(probe: Probe) -> dict[str, list[Any]]:
-    """The log with game ids replaced by their place (processes that start tables at once number
-    them in any order)."""
-    place = {gid: p for gid, p in probe("select id, place from games")}
-    dump = probe.dump()
-    out: dict[str, list[Any]] = {"games": sorted((r[5], *r[1:5], *r[6:]) for r in dump["games"])}
-    for table in ("seats", "actions", "events"):
-        out[table] = sorted((place[r[0]], *r[1:]) for r in dump[table])
-    out["inbound"] = dump["inbound"]
-    return out
 
 
 def test_a_killed_process_tables_are_taken_over_and_finish_exactly_once(crash_reference: str, pg_url_2: str) -> None:

@@ -15,9 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from tests.bot.core import crash_worker
-from tests.storage.test_backends import Probe
+from tests.storage.test_backends import Probe, normalised
 from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
-from tests.storage.test_failover import normalised
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_S = 2.0
