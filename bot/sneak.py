@@ -245,5 +245,5 @@ class SneakService:
 
     def attach(self, service: TableService) -> SneakService:
         """Post the report after each of ``service``'s results."""
-        service.add_finish_listener(self.on_finish)
+        service.ai_tables.add_finish_listener(self.on_finish)
         return self

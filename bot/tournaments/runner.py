@@ -1,6 +1,6 @@
 """Plays a stored tournament's matches on AI-only tables, concurrently, and saves its standings.
 
-Each match runs through ``TableService.open_ai_table`` / ``wait_finished``,
+Each match runs through ``AiTables.open_ai_table`` / ``wait_finished``,
 so a tournament's games are ordinary logged games: the inference worker batches their
 model calls across tables, and the service resumes them from the log after a restart.
 
@@ -294,7 +294,7 @@ class TournamentRunner:
                         return  # another runner has it
                     try:
                         place, spectated = await self._place(t, m)
-                        game_id = await self.service.open_ai_table(
+                        game_id = await self.service.ai_tables.open_ai_table(
                             tenant=t.tenant, place=place, game=t.game, variant=t.variant or None,
                             options=t.options, agents=list(m.seats), seed=m.seed, spectate=spectated)
                     except ValueError as exc:  # the configuration changed under the tournament: not retryable
@@ -352,7 +352,7 @@ class TournamentRunner:
     async def _wait(self, t: TournamentRow, game_id: int) -> str | None:
         """None when the game finished; else why not (after aborting a stalled game)."""
         try:
-            result = await asyncio.wait_for(self.service.wait_finished(game_id), self.stall_s)
+            result = await asyncio.wait_for(self.service.ai_tables.wait_finished(game_id), self.stall_s)
         except TimeoutError:
             await self._abort(t, game_id)
             return f"stalled: no result after {self.stall_s:g} s"

@@ -24,9 +24,9 @@ async def test_a_finished_chameleon_game_gets_a_clue_report_after_its_result(tmp
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
         SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service)
-        gid = await h.service.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="classic",
+        gid = await h.service.ai_tables.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="classic",
                                             options={}, agents=["random"] * 4, seed=5)
-        result = await h.service.wait_finished(gid)
+        result = await h.service.ai_tables.wait_finished(gid)
         assert result is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
@@ -93,7 +93,7 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
         gid = next(iter(h.service.tables))
         row = await h.store.game(gid)
         assert row is not None and row.lobby["sneak_report"] is True  # kept by the table, not the rules
-        assert await h.service.wait_finished(gid) is not None
+        assert await h.service.ai_tables.wait_finished(gid) is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
         assert any(t.startswith("SNEAK clue report") for t in texts)

@@ -60,11 +60,11 @@ async def main(url: str, owner: str, lease_s: float, tenants: str, open_n: int, 
     observer = Moves()
     service = TableService(store, settings=settings, agents=agents, observer=observer)
     served = [t for t in tenants.split(",") if t and t != "-"]
-    service.served = Served(tenants=frozenset(served))
+    service.holding.served = Served(tenants=frozenset(served))
     service.attach(WirePlatform(url, owner))
     await service.start()
     game, variant, seats = GAME
-    opened = [await service.open_ai_table(tenant=served[0], place=Place("memory", f"{owner}-c{k}"), game=game,
+    opened = [await service.ai_tables.open_ai_table(tenant=served[0], place=Place("memory", f"{owner}-c{k}"), game=game,
                                           variant=variant, options={}, agents=["random"] * seats, seed=SEED + k)
               for k in range(open_n)]
     print("READY", *opened, flush=True)

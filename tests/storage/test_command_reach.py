@@ -82,7 +82,7 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
         took = time.perf_counter() - sent
         assert reply.ok and not reply.duplicate, reply.text
         assert await actions(store_b, gid) == before + 1
-        assert a.relayed == 0 and b.relayed == 1
+        assert a.holding.relayed == 0 and b.holding.relayed == 1
         assert gid in b.tables and gid not in a.tables, "the table came back to the process of its tenant"
         assert store_b.leases is not None and gid in store_b.leases.held
         assert (await b.handle(act)).duplicate  # once only
@@ -129,7 +129,7 @@ async def test_a_move_for_a_dead_holders_table_takes_it_over(pg_url: str) -> Non
         assert gid in b.tables and gid in (store_b.leases.held if store_b.leases else {})
         assert await actions(store_b, gid) == before + 1
         assert (await b.handle(act)).duplicate  # once only
-        assert b.relayed == 0
+        assert b.holding.relayed == 0
         await b.wait_idle()
         await b.stop()
     finally:

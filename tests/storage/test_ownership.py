@@ -161,17 +161,17 @@ async def test_a_table_moves_to_the_process_that_takes_it_over(pg_url: str) -> N
         gid = next(iter(a.service.tables))
         await a.service.wait_idle()
         assert gid not in b.service.tables  # a drives it; b resumed nothing
-        await b.service.hold_tables()
+        await b.service.holding.hold_tables()
         assert gid not in b.service.tables
         logged = len((await b.store.load_game(gid)).actions)
 
         # a stops renewing; once its lease ran out, b takes the table over and resumes it.
         assert b.store.leases is not None
         assert await b.store.leases.acquire(now=utcnow() + timedelta(minutes=5)) == {gid: 2}
-        await b.service.hold_tables()
+        await b.service.holding.hold_tables()
         assert gid in b.service.tables
         assert b.platform.dms_to(ALICE.key), "the new holder re-sent Alice her secret and the story"
-        await a.service.hold_tables()  # a's next renewal: it lost the game and lets the table go
+        await a.service.holding.hold_tables()  # a's next renewal: it lost the game and lets the table go
         assert gid not in a.service.tables
         assert len((await a.store.load_game(gid)).actions) == logged
 
