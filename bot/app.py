@@ -112,7 +112,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         raise SystemExit(f"hushtable: {exc}") from None
     ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
-    sneak.attach(service)  # the clue report after each game; the adapters get it beside the service
+    sneak.attach(service.ai_tables)  # the clue report after each game; the adapters get it beside the service
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
     return App(settings, store, service, pool, tournaments, sneak, ops, registry)

@@ -10,26 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import games as game_registry
 from bot.core import commands as c
 from bot.core.commands import Refused
 from bot.core.delivery import Delivery
+from bot.core.finished import FinishedTable, FinishListener
 from bot.core.lobby import Lobbies, host_user
-from bot.core.messages import Outgoing, Place
-from bot.core.tables import Lobby, LobbySeat, Table
-from games.base import config_to_dict
+from bot.core.messages import Place
+from bot.core.replays import record_of
+from bot.core.tables import Lobby, LobbySeat, Table, place_of
+from games.base import Result, config_to_dict
 from models.agent_names import canonical
 from storage.ports import GamePort
 from storage.tables import GameStatus, SeatKind
 
 log = logging.getLogger(__name__)
 
-FinishListener = Callable[[int, Place, str], Awaitable[Outgoing | None]]
-"""Called after a game's result is announced with (game id, the table's place, tenant); an Outgoing
-it returns is posted to the table's place."""
 
 
 class AiTables:
@@ -43,7 +42,7 @@ class AiTables:
         self.lock_for = lock_for
         self.spawn = spawn
         self._finish_listeners: list[FinishListener] = []
-        self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
+        self._ended: dict[int, asyncio.Future[FinishedTable | None]] = {}
 
     async def open_ai_table(self, *, tenant: str, place: Place, game: str, variant: str | None,
                             options: Mapping[str, Any], agents: Sequence[str], seed: int,
@@ -85,8 +84,8 @@ class AiTables:
             await self.lobbies.begin(row, engine, cfg, seed, place, keep_order=True)
         return gid
 
-    async def wait_finished(self, game_id: int) -> dict[str, Any] | None:
-        """The stored result of a game once it has ended; None when it was aborted or broke."""
+    async def wait_finished(self, game_id: int) -> FinishedTable | None:
+        """The finished table once its game has ended; None when it was aborted or broke."""
         # Listen before reading: a game that ends while the row is read (its end is committed before
         # its waiters are told) is either seen ended in the row or heard about here. Reading first
         # left a window in which the end was told to nobody and the waiter waited for ever.
@@ -99,32 +98,41 @@ class AiTables:
                 del self._ended[game_id]  # no such game: nothing will ever end it
             raise KeyError(f"no game {game_id}")
         if row.status not in (GameStatus.LOBBY, GameStatus.RUNNING):
-            outcome = row.result if row.status == GameStatus.FINISHED else None
+            outcome = None
+            if row.status == GameStatus.FINISHED and row.result is not None:
+                # Ended before anyone here waited (another process, an earlier run): the log tells it.
+                glog = await self.store.load_game(game_id)
+                names = tuple(s.display_name for s in sorted(glog.seats, key=lambda s: s.seat))
+                outcome = FinishedTable(game_id, row.game, row.variant, place_of(row), row.tenant, record_of(glog),
+                                        Result.from_json(row.result), names)
             self.resolve(game_id, outcome)  # whoever else waits on this future hears it now
             return outcome
         return await asyncio.shield(fut)
 
     def add_finish_listener(self, cb: FinishListener) -> None:
-        """``cb(game_id, place, tenant)`` runs in the background after each result is announced."""
+        """``cb(finished)`` runs in the background after each result is announced."""
         self._finish_listeners.append(cb)
 
-    def ended(self, table: Table, result: dict[str, Any] | None) -> None:
+    def ended(self, table: Table, result: Result | None) -> None:
         """A table is over: its waiters hear, and (when it finished) the listeners run."""
-        self.resolve(table.game_id, result)
-        if result is not None and self._finish_listeners:
-            self.spawn(self._run_finish_listeners(table.game_id, table.place, table.tenant))
+        finished = None if result is None else FinishedTable(
+            table.game_id, table.engine.id, table.cfg.variant, table.place, table.tenant, table.record(result), result,
+            tuple(table.names))
+        self.resolve(table.game_id, finished)
+        if finished is not None and self._finish_listeners:
+            self.spawn(self._run_finish_listeners(finished))
 
-    def resolve(self, game_id: int, result: dict[str, Any] | None) -> None:
+    def resolve(self, game_id: int, result: FinishedTable | None) -> None:
         fut = self._ended.pop(game_id, None)
         if fut is not None and not fut.done():
             fut.set_result(result)
 
-    async def _run_finish_listeners(self, game_id: int, place: Place, tenant: str) -> None:
+    async def _run_finish_listeners(self, finished: FinishedTable) -> None:
         for cb in list(self._finish_listeners):
             try:
-                out = await cb(game_id, place, tenant)
+                out = await cb(finished)
             except Exception as exc:  # one listener's failure never stops the others
-                log.error("finish listener failed for game %s: %s", game_id, type(exc).__name__)
+                log.error("finish listener failed for game %s: %s", finished.game_id, type(exc).__name__)
                 continue
             if out is not None:
-                await self.delivery.post(place, out)
+                await self.delivery.post(finished.place, out)

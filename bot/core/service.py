@@ -36,6 +36,7 @@ from bot.core.resume import Resume
 from bot.core.tables import Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
+from games.base import Result
 from storage.ports import TableStore
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class TableService:
         self.runner.forget(game_id)
         self.observer.tables(len(self.tables))
 
-    async def _table_ended(self, table: Table, result: dict[str, Any] | None) -> None:
+    async def _table_ended(self, table: Table, result: Result | None) -> None:
         """A table is over (finished, aborted or broken): memory lets it go, waiters and listeners hear."""
         table.over = True
         self.holding.ended(table.game_id)

@@ -25,7 +25,7 @@ from bot.core.observe import ServiceObserver
 from bot.core.outbox import Outbox, Planned
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
-from games.base import Action, C, Event, IllegalAction, S, Seat, Text
+from games.base import Action, C, Event, IllegalAction, Result, S, Seat, Text
 from models.agents.base import CallLog
 from storage.ports import GamePort, OutboxPort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, LogAhead
@@ -43,8 +43,8 @@ FINISH_RETRY_MAX_S = 5.0
 # took about 9 ms of CPU in one piece, every command in flight waiting it out.
 SUPERVISE_BATCH = 100
 
-Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
-"""Called once a table is over (result dict, or None when it broke)."""
+Ended = Callable[[Table, Result | None], Awaitable[None]]
+"""Called once a table is over (its result, or None when it was aborted or broke)."""
 
 
 class TurnStore(GamePort, OutboxPort, Protocol):
@@ -121,6 +121,8 @@ class Turns:
                 self.outbox.drop(planned)
                 return Reply(DUPLICATE, duplicate=True)
             table.seq += 1
+            table.actions.append((seat, action))
+            table.lines.append(table.seq)
             self.observer.action(table.engine.id, source.value)
             for c in calls:
                 self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
@@ -151,8 +153,11 @@ class Turns:
         for row in glog.actions:
             if row.seq <= table.seq or table.over:
                 continue
-            state, events = table.engine.apply(table.state, row.seat, Action(row.kind, tuple(row.value)))
+            action = Action(row.kind, tuple(row.value))
+            state, events = table.engine.apply(table.state, row.seat, action)
             table.seq = row.seq
+            table.actions.append((row.seat, action))
+            table.lines.append(row.seq)
             log.warning("game %s: action %s was logged although its commit answer was lost; caught up",
                         table.game_id, row.seq)
             await self._applied(table, row.seat, state, events, ())
@@ -386,7 +391,7 @@ class Turns:
             await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
                                                                        told), title=f"Game #{table.game_id} is over",
                                                        user_text=True, key=f"{table.game_id}:end"))
-        await self.ended(table, result.to_json())
+        await self.ended(table, result)
 
     async def _save_end(self, table: Table, result: dict[str, Any]) -> None:
         try:

@@ -66,7 +66,7 @@ async def tournament_service(settings: Settings) -> AsyncIterator[TournamentServ
         except ValueError as exc:
             raise SystemExit(f"hushtable: {exc}") from None
         service = TableService(store, settings=settings, agents=registry)
-        sneak.attach(service)
+        sneak.attach(service.ai_tables)
         tournaments = TournamentService(service)
         try:
             await service.start()

@@ -57,7 +57,7 @@ async def test_a_table_that_asked_for_it_gets_the_games_own_report_after_its_res
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
         reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"]).attach(h.service)
+                                evaluators=["embed:minilm"]).attach(h.service.ai_tables)
         d = descriptor(game)
         variant = str(d.variants[0])
         seats = d.engine.seat_range(d.engine.make_config(variant))[0]

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from bot.core.finished import FinishedTable
 from bot.core.messages import Outgoing, Place
+from bot.core.replays import record_of
+from bot.core.tables import place_of
 from tests.bot.core.conftest import Harness, make_harness
 
 AGENTS = ["random", "random", "random", "random"]
@@ -50,16 +53,30 @@ async def test_open_ai_table_plays_to_the_end_and_keeps_seat_order(harness: Harn
     place = Place("memory", "arena")
     gid = await h.service.ai_tables.open_ai_table(tenant="console", place=place, game="chameleon", variant="classic",
                                         options={}, agents=AGENTS, seed=7)
-    result = await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 60)
-    assert result is not None and "winners" in result
+    finished = await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 60)
+    assert finished is not None
     row = await h.store.game(gid)
     assert row is not None
-    assert row.status == "finished" and row.result == result and row.tenant == "console" and row.seed == 7
+    assert row.status == "finished" and row.result == finished.result.to_json() and row.tenant == "console" and row.seed == 7
     glog = await h.store.load_game(gid)
+    # What the finished table hands on is what its log says, without reading it.
+    logged = record_of(glog)
+    assert (finished.record.game, finished.record.config, finished.record.seats, finished.record.seed) == \
+        (logged.game, logged.config, logged.seats, logged.seed)
+    assert (finished.record.actions, finished.record.lines) == (logged.actions, logged.lines)
+    # The table plays in a thread of its place, and hands that thread on.
+    assert finished.place == place_of(row) and finished.place.channel == place.channel and finished.tenant == "console"
+    assert (finished.game, finished.variant) == ("chameleon", "classic")
+    assert finished.names == tuple(s.display_name for s in sorted(glog.seats, key=lambda s: s.seat))
     assert [s.agent_spec for s in glog.seats] == AGENTS and all(s.kind == "ai" for s in glog.seats)
     assert any(s.message.title == f"Game #{gid} is over" for s in h.platform.public()), "spectated by default"
-    # Once over, waiting again answers at once with the stored result.
-    assert await h.service.ai_tables.wait_finished(gid) == result
+    # Once over, waiting again answers at once from the log, with the same table.
+    again = await h.service.ai_tables.wait_finished(gid)
+    assert again is not None
+    assert (again.game_id, again.place, again.tenant, again.names) == (gid, finished.place, "console", finished.names)
+    assert (again.record.actions, again.record.lines, again.record.result) == (logged.actions, finished.record.lines,
+                                                                               row.result)
+    assert (again.result.winners, again.result.summary) == (finished.result.winners, finished.result.summary)
 
 
 async def test_same_seed_same_deal_and_same_game(harness: Harness) -> None:
@@ -114,12 +131,13 @@ async def test_finish_listeners_run_after_the_result_and_may_post(tmp_path) -> N
         calls: list[tuple[int, Place, str]] = []
         announced_first: list[bool] = []
 
-        async def listener(game_id: int, place: Place, tenant: str) -> Outgoing | None:
-            calls.append((game_id, place, tenant))
+        async def listener(finished: FinishedTable) -> Outgoing | None:
+            game_id = finished.game_id
+            calls.append((game_id, finished.place, finished.tenant))
             announced_first.append(any(s.message.title == f"Game #{game_id} is over" for s in h.platform.public()))
             return Outgoing("Leaderboard: everyone tied.")
 
-        async def broken(game_id: int, place: Place, tenant: str) -> Outgoing | None:
+        async def broken(finished: FinishedTable) -> Outgoing | None:
             raise RuntimeError("a listener that fails does not stop the others")
 
         h.service.ai_tables.add_finish_listener(broken)
@@ -202,5 +220,6 @@ async def test_a_game_that_ends_while_its_row_is_read_still_wakes_its_waiter(har
     result = await asyncio.wait_for(waiter, 60)
     monkeypatch.undo()
     ended = await h.store.game(gid)
-    assert ended is not None and result is not None and result == ended.result
+    assert ended is not None and result is not None and result.result.to_json() == ended.result
     assert gid not in h.service.ai_tables._ended  # nothing left behind for an ended game
+

@@ -73,8 +73,8 @@ async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> Non
                                                 options={}, agents=agents, seed=seed)
             result = await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 240)
             assert result is not None
-            details = result["details"]
-            winners = set(result["winners"])
+            details = result.result.details
+            winners = set(result.result.winners)
             assert winners == set(details["teams"][details["winner"]])
             glog = await h.store.load_game(gid)
             sources = {a.source for a in glog.actions}
