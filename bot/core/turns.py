@@ -26,7 +26,9 @@ from bot.core.outbox import Outbox, Planned
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
 from games.base import Action, C, Event, IllegalAction, Result, S, Seat, Text
-from models.agents.base import CallLog
+from games.labels import fill_spec
+from models.agents.base import CallLog, Source
+from models.agents.provenance import decision_row, role_of
 from storage.ports import GamePort, OutboxPort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, LogAhead
 from storage.tables import ActionSource, AgentOperation, GameStatus
@@ -326,7 +328,12 @@ class Turns:
         else:
             rules = table.engine.timeout_action(state, seat)
             if rules is not None:
-                outcome = Outcome(rules, ActionSource.TIMEOUT, "rules", ())
+                # The move is logged with its decision row like every AI move (``provenance``):
+                # the rules' neutral action played for the seat's agent, which could not.
+                legal = table.engine.legal(state, seat)
+                role = role_of(table.engine.observe(state, seat), fill_spec(legal)) if legal is not None else rules.kind
+                decided = decision_row(self.agent_for(info), role=role, source=Source.RULES, timeout=True, played="rules")
+                outcome = Outcome(rules, ActionSource.TIMEOUT, "rules", (decided,))
             else:
                 outcome = await self.runner.decide(table.engine, state, seat, game_id=table.game_id,
                                                    spec="random", seed=seat_seed(table, seat))

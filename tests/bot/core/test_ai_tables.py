@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -223,3 +224,34 @@ async def test_a_game_that_ends_while_its_row_is_read_still_wakes_its_waiter(har
     assert ended is not None and result is not None and result.result.to_json() == ended.result
     assert gid not in h.service.ai_tables._ended  # nothing left behind for an ended game
 
+
+async def test_the_drivers_last_try_logs_its_decision_row(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When every try of an AI seat's agent failed (the inference service is down), the rules' neutral
+    action plays on the last try, and it is logged with a decision row like every AI move."""
+    from bot.core import turns
+    from models.agents.provenance import decision_of
+
+    h = harness
+    monkeypatch.setattr(turns, "AI_BACKOFF_S", 0.001)
+
+    real = h.service.runner.decide
+
+    async def down_where_the_rules_have_a_move(engine: Any, state: Any, seat: int, **kw: Any) -> Any:
+        # Clues (which have no neutral value) are still played; the service is down from the first vote on.
+        if engine.timeout_action(state, seat) is not None:
+            raise ConnectionError("the inference service is down")
+        return await real(engine, state, seat, **kw)
+
+    monkeypatch.setattr(h.service.runner, "decide", down_where_the_rules_have_a_move)
+    gid = await h.service.ai_tables.open_ai_table(tenant="console", place=Place("memory", "down"), game="spy",
+                                                  variant="classic", options={}, agents=AGENTS, seed=5, spectate=False)
+    first = None
+    for _ in range(1000):
+        first = next((a for a in (await h.store.load_game(gid)).actions if a.source == "timeout"), None)
+        if first is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert first is not None and first.actor == "rules"
+    rows = [r for r in await h.store.agent_calls(gid) if r.action_seq == first.seq]
+    decisions = [decision_of(r.prompt) for r in rows]
+    assert [d["source"] for d in decisions if d is not None] == ["rules"], rows
