@@ -141,6 +141,8 @@ def pct(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100)[int(q) - 1] if len(xs) >= 2 else (xs[0] if xs else float("nan"))
 
 
+# The bot processes of this bench share a throwaway database; any key of 32 characters or more serves.
+RELAY_KEY = "bench-scale-relay-key-0123456789abcdef0123456789"
 BOT_TABLES = [("spy", "classic", 5), ("chameleon", "classic", 4), ("decrypto", "benchmark", 3)]
 
 
@@ -160,7 +162,7 @@ async def bot_process(url: str, owner: str, part: int, parts: int, tables: int, 
     from storage.store import Store
 
     store = await Store.open(url)
-    await store.own_tables(owner, timedelta(seconds=lease_s))
+    await store.own_tables(owner, timedelta(seconds=lease_s), relay_key=RELAY_KEY)
     service = TableService(store, settings=Settings(_env_file=None, default_agent="random", fallback_agent="random"),  # type: ignore[call-arg]
                            agents=AgentRegistry())
     service.attach(MemoryPlatform())

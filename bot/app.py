@@ -86,7 +86,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     from bot.tournaments.service import TournamentService
     from models.client import ClientPool
     from storage.ownership import process_name
-    from storage.store import SingleProcessOnly, Store
+    from storage.store import RelayKeyMissing, SingleProcessOnly, Store
 
     settings = settings or Settings()
     # The agents are checked before anything opens: a bad HUSHTABLE_AGENTS entry stops the start cleanly.
@@ -98,8 +98,9 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         raise
     store = await Store.open(settings.database_url)
     try:  # several processes share a PostgreSQL by leases; a second bot on a SQLite file stops here
-        await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s))
-    except SingleProcessOnly as exc:
+        await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s),
+                                   relay_key=settings.relay_key.get_secret_value() if settings.relay_key else None)
+    except (SingleProcessOnly, RelayKeyMissing) as exc:
         await store.aclose()
         await pool.aclose()
         raise SystemExit(f"hushtable: {exc}") from None
@@ -111,7 +112,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         raise SystemExit(f"hushtable: {exc}") from None
     ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
-    sneak.attach(service)  # the clue report after each game; the adapters get it beside the service
+    sneak.attach(service.ai_tables)  # the clue report after each game; the adapters get it beside the service
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
     return App(settings, store, service, pool, tournaments, sneak, ops, registry)

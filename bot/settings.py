@@ -35,6 +35,7 @@ class ShardPlan:
 MAX_SHARDS = 16384
 ADMIN_PLATFORMS = ("discord", "slack")
 MIN_EXPORT_SECRET_CHARS = 16
+MIN_RELAY_KEY_CHARS = 32  # storage.relay.MIN_KEY_CHARS: settings import nothing of storage
 MAX_DEAL_SEED = 2**62 - 1  # a game's seed fits a signed 64-bit column with room to spare
 
 
@@ -154,6 +155,9 @@ class Settings(BaseSettings):
     # HUSHTABLE_WORKER_TOKEN: the bearer token a worker asks of every call (set the same on both sides);
     # a worker listening beyond loopback refuses to start without one.
     worker_token: SecretStr | None = None
+    # The key several bot processes on one PostgreSQL share to sign and encrypt the commands they relay
+    # to each other (storage/relay.py): required there, the same on each process.
+    relay_key: SecretStr | None = Field(default=None, description="shared key of the processes' command relay")
     device: str = "cpu"
     dtype: str = "float32"
     # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else ~/.cache/hushtable/models
@@ -251,6 +255,14 @@ class Settings(BaseSettings):
         if value is not None and len(value.strip()) < MIN_EXPORT_SECRET_CHARS:
             raise ValueError(f"the key is too short to hide who played: give at least {MIN_EXPORT_SECRET_CHARS} "
                              "random characters, e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`")
+        return value
+
+    @field_validator("relay_key")
+    @classmethod
+    def _relay_key_long(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value().strip()) < MIN_RELAY_KEY_CHARS:
+            raise ValueError(f"the relay key is too short: give at least {MIN_RELAY_KEY_CHARS} random characters, the same "
+                             "on every bot process, e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`")
         return value
 
     @field_validator("ops_host")

@@ -31,8 +31,8 @@ from typing import Any
 
 import typer
 
-from bot.core.messages import Outgoing, Place
-from bot.core.service import TableService
+from bot.core.finished import AiTablesPort, FinishedTable
+from bot.core.messages import Outgoing
 from games.catalog import find
 from games.descriptor import ClueScoring, SneakScoring
 from games.labels import fill_labels
@@ -235,15 +235,15 @@ class SneakService:
         """The human study's next step for a member (``/judge``): their item, or their answer and the next."""
         return await self.study.turn(user_key, tenant, answer)
 
-    async def on_finish(self, game_id: int, place: Place, tenant: str) -> Outgoing | None:
+    async def on_finish(self, finished: FinishedTable) -> Outgoing | None:
         try:
-            text = await self.report(game_id)
+            text = await self.report(finished.game_id)
         except Exception as exc:  # a report must never break the table; the log says why (by type)
-            log.error("SNEAK clue report failed for game %s: %s", game_id, type(exc).__name__)
+            log.error("SNEAK clue report failed for game %s: %s", finished.game_id, type(exc).__name__)
             return None
         return Outgoing(text, title=TITLE, user_text=True) if text else None
 
-    def attach(self, service: TableService) -> SneakService:
-        """Post the report after each of ``service``'s results."""
-        service.add_finish_listener(self.on_finish)
+    def attach(self, tables: AiTablesPort) -> SneakService:
+        """Post the report after each result of ``tables`` (the table service's ``ai_tables``)."""
+        tables.add_finish_listener(self.on_finish)
         return self

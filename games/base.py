@@ -333,6 +333,12 @@ class Result:
     scores: Mapping[Seat, float] = field(default_factory=dict)
     details: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Result:
+        """A stored result (``to_json``) as a result again."""
+        return cls(frozenset(int(s) for s in raw.get("winners") or ()), str(raw.get("summary") or ""),
+                   {int(k): float(v) for k, v in dict(raw.get("scores") or {}).items()}, dict(raw.get("details") or {}))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "winners": sorted(self.winners),

@@ -59,11 +59,13 @@ class Side(StrEnum):
 
 @dataclass(frozen=True)
 class SeatOutcome:
-    """One seat's part in one finished game. ``won`` is None for a draw."""
+    """One seat's part in one finished game. ``won`` is None for a draw. ``role`` and ``side`` are
+    names: a game's own StrEnum members when read from a replay, their stored values when read back
+    from a tournament's match (both compare and print alike)."""
 
     seat: int
-    role: StrEnum
-    side: StrEnum
+    role: str
+    side: str
     won: bool | None
     stats: Mapping[str, float] = field(default_factory=dict)
 

@@ -62,7 +62,7 @@ from storage.records import (
     SchemaOutOfDate,
     SeatRecord,
 )
-from storage.relay import CommandRelay
+from storage.relay import CommandRelay, RelayKeyMissing, check_key
 from storage.turnlog import TurnLog
 
 P = ParamSpec("P")
@@ -83,6 +83,7 @@ __all__ = [
     "NotOwner",
     "SchemaOutOfDate",
     "SeatRecord",
+    "RelayKeyMissing",
     "SingleProcessOnly",
     "Store",
     "alembic_config",
@@ -147,13 +148,20 @@ class Store(Database):
         self.relay: CommandRelay | None = None  # likewise: commands to and from the holders of tables
         self._bot_lock: IO[bytes] | None = None  # SQLite: this process's lock on the file
 
-    async def own_tables(self, owner: str, ttl: timedelta) -> TableLeases | None:
+    async def own_tables(self, owner: str, ttl: timedelta, *, relay_key: str | None = None) -> TableLeases | None:
         """Become one of the bot processes that drive this database's running games.
 
         On a server database the games are shared out by leases with fencing tokens
         (``storage.ownership``): from now on this process logs turns only for the games it
         holds (``store.leases``). SQLite is single-process: the file is locked for this
-        process, and a second bot opening it is refused with a sentence (None is returned)."""
+        process, and a second bot opening it is refused with a sentence (None is returned).
+
+        On PostgreSQL the processes relay commands to each other (``storage.relay``) under
+        ``relay_key``, the deployment's shared key: without one of ``relay.MIN_KEY_CHARS`` characters
+        or more this raises ``RelayKeyMissing`` (one sentence) before anything is held."""
+        postgres = self.plan.url.get_backend_name() == "postgresql"
+        if postgres:
+            relay_key = check_key(relay_key)
         if self.plan.is_sqlite:
             path = self.plan.sqlite_file  # None in memory: nothing another process could open
             if path is not None:
@@ -162,8 +170,9 @@ class Store(Database):
         self.leases = TableLeases(self, owner, ttl)
         self._turnlog.leases = self.log.leases = self.deadlines.leases = self.leases
         self._name_connections(owner, ttl)
-        if self.plan.url.get_backend_name() == "postgresql":
-            self.relay = CommandRelay(self, owner)
+        if postgres:
+            assert relay_key is not None
+            self.relay = CommandRelay(self, owner, relay_key)
         await self.engine.dispose()  # connections opened before (the migration's) were not named
         return self.leases
 

@@ -190,3 +190,23 @@ def test_parent_package_edges_are_not_cycles_but_module_cycles_are() -> None:
     graph = {"games": {"games.vote"}, "games.vote": {"games", "games.text"}, "games.text": set(),
              "bot.a": {"bot.b"}, "bot.b": {"bot.a"}}
     assert cycles(_without_parent_packages(graph)) == [["bot.a", "bot.b"]]
+
+
+# Chat adapters and the wiring build or hold the table service; these rooms only see its ports
+# (``bot.core.ports.TableHost``, ``bot.core.finished.AiTablesPort``) and what a finished table hands on.
+_TABLE_SERVICE_FREE = ("bot/tournaments", "bot/sneak.py", "bot/research", "models/eval")
+_WIRING = {"bot/tournaments/wiring.py"}
+
+
+def test_tournaments_sneak_and_research_never_import_the_table_service() -> None:
+    graph = import_graph(type_checking=True)
+    offenders = []
+    for folder in _TABLE_SERVICE_FREE:
+        paths = [ROOT / folder] if folder.endswith(".py") else sorted((ROOT / folder).rglob("*.py"))
+        for path in paths:
+            rel = str(path.relative_to(ROOT))
+            if rel in _WIRING:
+                continue
+            if "bot.core.service" in graph[_module_of(path)]:
+                offenders.append(rel)
+    assert offenders == [], offenders

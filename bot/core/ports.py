@@ -13,8 +13,40 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from bot.core.delivery import Delivery
+from bot.core.finished import AiTablesPort
 from bot.core.messages import Command, Reply
 from bot.core.platform import Platform
+from bot.settings import Settings
+from storage.ports import TableStore
+
+
+class TableHost(Protocol):
+    """What tournaments use of the table service: its log and settings, its AI tables, the
+    platforms and delivery their matches are shown through, and ``handle`` (a stalled match's abort)."""
+
+    @property
+    def store(self) -> TableStore: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def platforms(self) -> dict[str, Platform]: ...
+
+    @property
+    def delivery(self) -> Delivery: ...
+
+    @property
+    def ai_tables(self) -> AiTablesPort: ...
+
+    def attach(self, platform: Platform) -> None: ...
+
+    async def handle(self, cmd: Command) -> Reply: ...
+
+    def agent_choices(self) -> list[str]: ...
+
+    def game_choices(self) -> dict[str, tuple[str, ...]]: ...
 
 
 class SneakPort(Protocol):
@@ -53,3 +85,9 @@ if TYPE_CHECKING:
 
     def _table_service_is_a_port(service: TableService) -> ServicePort:
         return service  # mypy fails here the day the service and the protocol disagree
+
+    def _table_service_is_a_host(service: TableService) -> TableHost:
+        return service
+
+    def _ai_tables_are_a_port(service: TableService) -> AiTablesPort:
+        return service.ai_tables

@@ -18,7 +18,8 @@ from typing import Any, Generic
 from bot.core.messages import MessageRef, Place, UserRef
 from bot.core.replays import record_of
 from bot.ops.masking import MASKER
-from games.base import Action, C, Game, S, Seat, replay, rng
+from games.base import Action, C, Game, Result, S, Seat, replay, rng
+from games.record import Record
 from storage.records import GameLog
 from storage.tables import GameRow, SeatKind
 
@@ -145,6 +146,15 @@ class Table(Generic[S, C]):
     # The sequence number of the last action in the log: the next turn is written at seq + 1 and
     # nowhere else, so a turn whose commit answer was lost is found there, not logged twice.
     seq: int = 0
+    # The logged actions and their seqs, so that a finished table hands on its record without
+    # reading its log again (``bot.core.ports.FinishedTable``).
+    actions: list[tuple[Seat, Action]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+    def record(self, result: Result | None) -> Record:
+        """The game as played so far, as ``bot.core.replays.record_of`` would read it from the log."""
+        return Record(self.engine, self.cfg, len(self.seats), self.seed, tuple(self.actions),
+                      None if result is None else result.to_json(), tuple(self.lines))
 
     @property
     def names(self) -> list[str]:
@@ -261,4 +271,4 @@ def rebuild(glog: GameLog) -> Table:
     lobby = row.lobby or {}
     return Table(row.id, rec.game, rec.config, rec.seed, seats, state, place_of(row), row.platform,
                  float(lobby.get("deadline_s") or 0), tenant=row.tenant, quiet=bool(lobby.get("quiet")),
-                 seq=max(rec.lines, default=0))
+                 seq=max(rec.lines, default=0), actions=list(rec.actions), lines=list(rec.lines))

@@ -25,8 +25,10 @@ from bot.core.observe import ServiceObserver
 from bot.core.outbox import Outbox, Planned
 from bot.core.tables import SeatInfo, Table, seat_seed
 from bot.settings import Settings
-from games.base import Action, C, Event, IllegalAction, S, Seat, Text
-from models.agents.base import CallLog
+from games.base import Action, C, Event, IllegalAction, Result, S, Seat, Text
+from games.labels import fill_spec
+from models.agents.base import CallLog, Source
+from models.agents.provenance import decision_row, role_of
 from storage.ports import GamePort, OutboxPort
 from storage.records import ActionRecord, AgentCallRecord, EventRecord, LogAhead
 from storage.tables import ActionSource, AgentOperation, GameStatus
@@ -43,8 +45,8 @@ FINISH_RETRY_MAX_S = 5.0
 # took about 9 ms of CPU in one piece, every command in flight waiting it out.
 SUPERVISE_BATCH = 100
 
-Ended = Callable[[Table, dict[str, Any] | None], Awaitable[None]]
-"""Called once a table is over (result dict, or None when it broke)."""
+Ended = Callable[[Table, Result | None], Awaitable[None]]
+"""Called once a table is over (its result, or None when it was aborted or broke)."""
 
 
 class TurnStore(GamePort, OutboxPort, Protocol):
@@ -121,6 +123,8 @@ class Turns:
                 self.outbox.drop(planned)
                 return Reply(DUPLICATE, duplicate=True)
             table.seq += 1
+            table.actions.append((seat, action))
+            table.lines.append(table.seq)
             self.observer.action(table.engine.id, source.value)
             for c in calls:
                 self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
@@ -151,8 +155,11 @@ class Turns:
         for row in glog.actions:
             if row.seq <= table.seq or table.over:
                 continue
-            state, events = table.engine.apply(table.state, row.seat, Action(row.kind, tuple(row.value)))
+            action = Action(row.kind, tuple(row.value))
+            state, events = table.engine.apply(table.state, row.seat, action)
             table.seq = row.seq
+            table.actions.append((row.seat, action))
+            table.lines.append(row.seq)
             log.warning("game %s: action %s was logged although its commit answer was lost; caught up",
                         table.game_id, row.seq)
             await self._applied(table, row.seat, state, events, ())
@@ -321,7 +328,12 @@ class Turns:
         else:
             rules = table.engine.timeout_action(state, seat)
             if rules is not None:
-                outcome = Outcome(rules, ActionSource.TIMEOUT, "rules", ())
+                # The move is logged with its decision row like every AI move (``provenance``):
+                # the rules' neutral action played for the seat's agent, which could not.
+                legal = table.engine.legal(state, seat)
+                role = role_of(table.engine.observe(state, seat), fill_spec(legal)) if legal is not None else rules.kind
+                decided = decision_row(self.agent_for(info), role=role, source=Source.RULES, timeout=True, played="rules")
+                outcome = Outcome(rules, ActionSource.TIMEOUT, "rules", (decided,))
             else:
                 outcome = await self.runner.decide(table.engine, state, seat, game_id=table.game_id,
                                                    spec="random", seed=seat_seed(table, seat))
@@ -386,7 +398,7 @@ class Turns:
             await self.delivery.public(table, Outgoing(render.end_text(table.game_id, result.to_json(), table.names,
                                                                        told), title=f"Game #{table.game_id} is over",
                                                        user_text=True, key=f"{table.game_id}:end"))
-        await self.ended(table, result.to_json())
+        await self.ended(table, result)
 
     async def _save_end(self, table: Table, result: dict[str, Any]) -> None:
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import games
 from bot.tournaments.board import standings_of
@@ -26,9 +26,6 @@ from models.agent_names import canonical
 from storage import tournaments as repo
 from storage.ports import UnitsOfWork
 from storage.tables import MatchStatus, TournamentRow, TournamentStatus
-
-if TYPE_CHECKING:  # the reads below need only the store; the table service would bring the agents' imports
-    from bot.core.service import TableService
 
 __all__ = ["MAX_MATCHES", "MAX_SCHEDULES", "Planning", "StorePlanning", "TournamentError", "cancel", "create", "describe",
            "find", "get", "set_schedule", "standings"]
@@ -146,7 +143,7 @@ async def check_schedule_cap(service: Planning, tenant: str, *, except_id: int |
                               "turn one off first (schedule <id> off).")
 
 
-async def get(service: TableService, tenant: str, tournament_id: int) -> TournamentRow:
+async def get(service: Planning, tenant: str, tournament_id: int) -> TournamentRow:
     """The tenant's tournament; another tenant's id, or no such number, reads as missing."""
     return await find(service.store, tenant, tournament_id)
 
@@ -161,7 +158,7 @@ async def find(store: UnitsOfWork, tenant: str, tournament_id: int) -> Tournamen
     return t
 
 
-async def cancel(service: TableService, tenant: str, tournament_id: int) -> TournamentRow:
+async def cancel(service: Planning, tenant: str, tournament_id: int) -> TournamentRow:
     """No new games start; games already running play out (their results are kept)."""
     t = await get(service, tenant, tournament_id)
     if status_of(t) in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):

@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
-from functools import cache
 from statistics import fmean
 from typing import Any, Protocol
 
 from bot.core.replays import record_of
 from bot.tournaments.ratings import MatchResult
 from games.metrics import SeatOutcome, seat_outcomes
+from games.record import Record
 from storage import tournaments as repo
 from storage.ports import GameReader, UnitsOfWork
 from storage.records import GameLog
@@ -33,23 +32,20 @@ def outcomes_of(glog: GameLog) -> list[SeatOutcome]:
     return seat_outcomes(record_of(glog))
 
 
+def outcomes_of_record(record: Record) -> list[SeatOutcome]:
+    """The seats' outcomes of a finished table's record (``bot.core.finished.FinishedTable``)."""
+    return seat_outcomes(record)
+
+
 def outcome_rows(outcomes: Sequence[SeatOutcome]) -> list[dict[str, Any]]:
     """Seat outcomes as JSON rows (a NaN number, which JSON cannot hold, as null)."""
     return [{"seat": o.seat, "role": str(o.role), "side": str(o.side), "won": o.won,
              "stats": {k: None if math.isnan(v) else v for k, v in o.stats.items()}} for o in outcomes]
 
 
-@cache
-def _name(value: str) -> StrEnum:
-    # A stored role or side: the game's own enum is not needed, only its value (ratings and boards
-    # compare and print roles and sides as strings).
-    Stored = StrEnum("Stored", {"VALUE": value})
-    return Stored["VALUE"]
-
-
 def seat_outcomes_of(rows: Sequence[Mapping[str, Any]]) -> list[SeatOutcome]:
     """The stored rows of ``outcome_rows`` as seat outcomes again."""
-    return [SeatOutcome(int(r["seat"]), _name(str(r["role"])), _name(str(r["side"])),
+    return [SeatOutcome(int(r["seat"]), str(r["role"]), str(r["side"]),
                         None if r["won"] is None else bool(r["won"]),
                         {k: math.nan if v is None else float(v) for k, v in dict(r.get("stats") or {}).items()})
             for r in rows]

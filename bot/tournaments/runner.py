@@ -1,6 +1,6 @@
 """Plays a stored tournament's matches on AI-only tables, concurrently, and saves its standings.
 
-Each match runs through ``TableService.open_ai_table`` / ``wait_finished``,
+Each match runs through ``AiTables.open_ai_table`` / ``wait_finished``,
 so a tournament's games are ordinary logged games: the inference worker batches their
 model calls across tables, and the service resumes them from the log after a restart.
 
@@ -47,9 +47,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from bot.core.finished import FinishedTable
 from bot.core.lobby import host_user
 from bot.core.messages import Command, CommandKind, DeliveryFailed, MessageRef, Outgoing, Place, UserRef
-from bot.core.service import TableService
+from bot.core.ports import TableHost
 from bot.core.tables import Lobby
 from bot.tournaments import board, results
 from bot.tournaments.errors import TournamentError
@@ -133,7 +134,7 @@ ProgressHook = Callable[[Progress], Awaitable[None]]
 class TournamentRunner:
     def __init__(
         self,
-        service: TableService,
+        service: TableHost,
         *,
         concurrency: int | None = None,
         attempts: int = 2,
@@ -294,7 +295,7 @@ class TournamentRunner:
                         return  # another runner has it
                     try:
                         place, spectated = await self._place(t, m)
-                        game_id = await self.service.open_ai_table(
+                        game_id = await self.service.ai_tables.open_ai_table(
                             tenant=t.tenant, place=place, game=t.game, variant=t.variant or None,
                             options=t.options, agents=list(m.seats), seed=m.seed, spectate=spectated)
                     except ValueError as exc:  # the configuration changed under the tournament: not retryable
@@ -308,11 +309,11 @@ class TournamentRunner:
                     else:
                         await repo.attach_game(self.store, m.id, game_id)
                 if error is None and game_id is not None:
-                    error = await self._wait(t, game_id)
-                    if error is None:
-                        # The one replay of the game: its outcomes are stored with the match's finish.
-                        glog = await self.store.load_game(game_id)
-                        outcomes = results.outcomes_of(glog)
+                    finished, error = await self._wait(t, game_id)
+                    if finished is not None:
+                        # Read from the finished table's record (no second read of its log); the
+                        # outcomes are stored with the match's finish.
+                        outcomes = results.outcomes_of_record(finished.record)
                         await repo.finish_match(self.store, m.id, [str(o.role) for o in outcomes],
                                                 results.outcome_rows(outcomes))
                         state.add(MatchResult(tuple(m.seats), tuple(outcomes), m.deal_group, game_id))
@@ -349,17 +350,17 @@ class TournamentRunner:
         await repo.retry_match(self.store, m.id, "interrupted before its game started")
         return None
 
-    async def _wait(self, t: TournamentRow, game_id: int) -> str | None:
-        """None when the game finished; else why not (after aborting a stalled game)."""
+    async def _wait(self, t: TournamentRow, game_id: int) -> tuple[FinishedTable | None, str | None]:
+        """The finished table; else why there is none (after aborting a stalled game)."""
         try:
-            result = await asyncio.wait_for(self.service.wait_finished(game_id), self.stall_s)
+            finished = await asyncio.wait_for(self.service.ai_tables.wait_finished(game_id), self.stall_s)
         except TimeoutError:
             await self._abort(t, game_id)
-            return f"stalled: no result after {self.stall_s:g} s"
-        if result is None:
+            return None, f"stalled: no result after {self.stall_s:g} s"
+        if finished is None:
             row = await self.store.game(game_id)
-            return f"the game ended without a result ({row.status if row else 'missing'})"
-        return None
+            return None, f"the game ended without a result ({row.status if row else 'missing'})"
+        return finished, None
 
     async def _abort(self, t: TournamentRow, game_id: int) -> None:
         row = await self.store.game(game_id)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from bot.core.intake import Origin
 from bot.core.messages import Place
-from bot.core.service import TableService
+from bot.core.ports import TableHost
 from bot.tournaments import board, manage
 from bot.tournaments.errors import TournamentError
 from bot.tournaments.port import Board, BoardPoster, TournamentPort
@@ -35,7 +35,7 @@ RunnerFactory = Callable[[], TournamentRunner]
 
 
 class TournamentService:
-    def __init__(self, tables: TableService, *, runner_factory: RunnerFactory | None = None) -> None:
+    def __init__(self, tables: TableHost, *, runner_factory: RunnerFactory | None = None) -> None:
         self.tables = tables
         self.store = tables.store
         self.runner_factory: RunnerFactory = runner_factory or (lambda: TournamentRunner(tables))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from bot.settings import Settings
 from storage.ownership import process_name
-from storage.store import SingleProcessOnly, Store
+from storage.store import RelayKeyMissing, SingleProcessOnly, Store
 
 if TYPE_CHECKING:
     from bot.tournaments.service import TournamentService
@@ -57,15 +57,16 @@ async def tournament_service(settings: Settings) -> AsyncIterator[TournamentServ
         raise
     try:
         try:  # a second process on a SQLite file stops here (several share a PostgreSQL by leases)
-            await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s))
-        except SingleProcessOnly as exc:
+            await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s),
+                                   relay_key=settings.relay_key.get_secret_value() if settings.relay_key else None)
+        except (SingleProcessOnly, RelayKeyMissing) as exc:
             raise SystemExit(f"hushtable: {exc}") from None
         try:
             sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
         except ValueError as exc:
             raise SystemExit(f"hushtable: {exc}") from None
         service = TableService(store, settings=settings, agents=registry)
-        sneak.attach(service)
+        sneak.attach(service.ai_tables)
         tournaments = TournamentService(service)
         try:
             await service.start()

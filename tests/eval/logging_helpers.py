@@ -27,7 +27,7 @@ def chat_sneak(store: Store, service: TableService) -> SneakService:
     from bot.sneak import SneakService
     from models.worker.embedding_backend import embedder_for
 
-    return SneakService(store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(service)
+    return SneakService(store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(service.ai_tables)
 
 
 async def log_random_game(

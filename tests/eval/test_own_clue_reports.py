@@ -57,7 +57,7 @@ async def test_a_table_that_asked_for_it_gets_the_games_own_report_after_its_res
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
         reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"]).attach(h.service)
+                                evaluators=["embed:minilm"]).attach(h.service.ai_tables)
         d = descriptor(game)
         variant = str(d.variants[0])
         seats = d.engine.seat_range(d.engine.make_config(variant))[0]
@@ -71,7 +71,7 @@ async def test_a_table_that_asked_for_it_gets_the_games_own_report_after_its_res
                                                "r2"))).ok
         assert (await h.service.handle(Command(CommandKind.START, host, HERE, {"seed": 5}, "r3"))).ok
         gid = next(iter(h.service.tables))
-        assert await h.service.wait_finished(gid) is not None
+        assert await h.service.ai_tables.wait_finished(gid) is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
         report = next(t for t in texts if t.startswith("SNEAK clue report"))

@@ -23,10 +23,10 @@ async def no_models(spec: str) -> Any:
 async def test_a_finished_chameleon_game_gets_a_clue_report_after_its_result(tmp_path: Path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service)
-        gid = await h.service.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="classic",
+        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service.ai_tables)
+        gid = await h.service.ai_tables.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="classic",
                                             options={}, agents=["random"] * 4, seed=5)
-        result = await h.service.wait_finished(gid)
+        result = await h.service.ai_tables.wait_finished(gid)
         assert result is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
@@ -48,7 +48,7 @@ async def test_spy_and_decrypto_reports_need_the_table_option(tmp_path: Path) ->
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
         reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"]).attach(h.service)
+                                evaluators=["embed:minilm"]).attach(h.service.ai_tables)
         gid, _ = await log_random_game(h.store, "spy", "classic", 4, seed=3)
         assert await reporter.report(gid) is None
     finally:
@@ -60,7 +60,7 @@ async def test_player_averages_against_the_agents(tmp_path: Path) -> None:
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
         reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for,
-                                evaluators=["embed:minilm"]).attach(h.service)
+                                evaluators=["embed:minilm"]).attach(h.service.ai_tables)
         gid, _ = await log_random_game(h.store, "chameleon", "sneak", 4, seed=8, humans=(0,), agent="embed:minilm",
                                        platform="memory")
         assert await reporter.report(gid)
@@ -80,7 +80,7 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
 
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
     try:
-        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service)
+        SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"]).attach(h.service.ai_tables)
         host = UserRef("memory", "1", "Host")
         refused = await h.service.handle(Command(CommandKind.CREATE, host, HERE,
                                                  {"game": "spy", "options": {"sneak_report": "maybe"}}, "r0"))
@@ -93,7 +93,7 @@ async def test_the_table_option_asks_for_the_report_after_a_spy_game(tmp_path: P
         gid = next(iter(h.service.tables))
         row = await h.store.game(gid)
         assert row is not None and row.lobby["sneak_report"] is True  # kept by the table, not the rules
-        assert await h.service.wait_finished(gid) is not None
+        assert await h.service.ai_tables.wait_finished(gid) is not None
         await h.service.wait_idle(timeout=120)
         texts = [s.message.text for s in h.platform.public()]
         assert any(t.startswith("SNEAK clue report") for t in texts)

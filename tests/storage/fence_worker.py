@@ -32,6 +32,7 @@ from bot.core.service import TableService
 from bot.settings import Settings
 from models.agents import AgentRegistry
 from storage.store import Store
+from tests.keys import RELAY_KEY
 
 TABLE = ("spy", "classic", 4)  # one human seat and three AI seats
 WIRE_SQL = ("CREATE TABLE IF NOT EXISTS wire (id bigserial PRIMARY KEY, channel text, user_key text, key text UNIQUE, "
@@ -79,7 +80,7 @@ class WirePlatform(MemoryPlatform):
 
 async def main(url: str, owner: str, lease_s: float, want: int, deadline_s: float, stop_file: Path) -> None:
     store = await Store.open(url)
-    await store.own_tables(owner, timedelta(seconds=lease_s))
+    await store.own_tables(owner, timedelta(seconds=lease_s), relay_key=RELAY_KEY)
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
     service = TableService(store, settings=settings, agents=AgentRegistry())
     service.attach(WirePlatform(url, owner))

@@ -27,6 +27,7 @@ from models.agents import AgentRegistry
 from models.agents.random_agent import RandomAgent
 from models.agents.registry import AgentKind
 from storage.store import Store
+from tests.keys import RELAY_KEY
 from tests.storage.fence_worker import WirePlatform
 
 GAME = ("spy", "classic", 5)
@@ -52,7 +53,7 @@ def paced(pace: float) -> type[RandomAgent]:
 
 async def main(url: str, owner: str, lease_s: float, tenants: str, open_n: int, pace: float, stop: Path) -> None:
     store = await Store.open(url)
-    await store.own_tables(owner, timedelta(seconds=lease_s))
+    await store.own_tables(owner, timedelta(seconds=lease_s), relay_key=RELAY_KEY)
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
     agents = AgentRegistry()
     slow = paced(pace)
@@ -60,11 +61,11 @@ async def main(url: str, owner: str, lease_s: float, tenants: str, open_n: int, 
     observer = Moves()
     service = TableService(store, settings=settings, agents=agents, observer=observer)
     served = [t for t in tenants.split(",") if t and t != "-"]
-    service.served = Served(tenants=frozenset(served))
+    service.holding.served = Served(tenants=frozenset(served))
     service.attach(WirePlatform(url, owner))
     await service.start()
     game, variant, seats = GAME
-    opened = [await service.open_ai_table(tenant=served[0], place=Place("memory", f"{owner}-c{k}"), game=game,
+    opened = [await service.ai_tables.open_ai_table(tenant=served[0], place=Place("memory", f"{owner}-c{k}"), game=game,
                                           variant=variant, options={}, agents=["random"] * seats, seed=SEED + k)
               for k in range(open_n)]
     print("READY", *opened, flush=True)

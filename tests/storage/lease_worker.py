@@ -8,11 +8,12 @@ import sys
 from datetime import timedelta
 
 from storage.store import Store
+from tests.keys import RELAY_KEY
 
 
 async def main(url: str, owner: str, ttl_s: float) -> None:
     store = await Store.open(url)
-    leases = await store.own_tables(owner, timedelta(seconds=ttl_s))
+    leases = await store.own_tables(owner, timedelta(seconds=ttl_s), relay_key=RELAY_KEY)
     assert leases is not None
     taken = await leases.acquire()
     print(f"HELD {len(taken)}", flush=True)

@@ -18,6 +18,7 @@ from bot.settings import Settings
 from games.play import random_action
 from models.agents import AgentRegistry
 from storage.store import Store
+from tests.keys import RELAY_KEY
 from tests.vocabulary import NONSENSE
 
 HOST = UserRef("memory", "1", "Host")
@@ -69,8 +70,8 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
     try:
         # 5 s: both services share this test's one event loop, and a session's transaction idle for a
         # lease is ended by the server; on a loaded machine a 2 s lease ended a start half-way.
-        await store_a.own_tables("proc-a", timedelta(seconds=5))
-        await store_b.own_tables("proc-b", timedelta(seconds=5))
+        await store_a.own_tables("proc-a", timedelta(seconds=5), relay_key=RELAY_KEY)
+        await store_b.own_tables("proc-b", timedelta(seconds=5), relay_key=RELAY_KEY)
         a, b = service_on(store_a), service_on(store_b)
         await a.start()
         await b.start()
@@ -82,7 +83,7 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
         took = time.perf_counter() - sent
         assert reply.ok and not reply.duplicate, reply.text
         assert await actions(store_b, gid) == before + 1
-        assert a.relayed == 0 and b.relayed == 1
+        assert a.holding.relayed == 0 and b.holding.relayed == 1
         assert gid in b.tables and gid not in a.tables, "the table came back to the process of its tenant"
         assert store_b.leases is not None and gid in store_b.leases.held
         assert (await b.handle(act)).duplicate  # once only
@@ -113,8 +114,8 @@ async def test_a_move_for_a_table_held_by_a_live_process_is_played_there_and_the
 async def test_a_move_for_a_dead_holders_table_takes_it_over(pg_url: str) -> None:
     store_a, store_b = await Store.open(pg_url), await Store.open(pg_url)
     try:
-        await store_a.own_tables("proc-a", timedelta(seconds=1))
-        await store_b.own_tables("proc-b", timedelta(seconds=60))  # its own supervisor stays out of the way
+        await store_a.own_tables("proc-a", timedelta(seconds=1), relay_key=RELAY_KEY)
+        await store_b.own_tables("proc-b", timedelta(seconds=60), relay_key=RELAY_KEY)  # its own supervisor stays out of the way
         a, b = service_on(store_a), service_on(store_b)
         await a.start()
         await b.start()
@@ -129,7 +130,7 @@ async def test_a_move_for_a_dead_holders_table_takes_it_over(pg_url: str) -> Non
         assert gid in b.tables and gid in (store_b.leases.held if store_b.leases else {})
         assert await actions(store_b, gid) == before + 1
         assert (await b.handle(act)).duplicate  # once only
-        assert b.relayed == 0
+        assert b.holding.relayed == 0
         await b.wait_idle()
         await b.stop()
     finally:

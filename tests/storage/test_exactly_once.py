@@ -25,6 +25,7 @@ from storage.records import ActionRecord, EventRecord, SeatRecord
 from storage.store import Store
 from storage.tables import ActionSource, GameStatus, SeatKind
 from tests.bot.core import crash_worker
+from tests.keys import RELAY_KEY
 from tests.storage.commit_proxy import CommitDropProxy, Drops
 from tests.storage.test_backends import Probe, normalised
 from tests.storage.test_backends import pg_url_2 as pg_url_2  # noqa: F401 - a fixture
@@ -167,7 +168,7 @@ async def test_lobby_edits_a_start_and_an_abort_whose_commit_answers_are_lost_ar
     drops = Drops(writes=(b"UPDATE games",))
     with CommitDropProxy(pg_url, drops) as proxy:
         store = await Store.open(proxy.url)
-        await store.own_tables("proc-a", timedelta(seconds=30))
+        await store.own_tables("proc-a", timedelta(seconds=30), relay_key=RELAY_KEY)
         settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]
         service = TableService(store, settings=settings, agents=AgentRegistry())
         service.attach(MemoryPlatform())

@@ -23,6 +23,7 @@ from models.agents import AgentRegistry
 from storage.store import ActionRecord, EventRecord, NotOwner, SeatRecord, SingleProcessOnly, Store
 from storage.tables import ActionSource, GameStatus, SchedulerLeaseRow, SeatKind, utcnow
 from tests.bot.core.conftest import ALICE, HERE, Harness, settings
+from tests.keys import RELAY_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 SEATS = [SeatRecord(0, SeatKind.HUMAN, "Alice", user_key="memory:1"), SeatRecord(1, SeatKind.AI, "AI-1", agent_spec="random")]
@@ -44,7 +45,7 @@ async def test_one_holder_per_game_and_a_stale_holder_logs_nothing(pg_url: str) 
     ttl = timedelta(seconds=30)
     a, b = await Store.open(pg_url), await Store.open(pg_url)
     try:
-        la, lb = await a.own_tables("proc-a", ttl), await b.own_tables("proc-b", ttl)
+        la, lb = await a.own_tables("proc-a", ttl, relay_key=RELAY_KEY), await b.own_tables("proc-b", ttl, relay_key=RELAY_KEY)
         assert la is not None and lb is not None
         games = [await running_game(a, f"c{i}") for i in range(3)]
         assert la.held == {g: 1 for g in games}  # whoever starts a game drives it
@@ -89,7 +90,7 @@ def test_a_killed_holder_is_taken_over_once_its_leases_run_out(pg_url: str) -> N
 
         async def standby() -> tuple[dict[int, int], float]:
             async with await Store.open(pg_url) as s:
-                leases = await s.own_tables("standby", timedelta(seconds=ttl_s))
+                leases = await s.own_tables("standby", timedelta(seconds=ttl_s), relay_key=RELAY_KEY)
                 assert leases is not None
                 for _ in range(5):  # the live holder keeps every game
                     assert await leases.acquire() == {}
@@ -143,7 +144,7 @@ def test_sqlite_refuses_a_second_bot_process(tmp_path: Path) -> None:
 
 async def _service(url: str, owner: str) -> Harness:
     store = await Store.open(url)
-    await store.own_tables(owner, timedelta(seconds=30))
+    await store.own_tables(owner, timedelta(seconds=30), relay_key=RELAY_KEY)
     service = TableService(store, settings=settings(), agents=AgentRegistry())
     platform = MemoryPlatform()
     service.attach(platform)
@@ -161,17 +162,17 @@ async def test_a_table_moves_to_the_process_that_takes_it_over(pg_url: str) -> N
         gid = next(iter(a.service.tables))
         await a.service.wait_idle()
         assert gid not in b.service.tables  # a drives it; b resumed nothing
-        await b.service.hold_tables()
+        await b.service.holding.hold_tables()
         assert gid not in b.service.tables
         logged = len((await b.store.load_game(gid)).actions)
 
         # a stops renewing; once its lease ran out, b takes the table over and resumes it.
         assert b.store.leases is not None
         assert await b.store.leases.acquire(now=utcnow() + timedelta(minutes=5)) == {gid: 2}
-        await b.service.hold_tables()
+        await b.service.holding.hold_tables()
         assert gid in b.service.tables
         assert b.platform.dms_to(ALICE.key), "the new holder re-sent Alice her secret and the story"
-        await a.service.hold_tables()  # a's next renewal: it lost the game and lets the table go
+        await a.service.holding.hold_tables()  # a's next renewal: it lost the game and lets the table go
         assert gid not in a.service.tables
         assert len((await a.store.load_game(gid)).actions) == logged
 
@@ -231,7 +232,7 @@ async def test_a_hold_past_its_lease_writes_nothing_by_the_local_clock_and_by_th
     ttl = timedelta(seconds=30)
     store = await Store.open(pg_url)
     try:
-        leases = await store.own_tables("proc-a", ttl)
+        leases = await store.own_tables("proc-a", ttl, relay_key=RELAY_KEY)
         assert leases is not None
         gid = await running_game(store, "c0")
         assert leases.live(gid)

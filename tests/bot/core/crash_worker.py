@@ -24,6 +24,7 @@ from bot.settings import Settings
 from games.catalog import descriptors
 from models.agents import AgentRegistry
 from storage.store import Store
+from tests.keys import RELAY_KEY
 
 
 def _tables() -> list[tuple[str, str, int]]:
@@ -48,7 +49,7 @@ async def main(url: str, lease_s: float | None = None, owner: str = "", part: in
     tables = TABLES * copies
     store = await Store.open(url)
     if lease_s is not None:  # one of several processes on this database (storage/ownership.py)
-        leases = await store.own_tables(owner or "worker", timedelta(seconds=lease_s))
+        leases = await store.own_tables(owner or "worker", timedelta(seconds=lease_s), relay_key=RELAY_KEY)
         if leases is not None and os.environ.get(TRACE_TURNS):
             trace_turns(store)
     settings = Settings(_env_file=None, default_agent="random", fallback_agent="random")  # type: ignore[call-arg]  # pydantic-settings takes _env_file

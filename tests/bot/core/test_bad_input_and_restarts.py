@@ -143,9 +143,9 @@ async def test_a_game_that_no_longer_replays_is_marked_broken_and_frees_its_chan
 async def test_finished_tables_leave_memory(harness: Harness) -> None:
     """Item 25 (failed before: every finished table stayed in TableService.tables)."""
     h = harness
-    gid = await h.service.open_ai_table(tenant="", place=Place("memory", "m"), game="chameleon", variant=None,
+    gid = await h.service.ai_tables.open_ai_table(tenant="", place=Place("memory", "m"), game="chameleon", variant=None,
                                         options={}, agents=["random"] * 3, seed=4)
-    await h.service.wait_finished(gid)
+    await h.service.ai_tables.wait_finished(gid)
     await h.service.wait_idle()
     assert gid not in h.service.tables
 

@@ -110,9 +110,9 @@ async def test_the_ai_driver_survives_storage_errors(tmp_path, monkeypatch) -> N
     service.attach(MemoryPlatform())
     await service.start()
     try:
-        gid = await service.open_ai_table(tenant="", place=Place("memory", "s"), game="chameleon", variant=None,
+        gid = await service.ai_tables.open_ai_table(tenant="", place=Place("memory", "s"), game="chameleon", variant=None,
                                           options={}, agents=["random"] * 4, seed=9)
-        assert await asyncio.wait_for(service.wait_finished(gid), 60) is not None
+        assert await asyncio.wait_for(service.ai_tables.wait_finished(gid), 60) is not None
         assert store.failures == 0
     finally:
         await service.stop()
@@ -122,7 +122,7 @@ async def test_the_ai_driver_survives_storage_errors(tmp_path, monkeypatch) -> N
 async def test_the_supervisor_repairs_a_table_nobody_would_move(harness: Harness) -> None:
     """Item 10: a running table whose seat to act has no prompt and no AI task gets one."""
     h = harness
-    gid = await h.service.open_ai_table(tenant="", place=Place("memory", "sv"), game="spy", variant=None,
+    gid = await h.service.ai_tables.open_ai_table(tenant="", place=Place("memory", "sv"), game="spy", variant=None,
                                         options={}, agents=["random"] * 4, seed=5)
     table = h.service.tables[gid]
     assert table.driver is not None
@@ -131,7 +131,7 @@ async def test_the_supervisor_repairs_a_table_nobody_would_move(harness: Harness
     moves = len((await h.store.load_game(gid)).actions)
     assert not table.over and (table.driver is None or table.driver.done())
     assert await h.service.turns.supervise_once() == 1
-    assert await asyncio.wait_for(h.service.wait_finished(gid), 60) is not None
+    assert await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 60) is not None
     assert len((await h.store.load_game(gid)).actions) > moves
 
 
@@ -143,7 +143,7 @@ async def test_a_supervisor_round_yields_and_skips_a_table_that_left_meanwhile(h
     h = harness
     gids, tables = [], []
     for k in range(2):
-        gid = await h.service.open_ai_table(tenant="", place=Place("memory", f"sv{k}"), game="spy", variant=None,
+        gid = await h.service.ai_tables.open_ai_table(tenant="", place=Place("memory", f"sv{k}"), game="spy", variant=None,
                                             options={}, agents=["random"] * 4, seed=5)
         table = h.service.tables[gid]
         assert table.driver is not None
@@ -157,10 +157,10 @@ async def test_a_supervisor_round_yields_and_skips_a_table_that_left_meanwhile(h
     round_ = asyncio.get_running_loop().create_task(h.service.turns.supervise_once())
     await asyncio.sleep(0)  # the round runs until it yields, before it reaches the second table
     assert not round_.done()
-    h.service._drop(second.game_id, second)
+    h.service.holding.drop(second.game_id, second)
     assert await round_ == 1
     assert second.driver is None or second.driver.done()
-    assert await asyncio.wait_for(h.service.wait_finished(gids[0]), 60) is not None
+    assert await asyncio.wait_for(h.service.ai_tables.wait_finished(gids[0]), 60) is not None
 
 
 async def test_start_and_abort_at_once_leave_memory_and_database_agreeing(harness: Harness) -> None:

@@ -68,7 +68,7 @@ async def test_a_stored_deadline_without_a_timer_is_armed_by_the_supervisor(harn
     assert h.service.deadlines.open == 0 and await h.store.pending_for([gid])
     await asyncio.sleep(0.6)
     assert await timeouts(h, gid) == 0  # nothing fires it: the seat would wait for ever
-    await h.service.supervise_once()
+    await h.service.holding.supervise_once()
 
     async def timed_out() -> bool:
         return await timeouts(h, gid) > 0
@@ -120,9 +120,9 @@ async def test_an_ai_table_whose_turns_meet_a_database_error_is_driven_again_soo
         return await real(*args, **kw)
 
     h.store.append_turn = flaky
-    gid = await h.service.open_ai_table(tenant="console", place=Place("memory", "arena"), game="spy",
+    gid = await h.service.ai_tables.open_ai_table(tenant="console", place=Place("memory", "arena"), game="spy",
                                         variant="classic", options={}, agents=["random"] * 4, seed=3)
-    result = await asyncio.wait_for(h.service.wait_finished(gid), 20)
+    result = await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 20)
     assert result is not None and failures == 6
 
 

@@ -60,13 +60,13 @@ async def test_no_log_record_carries_a_secret(tmp_path, caplog: pytest.LogCaptur
         lo, _ = engine.seat_range(cfg)
         secrets: set[str] = set()
         for seed in (1, 2):
-            gid = await h.service.open_ai_table(tenant="t", place=Place("memory", f"{game}-{variant}-{seed}"),
+            gid = await h.service.ai_tables.open_ai_table(tenant="t", place=Place("memory", f"{game}-{variant}-{seed}"),
                                                 game=game, variant=variant, options={}, agents=["llm:leaky", *["random"] * (lo - 1)],
                                                 seed=seed)
             table = h.service.tables[gid]
             state = engine.new(table.cfg, lo, seed)[0]
             secrets |= {s.value for s in engine.secrets(state)}
-            assert await asyncio.wait_for(h.service.wait_finished(gid), 120) is not None
+            assert await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 120) is not None
         assert secrets, "every game deals a secret"
         assert any("agent llm:leaky failed" in r.getMessage() for r in caplog.records), "the failure was logged"
         for r in caplog.records:

@@ -293,7 +293,7 @@ async def test_export_through_the_service(harness: Harness) -> None:
 def test_serving_raises_the_collectors_thresholds_and_never_lowers_one() -> None:
     import gc
 
-    from bot.core.service import GC_THRESHOLDS, quiet_collector
+    from bot.core.collector import GC_THRESHOLDS, quiet_collector
 
     before = gc.get_threshold()
     try:

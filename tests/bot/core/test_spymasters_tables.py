@@ -69,12 +69,12 @@ async def test_ai_tables_of_random_and_embedding_players_finish(tmp_path) -> Non
         place = Place("memory", "arena")
         line_ups = (["random"] * 4, ["embed:minilm", "embed:minilm", "random", "embed:minilm", "random", "random"])
         for seed, agents in enumerate(line_ups, start=1):
-            gid = await h.service.open_ai_table(tenant="console", place=place, game="spymasters", variant="classic",
+            gid = await h.service.ai_tables.open_ai_table(tenant="console", place=place, game="spymasters", variant="classic",
                                                 options={}, agents=agents, seed=seed)
-            result = await asyncio.wait_for(h.service.wait_finished(gid), 240)
+            result = await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 240)
             assert result is not None
-            details = result["details"]
-            winners = set(result["winners"])
+            details = result.result.details
+            winners = set(result.result.winners)
             assert winners == set(details["teams"][details["winner"]])
             glog = await h.store.load_game(gid)
             sources = {a.source for a in glog.actions}

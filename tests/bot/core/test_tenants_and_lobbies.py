@@ -83,11 +83,11 @@ async def test_a_logged_agent_no_longer_offered_plays_as_the_default(tmp_path) -
     registry = Recording()
     h.service.runner.factory = registry
     try:
-        gid = await h.service.open_ai_table(tenant="t", place=Place("memory", "p"), game="chameleon", variant=None,
+        gid = await h.service.ai_tables.open_ai_table(tenant="t", place=Place("memory", "p"), game="chameleon", variant=None,
                                             options={}, agents=["random"] * 4, seed=2)
         table = h.service.tables[gid]
         table.seats[1].agent = "llm:http://attacker/v1"
-        await asyncio.wait_for(h.service.wait_finished(gid), 60)
+        await asyncio.wait_for(h.service.ai_tables.wait_finished(gid), 60)
         assert "llm:http://attacker/v1" not in registry.built
     finally:
         await h.close()
@@ -130,11 +130,11 @@ async def test_export_is_per_tenant_and_operators_are_admins_everywhere(tmp_path
     """Item 2 (failed before: /export returned every ended game on every platform)."""
     h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/e.db", admin_users="memory:999")
     try:
-        a = await h.service.open_ai_table(tenant=GUILD_A, place=Place("memory", "a"), game="chameleon",
+        a = await h.service.ai_tables.open_ai_table(tenant=GUILD_A, place=Place("memory", "a"), game="chameleon",
                                           variant=None, options={}, agents=["random"] * 3, seed=1)
-        b = await h.service.open_ai_table(tenant=GUILD_B, place=Place("memory", "b"), game="chameleon",
+        b = await h.service.ai_tables.open_ai_table(tenant=GUILD_B, place=Place("memory", "b"), game="chameleon",
                                           variant=None, options={}, agents=["random"] * 3, seed=2)
-        await asyncio.gather(h.service.wait_finished(a), h.service.wait_finished(b))
+        await asyncio.gather(h.service.ai_tables.wait_finished(a), h.service.ai_tables.wait_finished(b))
         cmd = Command(CommandKind.EXPORT, BOB, Place("memory", "a"), tenant=GUILD_A, is_admin=True)
         name, data = await export(h, cmd)
         assert data.count(b"\n") == 1 and f'"id": {a},'.encode() in data

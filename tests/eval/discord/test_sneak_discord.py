@@ -18,9 +18,9 @@ async def test_clue_report_is_posted_after_the_result(harness: Harness) -> None:
     fake = harness.fake
     assert harness.service is not None and harness.store is not None
     place = Place("discord", str(fake.channel_id))
-    gid = await harness.service.open_ai_table(tenant=f"discord:{fake.guild_id}", place=place, game="chameleon",
+    gid = await harness.service.ai_tables.open_ai_table(tenant=f"discord:{fake.guild_id}", place=place, game="chameleon",
                                               variant="sneak", options={}, agents=["random"] * 4, seed=2)
-    assert await harness.service.wait_finished(gid) is not None
+    assert await harness.service.ai_tables.wait_finished(gid) is not None
     for _ in range(100):
         await harness.idle()
         texts = [str(m.get("content") or "") + str(m.get("embeds") or "") for m in fake.messages.values()]

@@ -18,9 +18,9 @@ CHANNEL, ADA, BO = "CGAMES", "UADA", "UBO"
 
 async def test_clue_report_is_posted_after_the_result(stack: Stack) -> None:
     st = stack
-    gid = await st.service.open_ai_table(tenant=f"slack:{TEAM}", place=Place("slack", CHANNEL), game="chameleon",
+    gid = await st.service.ai_tables.open_ai_table(tenant=f"slack:{TEAM}", place=Place("slack", CHANNEL), game="chameleon",
                                          variant="sneak", options={}, agents=["random"] * 4, seed=4)
-    assert await st.service.wait_finished(gid) is not None
+    assert await st.service.ai_tables.wait_finished(gid) is not None
     for _ in range(200):
         await st.idle()
         texts = [str(m.get("text") or "") + str(m.get("blocks") or "") for m in st.fake.methods("chat.postMessage")]
