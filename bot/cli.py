@@ -582,6 +582,10 @@ from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands a
 
 _register_ops(app)
 
+from bot.ops.privacy_cli import register as _register_privacy  # noqa: E402 - sub-commands after the main ones
+
+_register_privacy(app)
+
 
 if __name__ == "__main__":  # python -m bot.cli
     app(prog_name="hushtable")
