@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.core.redact import member_erasure
+from bot.core.redact import member_erasure, redact_log
 from storage import people
-from storage.people import MemberGame
+from storage.export import Withheld
+from storage.people import MemberGame, Scrubber
 from storage.records import GameLog
+from storage.tables import ActionSource, SeatKind
+
+CONSENT_MODES = ("opt-in", "notice", "off")
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +62,11 @@ async def member_export(store: PeopleStore, key: str, *, actor: str) -> bytes:
     rows = len(found["games"]) + sum(len(g["actions"]) for g in found["games"]) + len(found["study_answers"])
     await people.audit(store, actor=actor, action="data export", scope="one member's data", rows=rows, subject=key)
     return body
+
+
+async def audit_export(store: PeopleStore, *, actor: str, what: str, games: int, withheld: int) -> None:
+    """Record a research export (never its content): what was exported, how many games, texts withheld."""
+    await people.audit(store, actor=actor, action="export", scope=f"{what}; {withheld} text(s) withheld", rows=games)
 
 
 async def forget(store: PeopleStore, key: str, *, actor: str) -> ForgetReport:
@@ -98,3 +108,52 @@ async def finish_pending(store: PeopleStore) -> int:
         if not report.waiting:
             done += 1
     return done
+
+
+# --------------------------------------------------------------------------- research consent
+
+
+class ResearchFilter:
+    """A research export's filter (``storage.export.Withhold``): in each game the texts of human
+    seats whose member has not consented are replaced by stand-ins (``bot.core.redact``), the
+    game's structure kept (it still replays, ratings hold); ``total`` counts the texts withheld."""
+
+    def __init__(self, consents: Callable[[str | None], bool]) -> None:
+        self.consents = consents
+        self.total = 0
+
+    def __call__(self, log: GameLog) -> Withheld:
+        quiet = {s.seat for s in log.seats if s.kind == SeatKind.HUMAN and not self.consents(s.user_key)}
+        keys = {s.user_key for s in log.seats if s.seat in quiet}
+
+        def whose(_seq: int, seat: int, source: str, actor: str) -> bool:
+            return (seat in quiet and source == ActionSource.HUMAN) or actor in keys
+
+        if not quiet:
+            return Withheld(log, lambda v: v, 0)
+        red = redact_log(log, whose)
+        if red.withheld == 0:
+            return Withheld(log, lambda v: v, 0)
+        actions = [a.model_copy(update={"value": list(red.actions[a.seq])}) if a.seq in red.actions else a
+                   for a in log.actions]
+        events = [e.model_copy(update={"data": red.events[e.seq]}) if e.seq in red.events else e for e in log.events]
+        scrub = Scrubber(red.texts)
+        result = red.result if red.result is not None and log.row.result is not None else scrub.json(log.row.result)
+        row = log.row.model_copy(update={"result": result, "lobby": scrub.json(log.row.lobby)})
+        self.total += red.withheld
+        return Withheld(GameLog(row, list(log.seats), actions, events), scrub.json, red.withheld)
+
+
+def consent_rule(mode: str, choices: dict[str, bool]) -> Callable[[str | None], bool]:
+    """Whether a member's words may go into research exports under ``HUSHTABLE_RESEARCH_CONSENT``:
+    opt-in, those who said yes; notice, all but those who said no; off, everyone."""
+    if mode == "off":
+        return lambda _key: True
+    if mode == "notice":
+        return lambda key: key is not None and choices.get(key, True)
+    return lambda key: key is not None and choices.get(key, False)
+
+
+async def research_filter(store: PeopleStore, mode: str) -> ResearchFilter:
+    """The filter for a research export under the configured consent mode."""
+    return ResearchFilter(consent_rule(mode, await people.research_choices(store)))

@@ -117,6 +117,7 @@ def redact_log(log: GameLog, whose: Callable[[int, int, str, str], bool]) -> Red
             break
         if not done:
             return _blind(log, picked)
+    texts += _own_words(log, picked, texts, dealt)
     again = game.result(state)
     # The outcome is who won and the scores; the result's details quote the texts, redacted too.
     replays = _outcome(again) == _outcome(original)
@@ -129,6 +130,20 @@ def redact_log(log: GameLog, whose: Callable[[int, int, str, str], bool]) -> Red
                 new_events[row.seq] = data
     return Redaction(actions, new_events, tuple(texts), replays, sum(len(v) for v in actions.values()),
                      again.to_json() if again is not None and replays else None)
+
+
+def _own_words(log: GameLog, picked: set[int], texts: list[tuple[str, str]], dealt: list[str]) -> list[tuple[str, str]]:
+    """The single words of the member's texts that nobody else wrote in this game and the game did not
+    deal, each with its text's stand-in: a derived row may quote one word of a longer text."""
+    others = {w for a in log.actions if a.seq not in picked for v in a.value for w in gtext.words(v)}
+    others |= {w for d in dealt for w in gtext.words(d)}
+    out: list[tuple[str, str]] = []
+    for text, stand_in in texts:
+        parts = text.split()
+        if len(parts) < 2:
+            continue
+        out += [(w, stand_in) for w in parts if len(w) >= 4 and not set(gtext.words(w)) & others]
+    return out
 
 
 def _outcome(result: Any) -> Any:

@@ -24,7 +24,8 @@ _MEMBER = typer.Option(..., "--member", help="The member as PLATFORM:ID, e.g. di
 _DATABASE = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL).")
 
 
-def _operator() -> str:
+def operator() -> str:
+    """Who runs a command-line export or erasure, as the audit names them (``cli:<login>``)."""
     try:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):
@@ -64,7 +65,7 @@ def data_export(
     async def go() -> bytes:
         store = await _open(database)
         try:
-            return await member_export(store, key, actor=_operator())
+            return await member_export(store, key, actor=operator())
         finally:
             await store.aclose()
 
@@ -82,7 +83,7 @@ def data_forget(member: str = _MEMBER, database: str | None = _DATABASE) -> None
     async def go() -> str:
         store = await _open(database)
         try:
-            report = await forget(store, key, actor=_operator())
+            report = await forget(store, key, actor=operator())
             await finish_pending(store)
         finally:
             await store.aclose()

@@ -20,6 +20,7 @@ from bot.core.replays import record_of
 from games.base import Action, IllegalAction, Text, config_to_dict, rng
 from games.play import FILLER, random_action
 from games.record import replay_record
+from storage import annotations as study
 from storage import people
 from storage.export import export_games
 from storage.records import OutboxRecord
@@ -152,6 +153,14 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
         gid, result = await log_game(store, g, 100 + i, ((MEMBER, NAME, UNIQUE), (OTHER, OTHER_NAME, ("plainword",))))
         played[gid] = result
     loner_gid, _ = await log_game(store, "spy", 7, ((LONER, LONER_NAME, LONER_WORDS),))
+    # A study item quoting the member's clue (judged by the loner), and the member's own study answer.
+    first = min(played)
+    await study.add_items(store, [
+        study.NewItem("log:1", "ally", "log", first, "discord:guild", {"clue": UNIQUE[0], "by": NAME}),
+        study.NewItem("bench:1", "ally", "bench", None, "", {"clue": "bench clue"})])
+    served = await study.serve(store, MEMBER, "discord:guild", per_item=3)
+    assert served is not None and served.key == "bench:1"
+    assert await study.answer(store, MEMBER, 1, True) == "bench:1"
     await people.audit(store, actor="cli:op", action="export", scope="all games", rows=6)
 
     before = await exports(store, tmp_path / "before")
@@ -159,6 +168,7 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
     mine = json.loads(await member_export(store, MEMBER, actor=MEMBER))
     assert mine["member"] == MEMBER and len(mine["games"]) == len(GAMES)
     assert any("zorblaxian" in " ".join(a["value"]) for g in mine["games"] for a in g["actions"])
+    assert [(a["item"], a["choice"]) for a in mine["study_answers"]] == [("bench:1", 1)]
     loner_before = await member_export(store, LONER, actor="cli:op")
     other_before = json.loads(await member_export(store, OTHER, actor="cli:op"))
 
@@ -184,6 +194,8 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
         raw = db_bytes(store)
         for s in secrets_:
             assert s.encode() not in raw, s
+
+    assert await study.record(store, MEMBER) == []  # study answers removed
 
     # Others untouched: the loner's export is byte-identical, the other member keeps their words.
     assert await member_export(store, LONER, actor="cli:op") == loner_before
@@ -219,3 +231,40 @@ def test_bad_member_is_one_sentence() -> None:
         with pytest.raises(people.BadMember, match="PLATFORM:ID"):
             people.parse_member(bad)
     assert people.parse_member(" slack:T1:U2 ") == "slack:T1:U2"
+
+
+async def test_research_exports_carry_only_consenting_members_words(store: Store, tmp_path: Path) -> None:
+    from bot.core.privacy import research_filter
+    from bot.research.parquet import export_parquet
+
+    played = {}
+    for i, g in enumerate(GAMES):
+        gid, result = await log_game(store, g, 300 + i, ((MEMBER, NAME, UNIQUE), (LONER, LONER_NAME, LONER_WORDS)))
+        played[gid] = result
+    await people.set_research(store, LONER, True)
+
+    words = await research_filter(store, "opt-in")
+    buf = io.StringIO()
+    assert await export_games(store, out=buf, fmt="jsonl", secret="k", withhold=words) == len(GAMES)
+    records = [json.loads(line) for line in buf.getvalue().splitlines()]
+    assert words.total == sum(r["withheld"] for r in records) > 0
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    await export_parquet(store, folder, secret="k", withhold=await research_filter(store, "opt-in"))
+    out = buf.getvalue().encode() + b"".join(p.read_bytes() for p in folder.iterdir())
+    for w in UNIQUE:
+        assert w.encode() not in out, w
+    assert any(w.encode() in out for w in LONER_WORDS)  # the consenting member's words stay
+    # Structure kept: every exported game replays to its outcome.
+    from games.record import parse
+
+    for r in records:
+        _, _, again = replay_record(parse([json.dumps(r)]))
+        assert again is not None and again.to_json()["winners"] == played[r["id"]]["winners"]
+
+    # notice: everyone but those who said no; off: everyone.
+    await people.set_research(store, MEMBER, False)
+    assert (await research_filter(store, "notice")).consents(LONER)
+    assert not (await research_filter(store, "notice")).consents(MEMBER)
+    assert (await research_filter(store, "off")).consents(MEMBER)
+    assert not (await research_filter(store, "opt-in")).consents("discord:never-asked")
