@@ -54,6 +54,7 @@ from storage.tables import (
     PrivacyAuditRow,
     PrivacyNoticeRow,
     SeatRow,
+    TextExpiryRow,
     TournamentRow,
     table_of,
     utcnow,
@@ -77,11 +78,12 @@ _notices = table_of(PrivacyNoticeRow)
 _pending = table_of(PendingErasureRow)
 _audit = table_of(PrivacyAuditRow)
 _tournaments = table_of(TournamentRow)
+_expiry = table_of(TextExpiryRow)
 
 # The tables an erasure rewrites (PostgreSQL vacuums them afterwards).
 ERASURE_TABLES: tuple[str, ...] = (
     "games", "seats", "actions", "events", "outbox", "agent_calls", "evaluations", "annotation_items",
-    "annotations", "members", "privacy_notices", "pending_erasures", "privacy_audit", "tournaments",
+    "annotations", "members", "privacy_notices", "pending_erasures", "privacy_audit", "tournaments", "text_expiry",
 )
 
 _KEY = re.compile(r"^[a-z][a-z0-9_-]*:\S+$")
@@ -258,19 +260,6 @@ async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
     gid = plan.game_id
     unlinked = unlink_key()
 
-    async def rewrite(conn: AsyncConnection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
-        pk = list(table.primary_key.columns)
-        rows = (await conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
-        n = 0
-        for row in rows:
-            ident, vals = row[: len(pk)], row[len(pk):]
-            new = {c: scrub.json(v) for c, v in zip(cols, vals, strict=True) if v is not None}
-            changed = {c: v for c, v in new.items() if v != vals[cols.index(c)]}
-            if changed:
-                await conn.execute(sa.update(table).where(*(c == i for c, i in zip(pk, ident, strict=True))).values(changed))
-                n += 1
-        return n
-
     async with db.write() as conn:
         q = sa.select(_games.c.status).where(_games.c.id == gid)
         if conn.dialect.name != "sqlite":
@@ -301,12 +290,12 @@ async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
         n += (await conn.execute(sa.update(_games).where(_games.c.id == gid, _games.c.host == key)
                                  .values(host=unlinked))).rowcount
         if scrub:
-            n += await rewrite(conn, _games, ["lobby", "result"], _games.c.id == gid, scrub)
-            n += await rewrite(conn, _events, ["data"], _events.c.game_id == gid, scrub)
-            n += await rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
-            n += await rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
-            n += await rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
-            n += await rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _games, ["lobby", "result"], _games.c.id == gid, scrub)
+            n += await _rewrite(conn, _events, ["data"], _events.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
         return n
 
 
@@ -349,6 +338,62 @@ async def erase_member(db: Database, key: str, *, pending: bool, requested_by: s
         elif not pending and have is not None:
             await conn.execute(sa.delete(_pending).where(_pending.c.user_key == key))
         return n
+
+
+async def expirable_games(db: Database, before: datetime, *, limit: int = 100) -> list[int]:
+    """Finished or aborted games that ended before ``before`` and whose text has not been removed yet."""
+    async with db.connect() as conn:
+        q = (sa.select(_games.c.id).where(_games.c.status.in_([str(s) for s in ENDED]), _games.c.finished_at < before,
+                                          _games.c.id.not_in(sa.select(_expiry.c.game_id)))
+             .order_by(_games.c.id).limit(limit))
+        return [int(g) for g in (await conn.execute(q)).scalars()]
+
+
+async def expire_game(db: Database, plan: GameErasure) -> int:
+    """Remove one ended game's free text (the planned actions, events and result, every derived row
+    scrubbed) and its private messages, keep its structure, and mark it done; the rows changed."""
+    gid = plan.game_id
+    scrub = Scrubber(plan.texts)
+    async with db.write() as conn:
+        q = sa.select(_games.c.status).where(_games.c.id == gid)
+        if conn.dialect.name != "sqlite":
+            q = q.with_for_update()
+        status = (await conn.execute(q)).scalar()
+        done = (await conn.execute(sa.select(_expiry.c.game_id).where(_expiry.c.game_id == gid))).first()
+        if status is None or GameStatus(status) not in ENDED or done is not None:
+            return 0
+        n = 0
+        for seq, value in plan.actions.items():
+            n += (await conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
+                                     .values(value=list(value)))).rowcount
+        for seq, data in plan.events.items():
+            n += (await conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
+                                     .values(data=dict(data)))).rowcount
+        if plan.result is not None:
+            n += (await conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
+        # Private messages go whole; what the table's channel was told is scrubbed like the rest.
+        n += (await conn.execute(sa.delete(_outbox).where(_outbox.c.game_id == gid, _outbox.c.seat.is_not(None)))).rowcount
+        if scrub:
+            n += await _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
+            n += await _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
+        await conn.execute(sa.insert(_expiry).values(game_id=gid, expired_at=utcnow()))
+        return n
+
+
+async def _rewrite(conn: AsyncConnection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
+    """Scrub the JSON columns ``cols`` of the rows ``where`` picks; how many rows changed."""
+    pk = list(table.primary_key.columns)
+    rows = (await conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
+    n = 0
+    for row in rows:
+        ident, vals = row[: len(pk)], row[len(pk):]
+        changed = {c: new for c, v in zip(cols, vals, strict=True) if v is not None and (new := scrub.json(v)) != v}
+        if changed:
+            await conn.execute(sa.update(table).where(*(c == i for c, i in zip(pk, ident, strict=True))).values(changed))
+            n += 1
+    return n
 
 
 async def pending_erasures(db: Database) -> list[str]:

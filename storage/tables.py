@@ -473,6 +473,15 @@ class PendingErasureRow(SQLModel, table=True):
     requested_at: datetime = _ts()
 
 
+class TextExpiryRow(SQLModel, table=True):
+    """A finished game whose free text and private messages the retention job removed, and when."""
+
+    __tablename__ = "text_expiry"
+
+    game_id: int = _game_fk(primary_key=True)
+    expired_at: datetime = _ts()
+
+
 class PrivacyAuditRow(SQLModel, table=True):
     """One export, data request or erasure: who, when, what scope, how many rows; never content.
     ``subject`` is the member concerned (unlinked when that member is erased)."""
@@ -513,4 +522,5 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     PrivacyNoticeRow,
     PendingErasureRow,
     PrivacyAuditRow,
+    TextExpiryRow,
 )

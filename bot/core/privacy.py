@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from bot.core.redact import member_erasure, redact_log
@@ -157,3 +158,144 @@ def consent_rule(mode: str, choices: dict[str, bool]) -> Callable[[str | None], 
 async def research_filter(store: PeopleStore, mode: str) -> ResearchFilter:
     """The filter for a research export under the configured consent mode."""
     return ResearchFilter(consent_rule(mode, await people.research_choices(store)))
+
+
+# --------------------------------------------------------------------------- retention
+
+
+def expiry_plan(log: GameLog) -> people.GameErasure:
+    """The plan that removes every free text of one ended game (every seat's, AI seats' too): the
+    texts replaced by stand-ins, the structure kept (``bot.core.redact``)."""
+    red = redact_log(log, lambda _seq, _seat, _source, _actor: True)
+    assert log.row.id is not None
+    return people.GameErasure(log.row.id, red.actions, red.events, red.texts, red.replays,
+                              red.result if log.row.result is not None else None)
+
+
+async def expire_texts(store: PeopleStore, days: int, *, now: datetime | None = None, limit: int = 100) -> int:
+    """Remove the free text and private messages of games that ended more than ``days`` ago (at
+    most ``limit`` games a run); how many games. Audited when any was."""
+    before = (now or datetime.now(UTC)) - timedelta(days=days)
+    done = rows = 0
+    for gid in await people.expirable_games(store, before, limit=limit):
+        rows += await people.expire_game(store, expiry_plan(await store.load_game(gid)))
+        done += 1
+    if done:
+        await people.scrub_free_space(store)
+        await people.audit(store, actor="retention", action="retention", scope=f"{done} game(s) older than {days} day(s)",
+                           rows=rows)
+    return done
+
+
+# --------------------------------------------------------------------------- the members' commands
+
+
+RESEARCH_WORDS = {"on": True, "yes": True, "off": False, "no": False}
+
+
+class PrivacyDesk:
+    """What the chat commands answer (``privacy``, ``research on|off``, ``mydata``, ``forget-me``,
+    ``audit``), the one line a member sees the first time they join a table in a tenant, and the
+    background work: erasures that waited for a game to end (after each game) and retention (an
+    APScheduler interval job). Platform-free: adapters render its sentences and files."""
+
+    def __init__(self, store: PeopleStore, *, contact: str | None, consent: str, retention_days: int | None) -> None:
+        if consent not in CONSENT_MODES:
+            raise ValueError(f"research consent must be one of {', '.join(CONSENT_MODES)}")
+        self.store = store
+        self.contact = contact
+        self.consent = consent
+        self.retention_days = retention_days
+        self._scheduler: Any = None
+
+    def privacy_text(self) -> str:
+        """What is stored, for how long, who can export it, how to get or erase one's data."""
+        keep = (f"Free text of games that ended more than {self.retention_days} days ago is removed; "
+                if self.retention_days else "Games are kept until erased; ")
+        research = {"opt-in": "only if you say `research on`", "notice": "unless you say `research off`",
+                    "off": "as the operator decided (no per-member choice)"}[self.consent]
+        contact = f"Questions: {self.contact}." if self.contact else "Questions: ask this server's admins."
+        return "\n".join([
+            "Privacy: Hushtable stores what you type in games (clues, descriptions, hints, guesses, votes), your "
+            "study answers, and your platform id and display name with your seats.",
+            keep + "outcomes and ratings stay.",
+            f"Server admins and the operator can export games; research exports carry your words {research}, "
+            "with ids pseudonymised.",
+            "`mydata` sends you everything stored about you; `forget-me` erases you (your words replaced, your id "
+            "and name unlinked; games still replay).",
+            contact,
+        ])
+
+    async def consents(self, user_key: str) -> bool:
+        """Whether the member's words may go into research (and the member be asked in the study)."""
+        return consent_rule(self.consent, await people.research_choices(self.store))(user_key)
+
+    async def research(self, user_key: str, word: str | None) -> str:
+        """``research on|off``: record the member's choice; no word: say it."""
+        if not word:
+            now = "in" if await self.consents(user_key) else "out of"
+            return f"Your words are {now} research exports. Say `research on` or `research off` to choose."
+        choice = RESEARCH_WORDS.get(word.strip().lower())
+        if choice is None:
+            return "Say `research on` or `research off`."
+        if self.consent == "off":
+            return "This operator does not ask for research consent (HUSHTABLE_RESEARCH_CONSENT=off); nothing changed."
+        await people.set_research(self.store, user_key, choice)
+        return ("Thanks: your words may go into research exports (pseudonymised)." if choice
+                else "Done: your words are left out of research exports from now on.")
+
+    async def mydata(self, user_key: str) -> tuple[str, bytes]:
+        """The member's own data as a JSON file (name, bytes), audited."""
+        return "hushtable-mydata.json", await member_export(self.store, user_key, actor=user_key)
+
+    async def forget_me(self, user_key: str, *, confirmed: bool) -> str:
+        """``forget-me``: without confirmation, what it does; confirmed, the erasure."""
+        if not confirmed:
+            return ("This erases you from Hushtable: your words in every game are replaced, your id and name "
+                    "unlinked, your study answers removed. It cannot be undone. Confirm to go on.")
+        report = await forget(self.store, user_key, actor=user_key)
+        return report.sentence()
+
+    async def audit_text(self, *, is_admin: bool, limit: int = 20) -> str:
+        """The newest audit entries, for admins."""
+        if not is_admin:
+            return "Only admins can read the audit."
+        entries = await people.audit_log(self.store, limit=limit)
+        if not entries:
+            return "Nothing audited yet."
+        return "\n".join(f"{e.at:%Y-%m-%d %H:%M} {e.actor}: {e.action} ({e.scope}; {e.rows} row(s))" for e in entries)
+
+    async def notice(self, tenant: str, user_key: str) -> str | None:
+        """The one line a member sees the first time they join a table in this tenant; None after."""
+        if not await people.notice_due(self.store, tenant, user_key):
+            return None
+        return "Hushtable stores what you type in games: see `privacy` for what, how long, and how to get or erase it."
+
+    async def after_game(self, _game_id: int, _place: object, _tenant: str) -> None:
+        """A finish listener: erasures that waited for a game to end are finished."""
+        try:
+            if await people.pending_erasures(self.store):
+                await finish_pending(self.store)
+        except Exception as exc:  # the next game's end tries again; never breaks a table
+            log.warning("pending erasures not finished yet (%s)", type(exc).__name__)
+
+    async def sweep(self) -> int:
+        """The retention job's run (and any erasure still waiting): games whose text was removed."""
+        await finish_pending(self.store)
+        if self.retention_days is None:
+            return 0
+        return await expire_texts(self.store, self.retention_days)
+
+    def start_schedule(self, every: timedelta = timedelta(hours=1)) -> None:
+        """Run ``sweep`` now and then (APScheduler, as tournaments use it), on this event loop."""
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        self._scheduler = AsyncIOScheduler(timezone="UTC")
+        self._scheduler.add_job(self.sweep, "interval", seconds=every.total_seconds(), id="privacy-sweep",
+                                coalesce=True, max_instances=1, next_run_time=datetime.now(UTC))
+        self._scheduler.start()
+
+    def stop_schedule(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None

@@ -268,3 +268,27 @@ async def test_research_exports_carry_only_consenting_members_words(store: Store
     assert not (await research_filter(store, "notice")).consents(MEMBER)
     assert (await research_filter(store, "off")).consents(MEMBER)
     assert not (await research_filter(store, "opt-in")).consents("discord:never-asked")
+
+
+async def test_retention_removes_free_text_of_old_games_and_keeps_outcomes(store: Store) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from bot.core.privacy import expire_texts
+
+    played = {}
+    for i, g in enumerate(GAMES):
+        gid, result = await log_game(store, g, 500 + i, ((MEMBER, NAME, UNIQUE), (LONER, LONER_NAME, LONER_WORDS)))
+        played[gid] = result
+    assert await expire_texts(store, 30) == 0  # nothing is that old yet
+    later = datetime.now(UTC) + timedelta(days=31)
+    assert await expire_texts(store, 30, now=later) == len(GAMES)
+    assert await expire_texts(store, 30, now=later) == 0  # done once
+    text = await dump(store)
+    for w in (*UNIQUE, *LONER_WORDS):
+        assert w not in text, w
+    assert MEMBER in text and NAME in text  # retention removes words, not who played
+    for gid, result in played.items():
+        log = await store.load_game(gid)
+        _, _, again = replay_record(record_of(log))
+        assert again is not None and again.to_json()["winners"] == result["winners"], gid
+    assert "retention" in [e.action for e in await people.audit_log(store)]

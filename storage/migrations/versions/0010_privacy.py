@@ -1,5 +1,5 @@
 """People's choices and rights: research consent per member, the privacy notice shown once per
-tenant, erasures waiting for a game to end, and the audit of exports, data requests and erasures.
+tenant, erasures waiting for a game to end, finished games whose text the retention job removed, and the audit of exports, data requests and erasures.
 
 Types are spelled out here (as in 0001) so the revision keeps describing the schema
 it created after the models move on.
@@ -58,9 +58,17 @@ def upgrade() -> None:
     )
     op.create_index("ix_privacy_audit_at", "privacy_audit", ["at"])
     op.create_index("ix_privacy_audit_subject", "privacy_audit", ["subject"])
+    op.create_table(
+        "text_expiry",
+        sa.Column("game_id", sa.Integer(), nullable=False),
+        sa.Column("expired_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["game_id"], ["games.id"]),
+        sa.PrimaryKeyConstraint("game_id"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("text_expiry")
     op.drop_index("ix_privacy_audit_subject", table_name="privacy_audit")
     op.drop_index("ix_privacy_audit_at", table_name="privacy_audit")
     op.drop_table("privacy_audit")
