@@ -28,11 +28,11 @@ import asyncio
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -59,6 +59,8 @@ from storage.tables import (
     table_of,
     utcnow,
 )
+
+T = TypeVar("T")
 
 ERASED_NAME = "erased member"
 ERASED_PREFIX = "erased:"
@@ -97,6 +99,8 @@ class Database(Protocol):
     engine: AsyncEngine
 
     def write(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+    async def write_sync(self, fn: Callable[[sa.Connection], T]) -> T: ...
 
     def connect(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
 
@@ -260,43 +264,45 @@ async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
     gid = plan.game_id
     unlinked = unlink_key()
 
-    async with db.write() as conn:
+    def run(conn: sa.Connection) -> int | None:
         q = sa.select(_games.c.status).where(_games.c.id == gid)
         if conn.dialect.name != "sqlite":
             q = q.with_for_update()
-        status = (await conn.execute(q)).scalar()
+        status = (conn.execute(q)).scalar()
         if status is None:
             return 0
         if GameStatus(status) not in (*ENDED, GameStatus.BROKEN):
             return None
-        names = [str(n) for n in (await conn.execute(sa.select(_seats.c.display_name).where(
+        names = [str(n) for n in (conn.execute(sa.select(_seats.c.display_name).where(
             _seats.c.game_id == gid, _seats.c.user_key == key))).scalars()]
-        lobby = (await conn.execute(sa.select(_games.c.lobby).where(_games.c.id == gid))).scalar()
+        lobby = (conn.execute(sa.select(_games.c.lobby).where(_games.c.id == gid))).scalar()
         names += _lobby_names(lobby, key)
         scrub = Scrubber([*plan.texts, *identity_pairs(key, names, unlinked)])
         n = 0
         for seq, value in plan.actions.items():
-            n += (await conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
+            n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
                                      .values(value=list(value)))).rowcount
         for seq, data in plan.events.items():
-            n += (await conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
+            n += (conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
                                      .values(data=dict(data)))).rowcount
         if plan.result is not None:
-            n += (await conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
-        n += (await conn.execute(sa.update(_seats).where(_seats.c.game_id == gid, _seats.c.user_key == key)
+            n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
+        n += (conn.execute(sa.update(_seats).where(_seats.c.game_id == gid, _seats.c.user_key == key)
                                  .values(user_key=unlinked, display_name=ERASED_NAME))).rowcount
-        n += (await conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.actor == key)
+        n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.actor == key)
                                  .values(actor=unlinked))).rowcount
-        n += (await conn.execute(sa.update(_games).where(_games.c.id == gid, _games.c.host == key)
+        n += (conn.execute(sa.update(_games).where(_games.c.id == gid, _games.c.host == key)
                                  .values(host=unlinked))).rowcount
         if scrub:
-            n += await _rewrite(conn, _games, ["lobby", "result"], _games.c.id == gid, scrub)
-            n += await _rewrite(conn, _events, ["data"], _events.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
+            n += _rewrite(conn, _games, ["lobby", "result"], _games.c.id == gid, scrub)
+            n += _rewrite(conn, _events, ["data"], _events.c.game_id == gid, scrub)
+            n += _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
+            n += _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
+            n += _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
+            n += _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
         return n
+
+    return await db.write_sync(run)
 
 
 def _lobby_names(lobby: Any, key: str) -> list[str]:
@@ -354,44 +360,46 @@ async def expire_game(db: Database, plan: GameErasure) -> int:
     scrubbed) and its private messages, keep its structure, and mark it done; the rows changed."""
     gid = plan.game_id
     scrub = Scrubber(plan.texts)
-    async with db.write() as conn:
+    def run(conn: sa.Connection) -> int:
         q = sa.select(_games.c.status).where(_games.c.id == gid)
         if conn.dialect.name != "sqlite":
             q = q.with_for_update()
-        status = (await conn.execute(q)).scalar()
-        done = (await conn.execute(sa.select(_expiry.c.game_id).where(_expiry.c.game_id == gid))).first()
+        status = (conn.execute(q)).scalar()
+        done = (conn.execute(sa.select(_expiry.c.game_id).where(_expiry.c.game_id == gid))).first()
         if status is None or GameStatus(status) not in ENDED or done is not None:
             return 0
         n = 0
         for seq, value in plan.actions.items():
-            n += (await conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
+            n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
                                      .values(value=list(value)))).rowcount
         for seq, data in plan.events.items():
-            n += (await conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
+            n += (conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
                                      .values(data=dict(data)))).rowcount
         if plan.result is not None:
-            n += (await conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
+            n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
         # Private messages go whole; what the table's channel was told is scrubbed like the rest.
-        n += (await conn.execute(sa.delete(_outbox).where(_outbox.c.game_id == gid, _outbox.c.seat.is_not(None)))).rowcount
+        n += (conn.execute(sa.delete(_outbox).where(_outbox.c.game_id == gid, _outbox.c.seat.is_not(None)))).rowcount
         if scrub:
-            n += await _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
-            n += await _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
-        await conn.execute(sa.insert(_expiry).values(game_id=gid, expired_at=utcnow()))
+            n += _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
+            n += _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
+            n += _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
+            n += _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
+        conn.execute(sa.insert(_expiry).values(game_id=gid, expired_at=utcnow()))
         return n
 
+    return await db.write_sync(run)
 
-async def _rewrite(conn: AsyncConnection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
+
+def _rewrite(conn: sa.Connection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
     """Scrub the JSON columns ``cols`` of the rows ``where`` picks; how many rows changed."""
     pk = list(table.primary_key.columns)
-    rows = (await conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
+    rows = (conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
     n = 0
     for row in rows:
         ident, vals = row[: len(pk)], row[len(pk):]
         changed = {c: new for c, v in zip(cols, vals, strict=True) if v is not None and (new := scrub.json(v)) != v}
         if changed:
-            await conn.execute(sa.update(table).where(*(c == i for c, i in zip(pk, ident, strict=True))).values(changed))
+            conn.execute(sa.update(table).where(*(c == i for c, i in zip(pk, ident, strict=True))).values(changed))
             n += 1
     return n
 
