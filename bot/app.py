@@ -120,6 +120,8 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     privacy = PrivacyDesk(store, contact=settings.privacy_contact, consent=settings.research_consent,
                           retention_days=settings.retention_days)
     service.add_finish_listener(privacy.after_game)  # an erasure that waited for this game's end
+    service.join_notice = privacy.notice  # one line about privacy on a member's first join in a tenant
+    service.export_filter = privacy.export_filter  # admins' exports: consenting members' words only, audited
     sneak.consents = privacy.consents  # the human study asks only members who consented to research
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs

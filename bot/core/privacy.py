@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -119,9 +119,16 @@ class ResearchFilter:
     seats whose member has not consented are replaced by stand-ins (``bot.core.redact``), the
     game's structure kept (it still replays, ratings hold); ``total`` counts the texts withheld."""
 
-    def __init__(self, consents: Callable[[str | None], bool]) -> None:
+    def __init__(self, consents: Callable[[str | None], bool], *,
+                 audit: Callable[[int, int], Awaitable[None]] | None = None) -> None:
         self.consents = consents
         self.total = 0
+        self._audit = audit
+
+    async def finish(self, games: int) -> None:
+        """The export is written: audit it (what, how many games, texts withheld) when told how."""
+        if self._audit is not None:
+            await self._audit(games, self.total)
 
     def __call__(self, log: GameLog) -> Withheld:
         quiet = {s.seat for s in log.seats if s.kind == SeatKind.HUMAN and not self.consents(s.user_key)}
@@ -264,6 +271,14 @@ class PrivacyDesk:
         if not entries:
             return "Nothing audited yet."
         return "\n".join(f"{e.at:%Y-%m-%d %H:%M} {e.actor}: {e.action} ({e.scope}; {e.rows} row(s))" for e in entries)
+
+    async def export_filter(self, actor: str, what: str) -> ResearchFilter:
+        """The filter of an admin's export in chat, which audits it once written."""
+
+        async def audit(games: int, withheld: int) -> None:
+            await audit_export(self.store, actor=actor, what=what, games=games, withheld=withheld)
+
+        return ResearchFilter(consent_rule(self.consent, await people.research_choices(self.store)), audit=audit)
 
     async def notice(self, tenant: str, user_key: str) -> str | None:
         """The one line a member sees the first time they join a table in this tenant; None after."""

@@ -17,8 +17,9 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import games as game_registry
 from bot.core import commands as c
@@ -38,11 +39,21 @@ from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import config_to_dict
 from models.agent_names import canonical
+from storage.export import Withheld
 from storage.ownership import NotOwner
 from storage.ports import TableStore
+from storage.records import GameLog
 from storage.tables import GameStatus, SeatKind
 
 log = logging.getLogger(__name__)
+
+class ExportFilter(Protocol):
+    """A research export's filter that audits the export when it is done (``bot.core.privacy.ResearchFilter``)."""
+
+    def __call__(self, log: GameLog) -> Withheld: ...
+
+    async def finish(self, games: int) -> None: ...
+
 
 FinishListener = Callable[[int, Place, str], Awaitable[Outgoing | None]]
 """Called after a game's result is announced with (game id, the table's place, tenant); an Outgoing
@@ -71,6 +82,9 @@ class TableService:
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._finish_listeners: list[FinishListener] = []
+        # The privacy line a member sees on their first join in a tenant (bot.core.privacy.PrivacyDesk.notice).
+        self.join_notice: Callable[[str, str], Awaitable[str | None]] | None = None
+        self.export_filter: Callable[[str, str], Awaitable[ExportFilter]] | None = None  # likewise, for exports
         self._ended: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._renewer: asyncio.Task[None] | None = None
@@ -492,8 +506,13 @@ class TableService:
         if game is not None and game not in self.game_choices():
             return Reply.error(f"Unknown game {game[:40]!r}; choose one of {', '.join(sorted(self.game_choices()))}.")
         buf = io.StringIO()
-        await export_games(self.store, out=buf, fmt="csv" if fmt == "csv" else "jsonl", game=game, since=since,
-                           secret=self.settings.export_secret, tenant=cmd.tenant)
+        # Only consenting members' words, and audited (bot.core.privacy.PrivacyDesk.export_filter).
+        words = await self.export_filter(cmd.user.key, f"{fmt}, {game or 'every game'}, {cmd.tenant}") \
+            if self.export_filter else None
+        n = await export_games(self.store, out=buf, fmt="csv" if fmt == "csv" else "jsonl", game=game, since=since,
+                               secret=self.settings.export_secret, tenant=cmd.tenant, withhold=words)
+        if words is not None:
+            await words.finish(n)
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         return f"hushtable-{stamp}.{fmt}", buf.getvalue().encode()
 
@@ -527,7 +546,9 @@ class TableService:
             case CommandKind.CREATE, c.CreateArgs():
                 return await lob.create(cmd, a)
             case CommandKind.JOIN, c.TableRef():
-                return await lob.join(cmd, a)
+                joined = await lob.join(cmd, a)
+                line = await self.join_notice(cmd.tenant, cmd.user.key) if joined.ok and self.join_notice else None
+                return replace(joined, text=f"{joined.text}\n{line}") if line else joined
             case CommandKind.LEAVE, c.TableRef():
                 return await lob.leave(cmd, a)
             case CommandKind.ADD_AI, c.AddAiArgs():
