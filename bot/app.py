@@ -312,7 +312,7 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             from bot.slack.adapter import run_slack
 
             runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, sneak_port=app.sneak,
-                                     http_socket=slack_socket))
+                                     http_socket=slack_socket, privacy_port=app.privacy))
         if console:
             from bot.console.app import run_console
 
