@@ -307,7 +307,7 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             from bot.discord.adapter import run_discord
 
             runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles,
-                                       tournaments=app.tournaments, sneak=app.sneak))
+                                       tournaments=app.tournaments, sneak=app.sneak, privacy=app.privacy))
         if slack_on:
             from bot.slack.adapter import run_slack
 
