@@ -62,6 +62,8 @@ from storage.tables import (
 
 T = TypeVar("T")
 
+__all__ = ["AuditEntry", "audit", "audit_log", "notice_due", "research_choices", "set_research"]
+
 ERASED_NAME = "erased member"
 ERASED_PREFIX = "erased:"
 MEMBER_SCHEMA = "hushtable.member/1"
@@ -87,6 +89,9 @@ ERASURE_TABLES: tuple[str, ...] = (
     "games", "seats", "actions", "events", "outbox", "agent_calls", "evaluations", "annotation_items",
     "annotations", "members", "privacy_notices", "pending_erasures", "privacy_audit", "tournaments", "text_expiry",
 )
+
+# A member's choices, notices and the audit live beside (storage/choices.py); callers reach them here.
+from storage.choices import AuditEntry, audit, audit_log, notice_due, research_choices, set_research  # noqa: E402
 
 _KEY = re.compile(r"^[a-z][a-z0-9_-]*:\S+$")
 
@@ -442,59 +447,3 @@ async def scrub_free_space(db: Database) -> bool:
                 await conn.execute(sa.text(f"VACUUM {table}"))
         return True
     return True
-
-
-# --------------------------------------------------------------------------- choices, notices, audit
-
-
-async def set_research(db: Database, key: str, research: bool) -> None:
-    """Record a member's research choice."""
-    async with db.write() as conn:
-        done = await conn.execute(sa.update(_members).where(_members.c.user_key == key)
-                                  .values(research=research, updated_at=utcnow()))
-        if done.rowcount == 0:
-            await conn.execute(sa.insert(_members).values(user_key=key, research=research, updated_at=utcnow()))
-
-
-async def research_choices(db: Database) -> dict[str, bool]:
-    """Every member's recorded research choice."""
-    async with db.connect() as conn:
-        rows = (await conn.execute(sa.select(_members.c.user_key, _members.c.research)
-                                   .where(_members.c.research.is_not(None)))).all()
-    return {str(k): bool(r) for k, r in rows}
-
-
-async def notice_due(db: Database, tenant: str, key: str) -> bool:
-    """Whether the member has not yet been shown the privacy notice in this tenant; records it shown
-    (so two joins at once show it once)."""
-    async with db.write() as conn:
-        seen = (await conn.execute(sa.select(_notices.c.user_key).where(
-            _notices.c.tenant == tenant, _notices.c.user_key == key))).first()
-        if seen is not None:
-            return False
-        await conn.execute(sa.insert(_notices).values(tenant=tenant, user_key=key, shown_at=utcnow()))
-        return True
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    at: datetime
-    actor: str
-    action: str
-    scope: str
-    rows: int
-
-
-async def audit(db: Database, *, actor: str, action: str, scope: str, rows: int, subject: str | None = None) -> None:
-    """Record one export, data request or erasure (never its content)."""
-    async with db.write() as conn:
-        await conn.execute(sa.insert(_audit).values(at=utcnow(), actor=actor, action=action, scope=scope,
-                                                    subject=subject, rows=rows))
-
-
-async def audit_log(db: Database, *, limit: int = 50) -> list[AuditEntry]:
-    """The newest audit entries first."""
-    async with db.connect() as conn:
-        rows = (await conn.execute(sa.select(_audit.c.at, _audit.c.actor, _audit.c.action, _audit.c.scope, _audit.c.rows)
-                                   .order_by(_audit.c.id.desc()).limit(limit))).all()
-    return [AuditEntry(r.at, r.actor, r.action, r.scope, int(r.rows)) for r in rows]
