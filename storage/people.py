@@ -284,12 +284,7 @@ async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
         names += _lobby_names(lobby, key)
         scrub = Scrubber([*plan.texts, *identity_pairs(key, names, unlinked)])
         n = 0
-        for seq, value in plan.actions.items():
-            n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
-                                     .values(value=list(value)))).rowcount
-        for seq, data in plan.events.items():
-            n += (conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
-                                     .values(data=dict(data)))).rowcount
+        n += _write_plan(conn, plan)
         if plan.result is not None:
             n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
         n += (conn.execute(sa.update(_seats).where(_seats.c.game_id == gid, _seats.c.user_key == key)
@@ -374,12 +369,7 @@ async def expire_game(db: Database, plan: GameErasure) -> int:
         if status is None or GameStatus(status) not in ENDED or done is not None:
             return 0
         n = 0
-        for seq, value in plan.actions.items():
-            n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.seq == seq)
-                                     .values(value=list(value)))).rowcount
-        for seq, data in plan.events.items():
-            n += (conn.execute(sa.update(_events).where(_events.c.game_id == gid, _events.c.seq == seq)
-                                     .values(data=dict(data)))).rowcount
+        n += _write_plan(conn, plan)
         if plan.result is not None:
             n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
         # Private messages go whole; what the table's channel was told is scrubbed like the rest.
@@ -395,18 +385,47 @@ async def expire_game(db: Database, plan: GameErasure) -> int:
     return await db.write_sync(run)
 
 
+# Updates by primary key, built once (building one per row cost more than SQLite takes to run it).
+_SET_ACTION = sa.update(_actions).where(_actions.c.game_id == sa.bindparam("g"), _actions.c.seq == sa.bindparam("s")) \
+    .values(value=sa.bindparam("v", type_=sa.JSON))
+_SET_EVENT = sa.update(_events).where(_events.c.game_id == sa.bindparam("g"), _events.c.seq == sa.bindparam("s")) \
+    .values(data=sa.bindparam("v", type_=sa.JSON))
+_BY_KEY: dict[tuple[str, tuple[str, ...]], sa.Update] = {}
+
+
+def _write_plan(conn: sa.Connection, plan: GameErasure) -> int:
+    """The planned actions' values and events' data, each table in one executemany."""
+    n = 0
+    if plan.actions:
+        n += conn.execute(_SET_ACTION, [{"g": plan.game_id, "s": q, "v": list(v)} for q, v in plan.actions.items()]).rowcount
+    if plan.events:
+        n += conn.execute(_SET_EVENT, [{"g": plan.game_id, "s": q, "v": dict(d)} for q, d in plan.events.items()]).rowcount
+    return n
+
+
+def _update_by_key(table: sa.Table, cols: Sequence[str]) -> sa.Update:
+    key = (table.name, tuple(cols))
+    if key not in _BY_KEY:
+        pk = list(table.primary_key.columns)
+        _BY_KEY[key] = sa.update(table).where(*(c == sa.bindparam(f"k_{c.name}") for c in pk)) \
+            .values({c: sa.bindparam(f"v_{c}", type_=table.c[c].type) for c in cols})
+    return _BY_KEY[key]
+
+
 def _rewrite(conn: sa.Connection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
-    """Scrub the JSON columns ``cols`` of the rows ``where`` picks; how many rows changed."""
+    """Scrub the JSON columns ``cols`` of the rows ``where`` picks (one executemany); how many rows changed."""
     pk = list(table.primary_key.columns)
     rows = (conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
-    n = 0
+    params = []
     for row in rows:
         ident, vals = row[: len(pk)], row[len(pk):]
-        changed = {c: new for c, v in zip(cols, vals, strict=True) if v is not None and (new := scrub.json(v)) != v}
-        if changed:
-            conn.execute(sa.update(table).where(*(c == i for c, i in zip(pk, ident, strict=True))).values(changed))
-            n += 1
-    return n
+        new = [scrub.json(v) for v in vals]
+        if new != list(vals):
+            params.append({**{f"k_{c.name}": i for c, i in zip(pk, ident, strict=True)},
+                           **{f"v_{c}": v for c, v in zip(cols, new, strict=True)}})
+    if params:
+        conn.execute(_update_by_key(table, cols), params)
+    return len(params)
 
 
 async def pending_erasures(db: Database) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -24,9 +24,10 @@ from storage import people
 from storage.export import Withheld
 from storage.people import MemberGame, Scrubber
 from storage.records import GameLog
-from storage.tables import ActionSource, SeatKind
+from storage.tables import ActionSource, GameStatus, SeatKind
 
 CONSENT_MODES = ("opt-in", "notice", "off")
+LOAD_BATCH = 50  # games whose logs an erasure reads at once
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ class PeopleStore(people.Database, Protocol):
     """The store as these steps use it: units of work and a game's log."""
 
     async def load_game(self, game_id: int) -> GameLog: ...
+
+    async def load_games(self, game_ids: Sequence[int]) -> list[GameLog]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,17 +85,21 @@ async def _erase(store: PeopleStore, key: str, actor: str) -> ForgetReport:
     waiting: list[int] = []
     broken: list[int] = []
     rows = 0
-    for g in mine:
-        plan = member_erasure(await store.load_game(g.game_id), key)
-        n = await people.erase_game(store, key, plan)
-        if n is None:
-            waiting.append(g.game_id)
-            continue
-        erased.append(g.game_id)
-        rows += n
-        if not plan.replays:
-            broken.append(g.game_id)
-            log.warning("game %s: after erasure its log no longer replays to its stored outcome", g.game_id)
+    ended = {g.game_id for g in mine if g.status not in (GameStatus.LOBBY, GameStatus.RUNNING)}
+    waiting += [g.game_id for g in mine if g.game_id not in ended]
+    ids = sorted(ended)
+    for start in range(0, len(ids), LOAD_BATCH):  # a batch of logs in four queries, not four per game
+        for game_log in await store.load_games(ids[start:start + LOAD_BATCH]):
+            plan = member_erasure(game_log, key)
+            n = await people.erase_game(store, key, plan)
+            if n is None:  # it was running after all (a resumed game): it waits
+                waiting.append(plan.game_id)
+                continue
+            erased.append(plan.game_id)
+            rows += n
+            if not plan.replays:
+                broken.append(plan.game_id)
+                log.warning("game %s: after erasure its log no longer replays to its stored outcome", plan.game_id)
     rows += await people.erase_member(store, key, pending=bool(waiting), requested_by=actor)
     scrubbed = await people.scrub_free_space(store)
     scope = f"{len(erased)} game(s) erased, {len(waiting)} waiting"
@@ -184,8 +191,8 @@ async def expire_texts(store: PeopleStore, days: int, *, now: datetime | None = 
     most ``limit`` games a run); how many games. Audited when any was."""
     before = (now or datetime.now(UTC)) - timedelta(days=days)
     done = rows = 0
-    for gid in await people.expirable_games(store, before, limit=limit):
-        rows += await people.expire_game(store, expiry_plan(await store.load_game(gid)))
+    for game_log in await store.load_games(await people.expirable_games(store, before, limit=limit)):
+        rows += await people.expire_game(store, expiry_plan(game_log))
         done += 1
     if done:
         await people.scrub_free_space(store)
