@@ -36,6 +36,7 @@ from bot.startup import (
 # a setting, the platforms or the database URL says its line without loading the service, the store,
 # the agents and their models.
 if TYPE_CHECKING:
+    from bot.core.privacy import PrivacyDesk
     from bot.core.service import TableService
     from bot.ops.wiring import Ops
     from bot.sneak import SneakService
@@ -57,8 +58,11 @@ class App:
     sneak: SneakService  # the clue reports, and /sneak and /judge for the adapters
     ops: Ops | None = None  # metrics observer and the local /healthz, /metrics server
     agents: AgentRegistry | None = None  # warmed for the configured agents once the start has said what runs
+    privacy: PrivacyDesk | None = None  # people's data: privacy, research, mydata, forget-me, audit; retention
 
     async def aclose(self) -> None:
+        if self.privacy is not None:
+            self.privacy.stop_schedule()
         await self.tournaments.aclose()
         await self.service.stop()
         if self.ops is not None:
@@ -80,6 +84,7 @@ def build_agents(settings: Settings, pool: ClientPool) -> AgentRegistry:
 async def build_app(settings: Settings | None = None, *, agents: AgentRegistry | None = None,
                     ops_socket: socket.socket | None = None) -> App:
     """Everything wired; ``ops_socket``: the ops port, bound by the start-up before it said what runs."""
+    from bot.core.privacy import PrivacyDesk
     from bot.core.service import TableService
     from bot.ops.wiring import start_ops
     from bot.sneak import SneakService
@@ -113,9 +118,15 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
     sneak.attach(service.ai_tables)  # the clue report after each game; the adapters get it beside the service
+    privacy = PrivacyDesk(store, contact=settings.privacy_contact, consent=settings.research_consent,
+                          retention_days=settings.retention_days)
+    service.ai_tables.add_finish_listener(privacy.after_game)  # an erasure that waited for this game's end
+    service.join_notice = privacy.notice  # one line about privacy on a member's first join in a tenant
+    service.export_filter = privacy.export_filter  # admins' exports: consenting members' words only, audited
+    sneak.consents = privacy.consents  # the human study asks only members who consented to research
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
-    return App(settings, store, service, pool, tournaments, sneak, ops, registry)
+    return App(settings, store, service, pool, tournaments, sneak, ops, registry, privacy)
 
 
 def _platforms(settings: Settings, force_console: bool) -> tuple[bool, bool]:
@@ -297,18 +308,20 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             from bot.discord.adapter import run_discord
 
             runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles,
-                                       tournaments=app.tournaments, sneak=app.sneak))
+                                       tournaments=app.tournaments, sneak=app.sneak, privacy=app.privacy))
         if slack_on:
             from bot.slack.adapter import run_slack
 
             runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, sneak_port=app.sneak,
-                                     http_socket=slack_socket))
+                                     http_socket=slack_socket, privacy_port=app.privacy))
         if console:
             from bot.console.app import run_console
 
-            runners.append(run_console(app.service, settings, hotseat=hotseat, sneak=app.sneak))
+            runners.append(run_console(app.service, settings, hotseat=hotseat, sneak=app.sneak, privacy=app.privacy))
         if discord_on or slack_on:
             runners.append(app.tournaments.serve(settings.database_url))  # scheduled tournaments
+        if app.privacy is not None:
+            app.privacy.start_schedule()  # retention and erasures left waiting, hourly
         started, runners = runners, []
         await serve_all(started)
     finally:

@@ -452,6 +452,7 @@ def export(
 ) -> None:
     """Export finished games from the log (user ids pseudonymised by default)."""
     import games
+    from bot.ops.privacy_cli import operator
     from bot.research.logbook import database_problem
     from bot.settings import Settings
     from storage.export import export_games
@@ -477,26 +478,35 @@ def export(
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
 
-    async def go() -> int:
+    async def go() -> tuple[int, int]:
+        from bot.core.privacy import audit_export, research_filter
+
         store = await Store.open(url)
         try:
+            # Only the words of members who consented to research (HUSHTABLE_RESEARCH_CONSENT).
+            words = await research_filter(store, settings.research_consent)
             if fmt == "parquet" and out is not None:
                 from bot.research.parquet import export_parquet
 
-                return await export_parquet(store, out, game=game, since=since, pseudonymise=not raw_ids,
-                                            secret=settings.export_secret)
-            fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
-            try:
-                return await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,
-                                          pseudonymise=not raw_ids, secret=settings.export_secret)
-            finally:
-                if out:
-                    fh.close()
+                n = await export_parquet(store, out, game=game, since=since, pseudonymise=not raw_ids,
+                                         secret=settings.export_secret, withhold=words)
+            else:
+                fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
+                try:
+                    n = await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,
+                                           pseudonymise=not raw_ids, secret=settings.export_secret, withhold=words)
+                finally:
+                    if out:
+                        fh.close()
+            await audit_export(store, actor=operator(), what=f"{fmt}, {game or 'every game'}"
+                               f"{', raw ids' if raw_ids else ''}", games=n, withheld=words.total)
+            return n, words.total
         finally:
             await store.aclose()
 
-    n = asyncio.run(go())
-    typer.echo(f"exported {n} game(s)", err=True)
+    n, withheld = asyncio.run(go())
+    typer.echo(f"exported {n} game(s); {withheld} text(s) withheld from members who have not consented to research",
+               err=True)
 
 
 @app.command()
@@ -581,6 +591,10 @@ def worker(
 from bot.ops.cli import register as _register_ops  # noqa: E402 - sub-commands after the main ones
 
 _register_ops(app)
+
+from bot.ops.privacy_cli import register as _register_privacy  # noqa: E402 - sub-commands after the main ones
+
+_register_privacy(app)
 
 
 if __name__ == "__main__":  # python -m bot.cli

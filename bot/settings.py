@@ -118,6 +118,13 @@ class Settings(BaseSettings):
     # within about this time (storage/ownership.py). SQLite serves one bot process.
     table_lease_s: float = Field(default=15.0, ge=1, le=600, allow_inf_nan=False)
 
+    # people's words (docs/privacy.md): who to ask about one's data, whose words research exports
+    # carry (opt-in: members who said yes; notice: all but those who said no; off: everyone's), and
+    # how long free text of finished games is kept (None: kept; bot/core/privacy.py).
+    privacy_contact: str | None = Field(default=None, description="the operator's contact for data requests")
+    research_consent: Literal["opt-in", "notice", "off"] = "opt-in"
+    retention_days: int | None = Field(default=None, ge=1, le=36500)
+
     # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
     ops_port: int | None = Field(default=None, ge=0, le=65535)
     ops_host: str = "127.0.0.1"
@@ -264,6 +271,18 @@ class Settings(BaseSettings):
             raise ValueError(f"the relay key is too short: give at least {MIN_RELAY_KEY_CHARS} random characters, the same "
                              "on every bot process, e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`")
         return value
+
+    @field_validator("privacy_contact")
+    @classmethod
+    def _privacy_contact_form(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        contact = value.strip()
+        if not contact or len(contact) > 200 or any(ch in contact for ch in "\r\n\t") or \
+                not ("@" in contact or contact.startswith(("https://", "http://"))):
+            raise ValueError("give an e-mail address or a web address (https://...) members can write to about "
+                             "their data, on one line of at most 200 characters")
+        return contact
 
     @field_validator("ops_host")
     @classmethod

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import typer
@@ -144,6 +144,10 @@ def sneak_cli() -> typer.Typer:
     return make_app(eval_env)
 
 
+NOT_CONSENTED = ("The study asks only members who agreed that their answers go into research: "
+                 "say `research on` first (see `privacy`).")
+
+
 class SneakService:
     """Scores finished games' clues and answers ``/sneak``; evaluators checked at construction."""
 
@@ -156,6 +160,8 @@ class SneakService:
 
             embedder_for = bundled
         self.embedder_for = embedder_for
+        # Whether a member consented to research (``bot.core.privacy``); the study asks only those.
+        self.consents: Callable[[str], Awaitable[bool]] | None = None
         self.specs = tuple(admitted(evaluators))  # EvaluatorRefused (one line) for an unvalidated evaluator
         self._decoys = decoys
         self._evaluators: list[Evaluator] | None = None
@@ -232,7 +238,10 @@ class SneakService:
         return averages_text(await player_averages(self.store, user_key, tenant=tenant, evaluators=self.specs))
 
     async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str:
-        """The human study's next step for a member (``/judge``): their item, or their answer and the next."""
+        """The human study's next step for a member (``/judge``): their item, or their answer and the next.
+        Only members who consented to research are asked."""
+        if self.consents is not None and not await self.consents(user_key):
+            return NOT_CONSENTED
         return await self.study.turn(user_key, tenant, answer)
 
     async def on_finish(self, finished: FinishedTable) -> Outgoing | None:

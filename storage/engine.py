@@ -36,6 +36,9 @@ SQLITE_PRAGMAS: tuple[str, ...] = (
     "PRAGMA synchronous=NORMAL",
     f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys=ON",
+    # Freed space is zeroed: an erased member's words must not stay behind in free pages or in
+    # the unused room of a page (storage.people).
+    "PRAGMA secure_delete=ON",
 )
 
 # Execution option that marks the write engine; the "begin" hook reads it.

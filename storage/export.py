@@ -48,7 +48,8 @@ import csv
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
@@ -235,6 +236,20 @@ def _csv_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """One game as a research export may carry it: ``log`` with the words of members who did not
+    consent replaced (actions, events, result), ``scrub`` for the rows derived from them (agent
+    calls, evaluations), ``count`` texts withheld. Made by ``bot.core.privacy.ResearchFilter``."""
+
+    log: GameLog
+    scrub: Callable[[Any], Any]
+    count: int
+
+
+Withhold = Callable[[GameLog], Withheld]
+
+
 def resolve_secret(store: ExportSource, *, pseudonymise: bool, secret: str | None) -> str:
     """The pseudonym key an export uses (checked before anything is written); "" when not pseudonymising."""
     if not pseudonymise:
@@ -254,12 +269,15 @@ async def game_records(
     pseudonymise: bool = True,
     secret: str | None,
     tenant: str | None = None,
+    withhold: Withhold | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """The ``hushtable.game/1`` objects of the ended games, evaluations included, oldest first.
 
     Every export format reads its games from here, so pseudonyms and the key are the same in each.
     ``secret=None`` takes the log's own key (``storage.export_secret``: made on first use beside
     a SQLite file; refused for a server database until HUSHTABLE_EXPORT_SECRET is set).
+    ``withhold``: each game goes through it first, and its record says how many texts it withheld
+    (``"withheld"``).
     """
     secret = resolve_secret(store, pseudonymise=pseudonymise, secret=secret)
     rows = await store.games(status=ENDED, game=game, finished_since=since, tenant=tenant)
@@ -267,8 +285,13 @@ async def game_records(
         assert row.id is not None
         log = await store.load_game(row.id)
         calls = await store.agent_calls(row.id)
-        rec = game_record(log, calls, pseudonymise=pseudonymise, secret=secret)
+        withheld = withhold(log) if withhold is not None else None
+        rec = game_record(log if withheld is None else withheld.log, calls, pseudonymise=pseudonymise, secret=secret)
         rec["evaluations"] = await evaluations_json(store, row.id)  # SNEAK scores (storage/evaluations.py)
+        if withheld is not None:
+            rec["agent_calls"] = withheld.scrub(rec["agent_calls"])
+            rec["evaluations"] = withheld.scrub(rec["evaluations"])
+            rec["withheld"] = withheld.count
         yield rec
 
 
@@ -282,6 +305,7 @@ async def export_games(
     pseudonymise: bool = True,
     secret: str | None,
     tenant: str | None = None,  # only this tenant's games (the bot's per-guild export); None: all (the CLI)
+    withhold: Withhold | None = None,
 ) -> int:
     """Write ended games (finished or aborted, ended at or after ``since``) to ``out``; returns how many.
 
@@ -296,7 +320,7 @@ async def export_games(
         writer.writeheader()
     count = 0
     async for rec in game_records(store, game=game, since=since, pseudonymise=pseudonymise, secret=secret,
-                                  tenant=tenant):
+                                  tenant=tenant, withhold=withhold):
         if writer is None:
             out.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
         else:
@@ -305,4 +329,4 @@ async def export_games(
     return count
 
 
-__all__ = ["CSV_COLUMNS", "SCHEMA", "export_games", "game_record", "game_records", "pseudonym", "resolve_secret"]
+__all__ = ["CSV_COLUMNS", "SCHEMA", "Withheld", "Withhold", "export_games", "game_record", "game_records", "pseudonym", "resolve_secret"]

@@ -219,6 +219,7 @@ class Store(Database):
     game = _Via("log", GameRepository.game)
     games = _Via("log", GameRepository.games)
     load_game = _Via("log", GameRepository.load_game)
+    load_games = _Via("log", GameRepository.load_games)
     actors = _Via("log", GameRepository.actors)
     unfinished_games = _Via("log", GameRepository.unfinished_games)
     unannounced_finished = _Via("log", GameRepository.unannounced_finished)

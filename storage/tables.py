@@ -440,6 +440,63 @@ class AnnotationRow(SQLModel, table=True):
     answered_at: datetime | None = _ts(nullable=True)
 
 
+# --------------------------------------------------------------------------- people's choices and their rights (storage/people.py)
+
+
+class MemberRow(SQLModel, table=True):
+    """A member's own choices: whether their words may go into research exports (None: never said)."""
+
+    __tablename__ = "members"
+
+    user_key: str = Field(primary_key=True)
+    research: bool | None = Field(default=None, nullable=True)
+    updated_at: datetime = _ts()
+
+
+class PrivacyNoticeRow(SQLModel, table=True):
+    """The privacy notice was shown to this member in this tenant (it is shown once)."""
+
+    __tablename__ = "privacy_notices"
+
+    tenant: str = Field(primary_key=True)
+    user_key: str = Field(primary_key=True, index=True)
+    shown_at: datetime = _ts()
+
+
+class PendingErasureRow(SQLModel, table=True):
+    """A member asked to be forgotten while a game of theirs had not ended: erased when it ends."""
+
+    __tablename__ = "pending_erasures"
+
+    user_key: str = Field(primary_key=True)
+    requested_by: str = ""
+    requested_at: datetime = _ts()
+
+
+class TextExpiryRow(SQLModel, table=True):
+    """A finished game whose free text and private messages the retention job removed, and when."""
+
+    __tablename__ = "text_expiry"
+
+    game_id: int = _game_fk(primary_key=True)
+    expired_at: datetime = _ts()
+
+
+class PrivacyAuditRow(SQLModel, table=True):
+    """One export, data request or erasure: who, when, what scope, how many rows; never content.
+    ``subject`` is the member concerned (unlinked when that member is erased)."""
+
+    __tablename__ = "privacy_audit"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = _ts(index=True)
+    actor: str
+    action: str
+    scope: str = ""
+    subject: str | None = Field(default=None, nullable=True, index=True)
+    rows: int = 0
+
+
 metadata = SQLModel.metadata
 """The metadata the migrations must produce (checked by tests/storage/test_migrations.py)."""
 
@@ -461,4 +518,9 @@ ALL_TABLES: tuple[type[SQLModel], ...] = (
     AnnotationItemRow,
     AnnotationRow,
     ProcessRow,
+    MemberRow,
+    PrivacyNoticeRow,
+    PendingErasureRow,
+    PrivacyAuditRow,
+    TextExpiryRow,
 )

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from bot.core import codec, intake
 from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
@@ -34,6 +34,9 @@ from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
 from models.agent_names import canonical
+
+if TYPE_CHECKING:
+    from bot.core.privacy import PrivacyDesk
 
 PLATFORM = "console"
 TENANT = "console"
@@ -58,8 +61,12 @@ HELP = """Commands:
   join NAME                             (hot-seat) another human joins at this keyboard
   show                                  your secrets and the table as you see it (also /show at a prompt)
   start | abort | status | rules [GAME] | help | quit
+  privacy | research on|off | mydata | forget-me [confirm] | audit   your data and your choices
 When it is your turn, answer with the option's number (or the option itself, e.g. 3-4-2),
 or type your text (several answers separated by ';')."""
+
+
+PRIVACY_VERBS = ("privacy", "research", "mydata", "forget-me", "audit")
 
 
 class _TableView(Protocol):
@@ -282,8 +289,9 @@ def keep_logs_off_screen(log_dir: Path, settings: Settings | None = None) -> Pat
 
 class ConsoleUI:
     def __init__(self, service: ConsoleService, platform: ConsolePlatform, settings: Settings, *,
-                 reader: LineReader | None = None, hotseat: bool = False) -> None:
+                 reader: LineReader | None = None, hotseat: bool = False, privacy: PrivacyDesk | None = None) -> None:
         self.service = service
+        self.privacy = privacy
         self.p = platform
         self.settings = settings
         self.hotseat = hotseat
@@ -497,6 +505,36 @@ class ConsoleUI:
             self.p.clear()
             self.p.current = None
 
+    async def privacy_command(self, verb: str, args: list[str], user: UserRef | None) -> None:
+        """``privacy``, ``research on|off``, ``mydata``, ``forget-me [confirm]``, ``audit`` for the member at the keyboard."""
+        desk = self.privacy
+        if desk is None:
+            self.p.write("! Privacy commands are not available here.")
+            return
+        who = (user or self.users[0]).key
+        if verb == "privacy":
+            self.p.write(desk.privacy_text())
+        elif verb == "research":
+            if len(args) > 1:
+                self.p.write("! Say `research on` or `research off`.")
+                return
+            self.p.write(await desk.research(who, args[0] if args else None))
+        elif verb == "mydata":
+            name, body = await desk.mydata(who)
+            folder = self.settings.log_dir.parent / "mydata"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{who.replace(':', '-')}-{name}"
+            path.touch(mode=0o600)
+            path.write_bytes(body)
+            self.p.write(f"Everything stored about you is in {path}.")
+        elif verb == "forget-me":
+            if args and args != ["confirm"]:
+                self.p.write("! Type `forget-me` to read what it does, then `forget-me confirm`.")
+                return
+            self.p.write(await desk.forget_me(who, confirmed=args == ["confirm"]))
+        else:  # audit: the console is the operator's own terminal
+            self.p.write(await desk.audit_text(is_admin=True))
+
     async def command(self, line: str, user: UserRef | None = None) -> bool:
         """One typed command; ``user``: the player whose turn it is (None between turns). False: leave."""
         try:
@@ -536,15 +574,19 @@ class ConsoleUI:
             await (self.send(CommandKind.RULES, game=args[0]) if args else self.send(CommandKind.RULES))
         elif verb == "show":
             await self.show(user)
+        elif verb in PRIVACY_VERBS:
+            await self.privacy_command(verb, args, user)
         else:
             self.p.write("! Unknown command; type help.")
         return True
 
 
 async def run_console(service: ConsoleService, settings: Settings, *, hotseat: bool = False,
-                      out: TextIO | None = None, log_dir: Path | None = None, sneak: SneakPort | None = None) -> None:
+                      out: TextIO | None = None, log_dir: Path | None = None, sneak: SneakPort | None = None,
+                      privacy: PrivacyDesk | None = None) -> None:
     """Play at this terminal until quit, end of input or Ctrl-C (which leaves at once, exit code 0).
-    ``sneak``: the SNEAK service, when it runs (its evaluators load during the first game)."""
+    ``sneak``: the SNEAK service, when it runs (its evaluators load during the first game);
+    ``privacy``: the members' data commands (``bot.core.privacy``)."""
     keep_logs_off_screen(log_dir or log_dir_for(settings), settings)
     platform = ConsolePlatform(out or sys.stdout, hotseat=hotseat)
     service.attach(platform)
@@ -552,7 +594,7 @@ async def run_console(service: ConsoleService, settings: Settings, *, hotseat: b
     # The clue report's models load while the first game is played: loaded at the game's end, they kept
     # players (a minute on a busy machine) from the report and from "Play again?".
     warming = asyncio.ensure_future(sneak.warm()) if sneak is not None else None
-    ui = ConsoleUI(service, platform, settings, hotseat=hotseat)
+    ui = ConsoleUI(service, platform, settings, hotseat=hotseat, privacy=privacy)
     task = asyncio.ensure_future(ui.run())
     loop = asyncio.get_running_loop()
     interrupted = False

@@ -59,6 +59,20 @@ class SneakPort(Protocol):
     async def warm(self) -> None: ...  # load the evaluators now, in the background, not at a game's end
 
 
+class PrivacyPort(Protocol):
+    """What adapters ask of the privacy desk (bot/core/privacy.py): sentences, and one file."""
+
+    def privacy_text(self) -> str: ...
+
+    async def research(self, user_key: str, word: str | None) -> str: ...
+
+    async def mydata(self, user_key: str) -> tuple[str, bytes]: ...
+
+    async def forget_me(self, user_key: str, *, confirmed: bool) -> str: ...
+
+    async def audit_text(self, *, is_admin: bool, limit: int = 20) -> str: ...
+
+
 class ServicePort(Protocol):
     """What adapters call on the table service."""
 

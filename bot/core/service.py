@@ -15,9 +15,10 @@ import asyncio
 import io
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import games as game_registry
 from bot.core import commands as c
@@ -37,9 +38,19 @@ from bot.core.tables import Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import Result
+from storage.export import Withheld
 from storage.ports import TableStore
+from storage.records import GameLog
 
 log = logging.getLogger(__name__)
+
+
+class ExportFilter(Protocol):
+    """A research export's filter that audits the export when it is done (``bot.core.privacy.ResearchFilter``)."""
+
+    def __call__(self, log: GameLog) -> Withheld: ...
+
+    async def finish(self, games: int) -> None: ...
 
 # Turns detect redelivery inside their own append; other kinds check before doing anything.
 _NO_PRECHECK = frozenset({CommandKind.LIST, CommandKind.STATUS, CommandKind.RULES, CommandKind.SHOW, CommandKind.ACT,
@@ -59,6 +70,9 @@ class TableService:
         self.tables: dict[int, Table] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # The privacy line a member sees on their first join in a tenant (bot.core.privacy.PrivacyDesk.notice).
+        self.join_notice: Callable[[str, str], Awaitable[str | None]] | None = None
+        self.export_filter: Callable[[str, str], Awaitable[ExportFilter]] | None = None  # likewise, for exports
         store.watch_commits(lambda: self.observer.commit_unknown())
         self.delivery = Delivery(self.observer)
         self.deadlines = Deadlines(store, clock, self.observer)
@@ -174,8 +188,13 @@ class TableService:
         if game is not None and game not in self.game_choices():
             return Reply.error(f"Unknown game {game[:40]!r}; choose one of {', '.join(sorted(self.game_choices()))}.")
         buf = io.StringIO()
-        await export_games(self.store, out=buf, fmt="csv" if fmt == "csv" else "jsonl", game=game, since=since,
-                           secret=self.settings.export_secret, tenant=cmd.tenant)
+        # Only consenting members' words, and audited (bot.core.privacy.PrivacyDesk.export_filter).
+        words = await self.export_filter(cmd.user.key, f"{fmt}, {game or 'every game'}, {cmd.tenant}") \
+            if self.export_filter else None
+        n = await export_games(self.store, out=buf, fmt="csv" if fmt == "csv" else "jsonl", game=game, since=since,
+                               secret=self.settings.export_secret, tenant=cmd.tenant, withhold=words)
+        if words is not None:
+            await words.finish(n)
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         return f"hushtable-{stamp}.{fmt}", buf.getvalue().encode()
 
@@ -209,7 +228,9 @@ class TableService:
             case CommandKind.CREATE, c.CreateArgs():
                 return await lob.create(cmd, a)
             case CommandKind.JOIN, c.TableRef():
-                return await lob.join(cmd, a)
+                joined = await lob.join(cmd, a)
+                line = await self.join_notice(cmd.tenant, cmd.user.key) if joined.ok and self.join_notice else None
+                return replace(joined, text=f"{joined.text}\n{line}") if line else joined
             case CommandKind.LEAVE, c.TableRef():
                 return await lob.leave(cmd, a)
             case CommandKind.ADD_AI, c.AddAiArgs():

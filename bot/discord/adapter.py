@@ -19,9 +19,10 @@ import discord
 import yarl
 from discord.ext import commands
 
-from bot.core.ports import ServicePort, SneakPort
+from bot.core.ports import PrivacyPort, ServicePort, SneakPort
 from bot.discord.commands import register
 from bot.discord.platform import DiscordPlatform, fence_trace
+from bot.discord.privacy import register as register_privacy
 from bot.discord.router import Router
 from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
@@ -81,10 +82,11 @@ class HushtableBot(commands.Bot):
 
     def __init__(self, service: ServicePort, settings: Settings, *, sync_commands: bool = True,
                  admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
-                 sneak: SneakPort | None = None, **options: Any) -> None:
+                 sneak: SneakPort | None = None, privacy: PrivacyPort | None = None, **options: Any) -> None:
         """``admin_role_ids``: roles (by id) whose members are admins of their guild, like Manage Server.
         ``tournaments``: the tournament service (``/tournament`` is offered only with one).
-        ``sneak``: the SNEAK service (``/sneak`` and ``/judge`` say it is off without one)."""
+        ``sneak``: the SNEAK service (``/sneak`` and ``/judge`` say it is off without one).
+        ``privacy``: the privacy desk (``/privacy``, ``/research``, ``/mydata``, ``/forget-me``, ``/audit``)."""
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads
         intents.dm_messages = True  # text replies to prompts; DM content needs no privileged intent
@@ -100,6 +102,7 @@ class HushtableBot(commands.Bot):
         self.sync_commands = sync_commands
         self.tournaments = tournaments
         self.sneak = sneak
+        self.privacy = privacy
 
     async def setup_hook(self) -> None:
         # Registered before the gateway connects, so a click on any old message is routed.
@@ -108,6 +111,7 @@ class HushtableBot(commands.Bot):
         if self.tournaments is not None:
             register_tournaments(self.tree, self.router, self.tournaments)
         register_sneak(self.tree, self.router, self.sneak)  # /sneak and /judge (bot/discord/sneak.py)
+        register_privacy(self.tree, self.router, self.privacy)  # people's data (bot/discord/privacy.py)
         if self.sync_commands:
             guild_id = self.settings.discord_guild_id
             if guild_id:
@@ -145,7 +149,7 @@ def make_bot(service: ServicePort, settings: Settings, **options: Any) -> Hushta
 
 async def run_discord(service: ServicePort, settings: Settings, *, start_service: bool = True,
                       admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
-                      sneak: SneakPort | None = None, **options: Any) -> None:
+                      sneak: SneakPort | None = None, privacy: PrivacyPort | None = None, **options: Any) -> None:
     """Connect to Discord with ``settings.discord_token`` and serve until cancelled.
 
     Attaches the platform to ``service``; unless ``start_service`` is False (another adapter
@@ -156,7 +160,8 @@ async def run_discord(service: ServicePort, settings: Settings, *, start_service
     if not settings.discord_token:
         raise ValueError("DISCORD_TOKEN is not set")
     use_endpoints(settings)
-    bot = make_bot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, sneak=sneak, **options)
+    bot = make_bot(service, settings, admin_role_ids=admin_role_ids, tournaments=tournaments, sneak=sneak,
+                   privacy=privacy, **options)
     service.attach(bot.platform)
     started = False
     async with bot:  # closes the HTTP session and the gateway when cancelled

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.export import SCHEMA, game_records, resolve_secret
+from storage.export import SCHEMA, Withhold, game_records, resolve_secret
 from storage.ports import ExportSource
 
 PARQUET_SCHEMA = "hushtable.parquet/1"
@@ -59,6 +59,7 @@ COLUMNS: dict[str, list[_Col]] = {
         _c("started_at", _TS, "when play started; null if never"),
         _c("finished_at", _TS, "when the game ended"),
         _c("result", _JSON, "the engine's result (winners, summary, scores, details); null if aborted", json_text=True),
+        _c("withheld", pa.int32(), "texts of members who did not consent to research, replaced; null if none were asked"),
     ],
     "seats": [
         _GAME_KEY,
@@ -149,7 +150,7 @@ def rows_of(rec: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "seed": rec["seed"], "rules_version": rec["rules_version"], "platform": rec["platform"],
         "place": rec["place"], "place_name": rec.get("place_name"), "host": rec["host"], "status": rec["status"],
         "created_at": _ts(rec["created_at"]), "started_at": _ts(rec["started_at"]),
-        "finished_at": _ts(rec["finished_at"]), "result": _js(rec["result"]),
+        "finished_at": _ts(rec["finished_at"]), "result": _js(rec["result"]), "withheld": rec.get("withheld"),
     }  # fmt: skip
     seats = [
         {"game_id": gid, "seat": s["seat"], "kind": s["kind"], "player": s["player"], "display_name": s.get("display_name"), "agent_spec": s["agent_spec"]}
@@ -225,10 +226,13 @@ async def export_parquet(
     since: datetime | None = None,
     pseudonymise: bool = True,
     secret: str | None,
+    withhold: Withhold | None = None,
 ) -> int:
-    """``hushtable export --format parquet``: the ended games into ``folder``; returns how many."""
+    """``hushtable export --format parquet``: the ended games into ``folder``; returns how many.
+    ``withhold``: the words of members who did not consent to research replaced (``storage.export``)."""
     key = resolve_secret(store, pseudonymise=pseudonymise, secret=secret)  # refused before a file is made
-    return await write_parquet(game_records(store, game=game, since=since, pseudonymise=pseudonymise, secret=key), folder)
+    return await write_parquet(game_records(store, game=game, since=since, pseudonymise=pseudonymise, secret=key,
+                                            withhold=withhold), folder)
 
 
 def _iso(ts: datetime | None) -> str | None:
@@ -291,6 +295,8 @@ def records_from_parquet(folder: Path) -> Iterator[dict[str, Any]]:
         rec["evaluations"] = [
             v | {"settings_json": _unjs(v["settings_json"]), "instance": _unjs(v["instance"]), "created_at": _iso(v["created_at"])} for v in evals.get(gid, [])
         ]
+        if g.get("withheld") is not None:
+            rec["withheld"] = g["withheld"]
         yield rec
 
 

@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core import intake
 from bot.core.messages import DeliveryFailed, Place, UserRef
 from bot.core.platform import SendFenced
-from bot.core.ports import ServicePort, SneakPort
+from bot.core.ports import PrivacyPort, ServicePort, SneakPort
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -104,6 +104,7 @@ class SlackContext:
     settings: Settings
     admin_users: Collection[str] = ()
     sneak: SneakPort | None = None  # the SNEAK service, when it runs
+    privacy: PrivacyPort | None = None  # the members' data commands (bot/core/privacy.py)
     inflight: Inflight = field(default_factory=Inflight)
     _admin_cache: dict[tuple[str, str], tuple[float, bool]] = field(default_factory=dict)
     _exports: dict[str, float] = field(default_factory=dict)

@@ -55,6 +55,17 @@ async def test_settings_out_of_range_are_one_line_each(tmp_path: Path) -> None:
     assert "Value error" not in text and "DATABASE_URL" not in text
 
 
+async def test_privacy_settings_are_one_line_each(tmp_path: Path) -> None:
+    lines = await refused(tmp_path, base_env(
+        tmp_path, DISCORD_TOKEN="t", HUSHTABLE_PRIVACY_CONTACT="call Bob", HUSHTABLE_RESEARCH_CONSENT="maybe",
+        HUSHTABLE_RETENTION_DAYS="0"))
+    text = "\n".join(lines)
+    assert len(lines) == 3, lines
+    assert "HUSHTABLE_PRIVACY_CONTACT: give an e-mail address or a web address" in text
+    assert "HUSHTABLE_RESEARCH_CONSENT" in text and "opt-in" in text
+    assert "HUSHTABLE_RETENTION_DAYS must be at least 1" in text
+
+
 async def test_folders_and_shards_that_cannot_work_name_their_setting(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("not a folder")
     lines = await refused(tmp_path, base_env(

@@ -71,7 +71,11 @@ async def open_stack(fake: FakeSlack, db: Path, admin_users: tuple[str, ...] = (
     store = await Store.open(settings.database_url)
     service = TableService(store, settings=settings, agents=AgentRegistry())
     sneak = sneak_for(store, service) if sneak_for is not None else None
-    bot = build_app(service, settings, admin_users=admin_users, sneak_port=sneak)
+    from bot.core.privacy import PrivacyDesk
+
+    privacy = PrivacyDesk(store, contact=settings.privacy_contact, consent=settings.research_consent,
+                          retention_days=settings.retention_days)
+    bot = build_app(service, settings, admin_users=admin_users, sneak_port=sneak, privacy_port=privacy)
     service.attach(bot.platform)
     await service.start()
     runner = await serve_http(bot, "127.0.0.1", 0, settings.slack_path)
