@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import typer
@@ -46,10 +46,15 @@ from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_repor
 from models.eval.study import HumanStudy
 from models.eval.validate import admitted
 from models.eval.wordnet import wordnet
+from storage.annotations import Scope
 from storage.records import GameLog
 from storage.store import Store
 
 log = logging.getLogger(__name__)
+
+ConsentCheck = Callable[[str, str | None], Awaitable[bool]]
+"""(member key, tenant) -> whether the member agreed to take part in research; the study asks no one else."""
+NOT_ASKED = "The human study only asks members who agreed to take part in research; nothing was shown or recorded."
 
 REPORT_OPTION = "sneak_report"
 DEFAULT_EVALUATORS = ("embed:minilm",)  # the evaluators that pass validation (models/eval/data/validated.json)
@@ -148,8 +153,10 @@ class SneakService:
     """Scores finished games' clues and answers ``/sneak``; evaluators checked at construction."""
 
     def __init__(self, store: Store, *, client_for: ClientFor, embedder_for: EmbedderFor | None = None,
-                 evaluators: Sequence[str] = DEFAULT_EVALUATORS, decoys: DecoyStrategy | None = None) -> None:
+                 evaluators: Sequence[str] = DEFAULT_EVALUATORS, decoys: DecoyStrategy | None = None,
+                 consent: ConsentCheck | None = None) -> None:
         self.store = store
+        self.consent = consent  # the research-consent check: the study asks only members it lets through
         self.client_for = client_for
         if embedder_for is None:
             from models.worker.embedding_backend import embedder_for as bundled
@@ -208,6 +215,10 @@ class SneakService:
             return await self._own_report(glog, hook)
         evaluators, decoys = await self._ready()
         await score_games(self.store, evaluators, decoys, log=glog)
+        try:
+            await self.study.add_game(game_id)  # its clues become study items now, not at a /judge
+        except Exception as exc:  # noqa: BLE001 - the report still goes; a process's first /judge catches up
+            log.warning("SNEAK study items of game %s were not added: %s", game_id, type(exc).__name__)
         rep = await clue_report(self.store, game_id, self.specs)
         if rep is None:
             return None
@@ -231,9 +242,15 @@ class SneakService:
         """The ``/sneak`` answer for a person (their games of this tenant)."""
         return averages_text(await player_averages(self.store, user_key, tenant=tenant, evaluators=self.specs))
 
-    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str:
-        """The human study's next step for a member (``/judge``): their item, or their answer and the next."""
-        return await self.study.turn(user_key, tenant, answer)
+    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None, *,
+                    channels: Collection[str] = (), command: str = "judge N") -> str:
+        """The human study's next step for a member (``/judge``): their item, or their answer and the next.
+        Items come from the member's tenant, from games in ``channels`` (those the platform says they can
+        read), never from a game they played or watched; none of a tenant "" (the operator's CLI alone)."""
+        if self.consent is not None and not await self.consent(user_key, tenant):
+            return NOT_ASKED
+        scope = Scope(tenant or None, frozenset(channels))
+        return await self.study.turn(user_key, scope, answer, command=command)
 
     async def on_finish(self, game_id: int, place: Place, tenant: str) -> Outgoing | None:
         try:
