@@ -105,20 +105,28 @@ async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
         return len(fresh)
 
 
-def _in_scope(scope: Scope) -> Any:
+def _channel(dialect: str) -> Any:
+    """A game's channel, from its place (``channel`` or ``channel/thread``), in the database's own words."""
+    if dialect == "postgresql":
+        return sa.func.split_part(_games.c.place, "/", 1)
+    padded = _games.c.place + "/"
+    return sa.func.substr(padded, 1, sa.func.instr(padded, "/") - 1)
+
+
+def _readable(scope: Scope, dialect: str) -> Any:
+    """A logged item's game is in a channel the member reads (a thread follows its channel)."""
+    if scope.channels is None:
+        return sa.true()
+    return _channel(dialect).in_(sorted(scope.channels)) if scope.channels else sa.false()
+
+
+def _in_scope(scope: Scope, dialect: str) -> Any:
     """The items a member of ``scope`` may be shown, as a condition (items joined to their game)."""
     bench = _items.c.game_id.is_(None)  # benchmark and DEEP items: every tenant's members
     if scope.tenant is None:
         return bench
     tenants = [scope.tenant, ""] if scope.operator else [scope.tenant]
-    logged = sa.and_(_items.c.game_id.is_not(None), _items.c.tenant.in_(tenants))
-    if scope.channels is not None:
-        chans = sorted(scope.channels)
-        if not chans:
-            return bench
-        logged = sa.and_(logged, sa.or_(_games.c.place.in_(chans),
-                                        *(_games.c.place.startswith(c + "/", autoescape=True) for c in chans)))
-    return sa.or_(bench, logged)
+    return sa.or_(bench, sa.and_(_items.c.game_id.is_not(None), _items.c.tenant.in_(tenants), _readable(scope, dialect)))
 
 
 async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: int,
@@ -157,14 +165,20 @@ async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: i
         done: dict[str, int] = {}
         for _, task in mine:
             done[task] = done.get(task, 0) + 1
-        watched = sa.union(sa.select(_seats.c.game_id).where(_seats.c.user_key == annotator),
-                           sa.select(_games.c.id).where(_games.c.host == annotator))
-        allowed = sa.and_(_in_scope(scope), _items.c.key.not_in(blocked),
-                          sa.or_(_items.c.game_id.is_(None), _items.c.game_id.not_in(watched)))
+        played = sa.select(_seats.c.game_id).where(_seats.c.user_key == annotator)
+        # Never a game the member sat in, nor one they hosted (the host of an AI table watched it).
+        unwatched = sa.or_(_items.c.game_id.is_(None),
+                           sa.and_(_items.c.game_id.not_in(played), _games.c.host != annotator))
+        allowed = sa.and_(_in_scope(scope, conn.dialect.name), _items.c.key.not_in(blocked), unwatched)
         wanted = sorted(set(tasks)) if tasks is not None else None
         if wanted is not None:
             allowed = sa.and_(allowed, _items.c.task.in_(wanted))
         live = sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff)
+        busy = sa.select(_answers.c.id).where(_answers.c.item_key == _items.c.key, live).exists()
+        # Fresh items are served in key order, so the highest key with an answer is about where fresh ones
+        # start: walk from there to the end, then from the start (an index range each, stopping at a match).
+        frontier = (await conn.execute(sa.select(sa.func.max(_answers.c.item_key)))).scalar_one() or ""
+        homes = ([scope.tenant] if scope.tenant else []) + ["" if scope.tenant != "" else None]
         # The task this member has answered least first, so their answers stay balanced between the roles.
         roles = [t for t in ("ally", "chameleon") if wanted is None or t in wanted]
         order: list[str | None] = [*sorted(roles, key=lambda t: (done.get(t, 0), t)), None]  # None: any task
@@ -181,11 +195,18 @@ async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: i
                 .order_by(sa.desc(taken.c.n), _items.c.created_at, _items.c.key).limit(1))).first()
             if pick is not None:
                 break
-            # A fresh item: the first in key order with no live answer (the walk stops at the first match).
-            busy = sa.select(_answers.c.id).where(_answers.c.item_key == _items.c.key, live).exists()
-            pick = (await conn.execute(
-                sa.select(_items.c.key, _items.c.item).outerjoin(_games, _games.c.id == _items.c.game_id)
-                .where(allowed, of_task, sa.not_(busy)).order_by(_items.c.key).limit(1))).first()
+            for home in homes:
+                if home is None:
+                    continue
+                for span in (_items.c.key > frontier, _items.c.key <= frontier):
+                    pick = (await conn.execute(
+                        sa.select(_items.c.key, _items.c.item).outerjoin(_games, _games.c.id == _items.c.game_id)
+                        .where(_items.c.tenant == home, of_task, span, allowed, sa.not_(busy))
+                        .order_by(_items.c.tenant, _items.c.task, _items.c.key).limit(1))).first()
+                    if pick is not None:
+                        break
+                if pick is not None:
+                    break
             if pick is not None:
                 break
         if pick is None:
@@ -271,6 +292,8 @@ async def scored_since(store: UnitsOfWork, mark: int | None, evaluators: Sequenc
     ``game_ids``: those games' evaluations only (a game just scored), the mark unchanged."""
     async with store.read() as s:
         top = int((await s.exec(sa.select(sa.func.coalesce(sa.func.max(_evals.c.id), 0)))).scalar_one())  # type: ignore[call-overload]
+        if game_ids is None and mark is not None and top <= mark:
+            return Scored([], {}, mark)  # nothing stored since: the usual turn asks no more
         q = (select(EvaluationRow, col(GameRow.tenant)).join(GameRow, col(GameRow.id) == col(EvaluationRow.game_id))
              .where(col(GameRow.status) == GameStatus.FINISHED, col(EvaluationRow.evaluator).in_(sorted(set(evaluators)))))
         if game_ids is not None:
