@@ -318,3 +318,34 @@ async def shown(store: UnitsOfWork) -> dict[str, list[str]]:
     for who, key in rows:
         out.setdefault(str(who), []).append(str(key))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One answer, for the study's audit: who, which item, of which game (None: benchmark), which task."""
+
+    annotator: str
+    key: str
+    game_id: int | None
+    task: str
+
+
+async def audit(store: UnitsOfWork) -> tuple[list[Answered], dict[int, set[str]]]:
+    """Every answer given, and for each game an answer is about, who sat in it or hosted it."""
+    async with store.read() as s:
+        conn = await s.connection()
+        rows = (await conn.execute(
+            sa.select(_answers.c.annotator, _answers.c.item_key, _items.c.game_id, _items.c.task)
+            .join(_items, _items.c.key == _answers.c.item_key).where(_answers.c.choice.is_not(None))
+            .order_by(_answers.c.id))).all()
+        answered = [Answered(str(a), str(k), None if g is None else int(g), str(t)) for a, k, g, t in rows]
+        ids = sorted({a.game_id for a in answered if a.game_id is not None})
+        watchers: dict[int, set[str]] = {g: set() for g in ids}
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            part = ids[start:start + 500]
+            for g, who in (await conn.execute(sa.select(_seats.c.game_id, _seats.c.user_key).where(
+                    _seats.c.game_id.in_(part), _seats.c.user_key.is_not(None)))).all():
+                watchers[int(g)].add(str(who))
+            for g, who in (await conn.execute(sa.select(_games.c.id, _games.c.host).where(_games.c.id.in_(part)))).all():
+                watchers[int(g)].add(str(who))
+    return answered, watchers

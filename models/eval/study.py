@@ -206,11 +206,51 @@ async def add_bench_items(store: UnitsOfWork, deck: Sequence[tuple[str, Sequence
     return await add_items(store, items)
 
 
+def leaks(answered: Sequence[store_notes.Answered], watchers: dict[int, set[str]]) -> list[str]:
+    """Why answers may not be counted, one line per kind (empty: none): a member who answered both roles of
+    one clue (the ally item told them the chameleon item's answer), or a clue of a game they played or watched."""
+    roles: dict[tuple[str, str], set[str]] = defaultdict(set)
+    own: set[tuple[str, str]] = set()
+    for a in answered:
+        roles[(a.annotator, store_notes.clue_of(a.key))].add(a.task)
+        if a.game_id is not None and a.annotator in watchers.get(a.game_id, set()):
+            own.add((a.annotator, a.key))
+    both = [k for k, tasks in roles.items() if {"ally", "chameleon"} <= tasks]
+    out = []
+    if both:
+        out.append(f"{len({m for m, _ in both})} member(s) answered both roles of {len(both)} clue(s)")
+    if own:
+        out.append(f"{len({m for m, _ in own})} member(s) answered {len(own)} item(s) of games they played or watched")
+    return out
+
+
+def per_member(answered: Sequence[store_notes.Answered]) -> str:
+    """How many items each member answered, per task (members numbered, never named)."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for a in answered:
+        counts[a.annotator][a.task] += 1
+    tasks = sorted({a.task for a in answered})
+    lines = [f"Answers per member and task ({len(counts)} member(s), numbered by their first answer):",
+             "  " + f"{'member':<10}" + "".join(f"{t:>12}" for t in tasks)]
+    for n, (_, c) in enumerate(counts.items(), 1):
+        lines.append("  " + f"{'#' + str(n):<10}" + "".join(f"{c.get(t, 0):>12}" for t in tasks))
+    return "\n".join(lines)
+
+
 async def study_report(store: UnitsOfWork) -> str:
+    """Tables 6 and 7 (and DEEP's ratings) with the answers per member and task; the tables are refused while
+    any member's answers overlap (``leaks``): their accuracy would not be the clues'."""
     from models.eval.human import render, report
 
+    answered, watchers = await store_notes.audit(store)
+    head = per_member(answered) if answered else "No answers yet."
+    bad = leaks(answered, watchers)
+    if bad:
+        return (head + "\n\nTables 6 and 7 are not printed: " + "; ".join(bad) + ". Such answers know more than "
+                "the clue says, so the accuracies would be too high (answers given before each member was kept to "
+                "one role per clue, away from their own games).")
     raw, votes = await store_notes.study(store)
-    text = render(report([Item.from_json(d) for d in raw if d.get("task") != deep_study.TASK], votes))
+    text = head + "\n\n" + render(report([Item.from_json(d) for d in raw if d.get("task") != deep_study.TASK], votes))
     deep = [deep_study.DeepItem.from_json(d) for d in raw if d.get("task") == deep_study.TASK]
     if deep:
         ratings = [deep_study.Vote(k, a, c + 1) for k, a, c in await store_notes.votes_of(store, deep_study.TASK)]

@@ -121,8 +121,8 @@ def test_the_console_judges_and_the_report_adds_benchmark_items(tmp_path: Path) 
     assert sum(int(r[3]) for r in rows) == 1  # zed's one answer, counted once
 
 
-async def test_the_console_and_chat_members_see_only_their_tenant_and_never_the_legacy_one(tmp_path: Path) -> None:
-    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'log.db'}")
+async def test_the_console_and_chat_members_see_only_their_tenant_and_never_the_legacy_one(db_url: str) -> None:
+    store = await Store.open(db_url)  # SQLite and PostgreSQL: each reads a place's channel its own way
     try:
         ev = [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")]
         at_console, _ = await log_random_game(store, "chameleon", "sneak", 4, seed=3, humans=(), agent="random",
