@@ -397,18 +397,24 @@ async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int,
     records: list[dict[str, Any]] = []
     for gid, details in games:
         for turn in decrypto_turns(details):
-            pt_raw = await ask(client, alice_prompt(turn), max_tokens=16)
+            asked = alice_prompt(turn)
+            pt_raw = await ask(client, asked, max_tokens=16)
             own = turn.encoder is not None and (seat_agents or {}).get(gid, {}).get(turn.encoder) == agent
             pt = perspective(turn.code, parse_code(pt_raw), turn.interceptor_guess, own_hints=own)
             table.perspective.append(pt)
+            # Each question is kept with its reply, what was read from it and its score (exported with the game).
             rec: dict[str, Any] = {"game_id": gid, "round": turn.round, "team": turn.team,
-                                   "pt": {"raw": pt_raw, "score": _asdict(pt)}}
+                                   "pt": {"question": _messages(asked), "raw": pt_raw, "parsed": parse_code(pt_raw),
+                                          "score": _asdict(pt)}}
             if turn.history:  # every turn except the first
-                raw = {k: await ask(client, m) for k, m in eve_prompts(turn).items()}
-                sc = smarties(turn.keywords, parse_words(raw["A"], 4), parse_words(raw["B"], 4),
-                              parse_words(raw["C"], 4))
+                prompts = eve_prompts(turn)
+                raw = {k: await ask(client, m) for k, m in prompts.items()}
+                parsed = {k: parse_words(raw[k], 4) for k in ("A", "B", "C")}
+                sc = smarties(turn.keywords, parsed["A"], parsed["B"], parsed["C"])
                 table.smarties.append(sc)
-                rec["smarties"] = {"raw": raw, "score": _asdict(sc)}
+                rec["smarties"] = {"question": {k: _messages(m) for k, m in prompts.items()}, "raw": raw,
+                                   "parsed": {k: list(v) if v is not None else None for k, v in parsed.items()},
+                                   "score": _asdict(sc)}
             records.append(rec)
     return table, records
 
@@ -433,9 +439,18 @@ async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict
                          parse_self(second_raw) if second_raw is not None else None, seat in guests)
             tables.append(t)
             records.append({"game_id": gid, "seat": seat, "seat_role": "guest" if seat in guests else "host",
-                            "first": first_raw, "second": second_raw})
+                            "question": {k: _messages(m) for k, m in prompts.items()},
+                            "first": first_raw, "second": second_raw,
+                            "parsed": {"first": None if t.first is None else
+                                       {str(k): list(v) for k, v in t.first.items()},
+                                       "second": None if t.second is None else list(t.second)}})
         scores.append({"game_id": gid, **spy_scores(words, ids, tables)})
     return scores, records
+
+
+def _messages(msgs: Sequence[Message]) -> list[dict[str, str]]:
+    """A question as it was asked (role and text of each message), for the record."""
+    return [m.to_json() for m in msgs]
 
 
 def _asdict(x: Any) -> dict[str, Any]:
