@@ -197,7 +197,10 @@ class DecryptoTable:
         def share(xs: Sequence[bool]) -> float | None:
             return sum(xs) / len(xs) if xs else None
 
-        own = [p for p in pt if p.own_hints]
+        # An unparsed prediction is counted apart (pt_unanswered): it is no prediction, so neither a wrong
+        # one nor a prediction of "no interception"; the shares are over the answered turns.
+        said = [p for p in pt if p.answered]
+        own = [p for p in said if p.own_hints]
         return {
             "turns_scored": len(counted), "turns_asked": len(self.smarties),
             "a_unparsed": sum(s.a_unparsed for s in self.smarties),
@@ -206,8 +209,8 @@ class DecryptoTable:
             "rc_weak": share([s.rc_weak for s in counted]), "rc_strong": share([s.rc_strong for s in counted]),
             "fb_weak": share([s.fb_weak for s in counted]), "fb_strong": share([s.fb_strong for s in counted]),
             "pt_turns": len(pt), "pt_unanswered": sum(1 for p in pt if not p.answered),
-            "pt_accuracy": share([p.correct for p in pt]),
-            "pt_predicted_intercept": share([p.predicted_intercept for p in pt]),
+            "pt_accuracy": share([p.correct for p in said]),
+            "pt_predicted_intercept": share([p.predicted_intercept for p in said]),
             "pt_real_intercept": share([p.intercepted for p in pt]),
         }
 
@@ -514,7 +517,8 @@ def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
     width = max([5, *(len(a) for a in rows)]) + 2
     lines = ["Decrypto theory of mind (the Decrypto paper, section 4.1; shares 0-100; RC/FB over turns where the "
              "agent's keyword guess A was wrong; asked: turns after the first; an unparsed A cannot be scored; "
-             "PT own: turns whose hints the agent gave, as the paper asks)",
+             "PT own: turns whose hints the agent gave, as the paper asks; PT acc. and PT pred. int. over the answered "
+             "turns, an unparsed answer counted apart)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
         lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))

@@ -200,6 +200,10 @@ async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path:
         assert table.row()["turns_scored"] == 0  # unparseable A: never guessed into a score
         asked = table.row()["turns_asked"]
         assert isinstance(asked, int) and table.row()["a_unparsed"] == asked > 0  # and said so
+        # Unparsed perspective-taking answers are counted apart: never read as "no interception" or as wrong.
+        pt = table.row()
+        assert isinstance(pt["pt_turns"], int) and pt["pt_unanswered"] == pt["pt_turns"] > 0
+        assert pt["pt_predicted_intercept"] is None and pt["pt_accuracy"] is None
         assert await save_evaluations(store, to_records(Experiment.DECRYPTO, "llm:blank", records)) == len(records)
         exported = await evaluations_json(store, gid)
         assert {e["evaluator"] for e in exported} == {"tom:decrypto:llm:blank"}
