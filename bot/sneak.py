@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import typer
@@ -46,10 +46,13 @@ from models.eval.report import ClueReport, ClueScore, PlayerAverages, clue_repor
 from models.eval.study import HumanStudy
 from models.eval.validate import admitted
 from models.eval.wordnet import wordnet
+from storage.annotations import Scope
 from storage.records import GameLog
 from storage.store import Store
 
 log = logging.getLogger(__name__)
+
+"""(member key, tenant) -> whether the member agreed to take part in research; the study asks no one else."""
 
 REPORT_OPTION = "sneak_report"
 DEFAULT_EVALUATORS = ("embed:minilm",)  # the evaluators that pass validation (models/eval/data/validated.json)
@@ -214,6 +217,10 @@ class SneakService:
             return await self._own_report(glog, hook)
         evaluators, decoys = await self._ready()
         await score_games(self.store, evaluators, decoys, log=glog)
+        try:
+            await self.study.add_game(game_id)  # its clues become study items now, not at a /judge
+        except Exception as exc:  # noqa: BLE001 - the report still goes; a process's first /judge catches up
+            log.warning("SNEAK study items of game %s were not added: %s", game_id, type(exc).__name__)
         rep = await clue_report(self.store, game_id, self.specs)
         if rep is None:
             return None
@@ -237,12 +244,16 @@ class SneakService:
         """The ``/sneak`` answer for a person (their games of this tenant)."""
         return averages_text(await player_averages(self.store, user_key, tenant=tenant, evaluators=self.specs))
 
-    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str:
+    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None, *,
+                    channels: Collection[str] = (), command: str = "judge N") -> str:
         """The human study's next step for a member (``/judge``): their item, or their answer and the next.
+        Items come from the member's tenant, from games in ``channels`` (those the platform says they can
+        read), never from a game they played or watched; none of a tenant "" (the operator's CLI alone).
         Only members who consented to research are asked."""
         if self.consents is not None and not await self.consents(user_key):
             return NOT_CONSENTED
-        return await self.study.turn(user_key, tenant, answer)
+        scope = Scope(tenant or None, frozenset(channels))
+        return await self.study.turn(user_key, scope, answer, command=command)
 
     async def on_finish(self, finished: FinishedTable) -> Outgoing | None:
         try:

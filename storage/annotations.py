@@ -5,10 +5,18 @@ annotation is one member's answer to it, first stored *served* (no choice) when 
 item is shown, so each member has at most one live open item and an answer is always
 for the item that member was shown. A shown item is reserved for its member ``RESERVE``
 (30 minutes); an answer after that counts only if the item still has room (``serve``).
-``serve`` picks, in one write transaction, an
-item the member has not seen, from their tenant or the benchmark, not from a game
-they sat in, still short of its annotations (answered ones and those served within
-``RESERVE``), the most advanced first so items complete. Nothing is ever deleted.
+``serve`` picks, in one write transaction, an item within the member's ``Scope``
+(a benchmark item, or a logged clue of their own tenant's game whose channel they can
+read; a game from before tenants only at the operator's CLI), never from a game they
+sat in or hosted (a spectated table's host watched it), never an item they saw, and
+never the other role of a clue they saw (the ally item shows the secret the chameleon
+item asks for), still short of its annotations (answered ones and those served within
+``RESERVE``). It prefers the task the member has answered less (each member's answers
+stay balanced between the roles), then an item already in progress, the most advanced
+first so items complete, then a fresh one. Both lookups are bounded: in-progress items
+come from the live answers, fresh ones from an index walk that stops at the first
+match, so a call costs the same at 60,000 games as at 60 (``bench/judge.py``). Nothing
+is ever deleted.
 """
 
 from __future__ import annotations
@@ -19,13 +27,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
+from sqlmodel import col, select
 
 from storage.ports import UnitsOfWork
-from storage.tables import AnnotationItemRow, AnnotationRow, SeatRow, table_of, utcnow
+from storage.tables import AnnotationItemRow, AnnotationRow, EvaluationRow, GameRow, GameStatus, SeatRow, table_of, utcnow
 
 _items = table_of(AnnotationItemRow)
 _answers = table_of(AnnotationRow)
 _seats = table_of(SeatRow)
+_games = table_of(GameRow)
+_evals = table_of(EvaluationRow)
 
 RESERVE = timedelta(minutes=30)  # a shown item holds its place this long before others may take it
 
@@ -48,6 +59,36 @@ class Served:
     lapsed: bool = False  # the member's earlier item waited past RESERVE and others completed it
 
 
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which logged clues a member may be shown: their tenant's games in channels they can read.
+
+    ``tenant`` None (a direct message, a workspace unknown): benchmark items only. ``channels``: the
+    channel ids the member can read, as the platform says (a game's place is its channel or
+    ``channel/thread``; its channel decides); None reads every channel of the tenant and is for the
+    operator's CLI alone, as is ``operator``: games from before tenants (tenant "") too."""
+
+    tenant: str | None
+    channels: frozenset[str] | None = frozenset()
+    operator: bool = False
+
+
+def sibling(key: str) -> str | None:
+    """The other role's item of a logged or benchmark clue (``...:ally`` <-> ``...:chameleon``); None for others."""
+    for a, b in ((":ally", ":chameleon"), (":chameleon", ":ally")):
+        if key.endswith(a):
+            return key[: -len(a)] + b
+    return None
+
+
+def clue_of(key: str) -> str:
+    """The clue an item asks about (its key without the role)."""
+    for role in (":ally", ":chameleon"):
+        if key.endswith(role):
+            return key[: -len(role)]
+    return key
+
+
 async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
     """Insert the items whose key is not stored yet; how many were inserted."""
     if not items:
@@ -64,14 +105,31 @@ async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
         return len(fresh)
 
 
-def _taken(cutoff: Any) -> Any:
-    """Answers and live reservations per item: what counts against its ``per_item``."""
-    return (sa.select(_answers.c.item_key, sa.func.count().label("n"))
-            .where(sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff))
-            .group_by(_answers.c.item_key).subquery())
+def _channel(dialect: str) -> Any:
+    """A game's channel, from its place (``channel`` or ``channel/thread``), in the database's own words."""
+    if dialect == "postgresql":
+        return sa.func.split_part(_games.c.place, "/", 1)
+    padded = _games.c.place + "/"
+    return sa.func.substr(padded, 1, sa.func.instr(padded, "/") - 1)
 
 
-async def serve(store: UnitsOfWork, annotator: str, tenant: str, *, per_item: int,
+def _readable(scope: Scope, dialect: str) -> Any:
+    """A logged item's game is in a channel the member reads (a thread follows its channel)."""
+    if scope.channels is None:
+        return sa.true()
+    return _channel(dialect).in_(sorted(scope.channels)) if scope.channels else sa.false()
+
+
+def _in_scope(scope: Scope, dialect: str) -> Any:
+    """The items a member of ``scope`` may be shown, as a condition (items joined to their game)."""
+    bench = _items.c.game_id.is_(None)  # benchmark and DEEP items: every tenant's members
+    if scope.tenant is None:
+        return bench
+    tenants = [scope.tenant, ""] if scope.operator else [scope.tenant]
+    return sa.or_(bench, sa.and_(_items.c.game_id.is_not(None), _items.c.tenant.in_(tenants), _readable(scope, dialect)))
+
+
+async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: int,
                 tasks: Iterable[str] | None = None, now: datetime | None = None) -> Served | None:
     """The member's open item, or a new one for them (None: nothing left they may judge).
 
@@ -98,22 +156,64 @@ async def serve(store: UnitsOfWork, annotator: str, tenant: str, *, per_item: in
                 await conn.execute(sa.update(_answers).where(_answers.c.id == row_id).values(served_at=at))
                 return Served(key, dict(item), False)
             lapsed = True
-        taken = _taken(cutoff)
-        seen = sa.select(_answers.c.item_key).where(_answers.c.annotator == annotator)
+        mine = (await conn.execute(sa.select(_answers.c.item_key, _items.c.task)
+                                   .join(_items, _items.c.key == _answers.c.item_key)
+                                   .where(_answers.c.annotator == annotator))).all()
+        # Never an item seen, nor the other role of a clue seen: the ally item shows the secret the
+        # chameleon item asks for, and the chameleon item's message is the ally item's answer.
+        blocked = sorted({k for key, _ in mine for k in (key, sibling(key)) if k is not None})
+        done: dict[str, int] = {}
+        for _, task in mine:
+            done[task] = done.get(task, 0) + 1
         played = sa.select(_seats.c.game_id).where(_seats.c.user_key == annotator)
-        q = (sa.select(_items.c.key, _items.c.item, sa.func.coalesce(taken.c.n, 0).label("n"))
-             .outerjoin(taken, taken.c.item_key == _items.c.key)
-             .where(_items.c.tenant.in_([tenant, ""]), _items.c.key.not_in(seen),
-                    sa.or_(_items.c.game_id.is_(None), _items.c.game_id.not_in(played)),
-                    sa.func.coalesce(taken.c.n, 0) < per_item))
-        if tasks is not None:
-            q = q.where(_items.c.task.in_(sorted(set(tasks))))
-        row = (await conn.execute(q.order_by(sa.desc("n"), _items.c.created_at, _items.c.key).limit(1))).first()
-        if row is None:
+        # Never a game the member sat in, nor one they hosted (the host of an AI table watched it).
+        unwatched = sa.or_(_items.c.game_id.is_(None),
+                           sa.and_(_items.c.game_id.not_in(played), _games.c.host != annotator))
+        allowed = sa.and_(_in_scope(scope, conn.dialect.name), _items.c.key.not_in(blocked), unwatched)
+        wanted = sorted(set(tasks)) if tasks is not None else None
+        if wanted is not None:
+            allowed = sa.and_(allowed, _items.c.task.in_(wanted))
+        live = sa.or_(_answers.c.choice.is_not(None), _answers.c.served_at >= cutoff)
+        busy = sa.select(_answers.c.id).where(_answers.c.item_key == _items.c.key, live).exists()
+        # Fresh items are served in key order, so the highest key with an answer is about where fresh ones
+        # start: walk from there to the end, then from the start (an index range each, stopping at a match).
+        frontier = (await conn.execute(sa.select(sa.func.max(_answers.c.item_key)))).scalar_one() or ""
+        homes = ([scope.tenant] if scope.tenant else []) + ["" if scope.tenant != "" else None]
+        # The task this member has answered least first, so their answers stay balanced between the roles.
+        roles = [t for t in ("ally", "chameleon") if wanted is None or t in wanted]
+        order: list[str | None] = [*sorted(roles, key=lambda t: (done.get(t, 0), t)), None]  # None: any task
+        pick = None
+        for task in order:
+            of_task = _items.c.task == task if task is not None else sa.true()
+            # An item already in progress (few: they come from the live answers), the most advanced first.
+            taken = (sa.select(_answers.c.item_key, sa.func.count().label("n")).where(live)
+                     .group_by(_answers.c.item_key).having(sa.func.count() < per_item).subquery())
+            pick = (await conn.execute(
+                sa.select(_items.c.key, _items.c.item).select_from(taken)
+                .join(_items, _items.c.key == taken.c.item_key).outerjoin(_games, _games.c.id == _items.c.game_id)
+                .where(allowed, of_task)
+                .order_by(sa.desc(taken.c.n), _items.c.created_at, _items.c.key).limit(1))).first()
+            if pick is not None:
+                break
+            for home in homes:
+                if home is None:
+                    continue
+                for span in (_items.c.key > frontier, _items.c.key <= frontier):
+                    pick = (await conn.execute(
+                        sa.select(_items.c.key, _items.c.item).outerjoin(_games, _games.c.id == _items.c.game_id)
+                        .where(_items.c.tenant == home, of_task, span, allowed, sa.not_(busy))
+                        .order_by(_items.c.tenant, _items.c.task, _items.c.key).limit(1))).first()
+                    if pick is not None:
+                        break
+                if pick is not None:
+                    break
+            if pick is not None:
+                break
+        if pick is None:
             return None
-        await conn.execute(sa.insert(_answers).values(item_key=row[0], annotator=annotator, tenant=tenant,
+        await conn.execute(sa.insert(_answers).values(item_key=pick[0], annotator=annotator, tenant=scope.tenant or "",
                                                       served_at=at))
-        return Served(row[0], dict(row[1]), True, lapsed)
+        return Served(pick[0], dict(pick[1]), True, lapsed)
 
 
 async def answer(store: UnitsOfWork, annotator: str, choice: int, correct: bool | None, *,
@@ -172,3 +272,80 @@ async def study(store: UnitsOfWork) -> tuple[list[dict[str, Any]], dict[str, lis
                 _answers.c.choice.is_not(None)).order_by(_answers.c.id))).all():
             votes.setdefault(str(key), []).append(int(choice))
     return items, votes
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """Evaluations not yet turned into items: the rows, each game's tenant, and the mark to ask from next."""
+
+    rows: list[EvaluationRow]
+    tenants: dict[int, str]
+    mark: int
+
+
+async def scored_since(store: UnitsOfWork, mark: int | None, evaluators: Sequence[str],
+                       game_ids: Sequence[int] | None = None) -> Scored:
+    """The stored evaluations of finished games that may be new items, without re-reading the whole log.
+
+    ``mark`` None (a process's first look): those of games that have no item yet, up to the highest
+    evaluation id, in one anti-join; else those with an id above ``mark`` (the primary key's range).
+    ``game_ids``: those games' evaluations only (a game just scored), the mark unchanged."""
+    async with store.read() as s:
+        top = int((await s.exec(sa.select(sa.func.coalesce(sa.func.max(_evals.c.id), 0)))).scalar_one())  # type: ignore[call-overload]
+        if game_ids is None and mark is not None and top <= mark:
+            return Scored([], {}, mark)  # nothing stored since: the usual turn asks no more
+        q = (select(EvaluationRow, col(GameRow.tenant)).join(GameRow, col(GameRow.id) == col(EvaluationRow.game_id))
+             .where(col(GameRow.status) == GameStatus.FINISHED, col(EvaluationRow.evaluator).in_(sorted(set(evaluators)))))
+        if game_ids is not None:
+            q, top = q.where(col(EvaluationRow.game_id).in_(sorted(set(game_ids)))), mark or 0
+        elif mark is None:
+            has = sa.select(_items.c.game_id).where(_items.c.game_id.is_not(None))
+            q = q.where(col(EvaluationRow.id) <= top, col(EvaluationRow.game_id).not_in(has))
+        else:
+            q = q.where(col(EvaluationRow.id) > mark, col(EvaluationRow.id) <= top)
+        found = (await s.exec(q.order_by(col(EvaluationRow.game_id), col(EvaluationRow.action_seq),
+                                          col(EvaluationRow.part), col(EvaluationRow.id)))).all()
+    return Scored([r for r, _ in found], {r.game_id: str(t or "") for r, t in found}, top)
+
+
+async def shown(store: UnitsOfWork) -> dict[str, list[str]]:
+    """Every member's items shown (answered or not), in the order they were served: the study's audit."""
+    async with store.read() as s:
+        conn = await s.connection()
+        rows = (await conn.execute(sa.select(_answers.c.annotator, _answers.c.item_key)
+                                   .order_by(_answers.c.served_at, _answers.c.id))).all()
+    out: dict[str, list[str]] = {}
+    for who, key in rows:
+        out.setdefault(str(who), []).append(str(key))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One answer, for the study's audit: who, which item, of which game (None: benchmark), which task."""
+
+    annotator: str
+    key: str
+    game_id: int | None
+    task: str
+
+
+async def audit(store: UnitsOfWork) -> tuple[list[Answered], dict[int, set[str]]]:
+    """Every answer given, and for each game an answer is about, who sat in it or hosted it."""
+    async with store.read() as s:
+        conn = await s.connection()
+        rows = (await conn.execute(
+            sa.select(_answers.c.annotator, _answers.c.item_key, _items.c.game_id, _items.c.task)
+            .join(_items, _items.c.key == _answers.c.item_key).where(_answers.c.choice.is_not(None))
+            .order_by(_answers.c.id))).all()
+        answered = [Answered(str(a), str(k), None if g is None else int(g), str(t)) for a, k, g, t in rows]
+        ids = sorted({a.game_id for a in answered if a.game_id is not None})
+        watchers: dict[int, set[str]] = {g: set() for g in ids}
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            part = ids[start:start + 500]
+            for g, who in (await conn.execute(sa.select(_seats.c.game_id, _seats.c.user_key).where(
+                    _seats.c.game_id.in_(part), _seats.c.user_key.is_not(None)))).all():
+                watchers[int(g)].add(str(who))
+            for g, who in (await conn.execute(sa.select(_games.c.id, _games.c.host).where(_games.c.id.in_(part)))).all():
+                watchers[int(g)].add(str(who))
+    return answered, watchers

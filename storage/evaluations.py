@@ -141,7 +141,7 @@ def evaluation_json(r: EvaluationRow) -> dict[str, Any]:
         "action_seq": r.action_seq, "part": r.part, "game": r.game, "evaluator": r.evaluator, "settings": r.settings,
         "settings_json": r.settings_json, "instance": r.instance, "decoys": r.decoys, "perm_seed": r.perm_seed,
         "ally_probs": r.ally_probs, "cham_probs": r.cham_probs, "utility": r.utility, "leakage": r.leakage,
-        "soft": r.soft, "binary": r.binary, "error": r.error,
+        "soft": r.soft, "binary": r.binary, "error": r.error, "metric": r.metric,
         "created_at": r.created_at.isoformat() if r.created_at else None,
     }  # fmt: skip
 

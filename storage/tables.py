@@ -414,6 +414,8 @@ class AnnotationItemRow(SQLModel, table=True):
     and tenant; its players never judge it) or a benchmark instance's (no game, every tenant)."""
 
     __tablename__ = "annotation_items"
+    # A member's next fresh item is an index range (storage/annotations.py ``serve``): by tenant, task, key.
+    __table_args__ = (sa.Index("ix_annotation_items_tenant_task_key", "tenant", "task", "key"),)
 
     key: str = Field(primary_key=True)
     task: str

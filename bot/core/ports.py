@@ -9,7 +9,7 @@ when SNEAK does not run); the table service knows nothing of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -54,7 +54,10 @@ class SneakPort(Protocol):
 
     async def averages(self, user_key: str, tenant: str | None) -> str: ...
 
-    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None) -> str: ...
+    async def judge(self, user_key: str, tenant: str | None, answer: str | None = None, *,
+                    channels: Collection[str] = (), command: str = "judge N") -> str: ...
+    # ``channels``: the ids of the channels the member can read, as the platform says (items come only from
+    # games there); ``command``: how the member answers on that platform, N standing for the number.
 
     async def warm(self) -> None: ...  # load the evaluators now, in the background, not at a game's end
 

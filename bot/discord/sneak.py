@@ -4,7 +4,9 @@
 stored evaluations of the guild's finished games and names no other person. `/judge` (Discord's
 form of `/hushtable judge`) shows the member one SNEAK item, and `/judge answer:N` records their
 answer and shows their running score and the next item (models/eval/study.py). Both are
-answered to the member alone.
+answered to the member alone. `/judge` items come only from games in channels the member can
+read (their permissions from the guild's roles and the channels' overwrites, in discord.py's
+cache: no extra request); a direct message gets benchmark items only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ from bot.core.ports import SneakPort
 from bot.discord.router import Router, tenant_of, user_of
 
 OFF = "SNEAK scoring is not running on this bot."
+JUDGE = "/judge answer:N"  # how a member answers an item here
+
+
+def readable(guild: discord.Guild | None, member: object) -> frozenset[str]:
+    """The ids of the guild's channels ``member`` may read (a game's thread follows its channel)."""
+    if guild is None or not isinstance(member, discord.Member):
+        return frozenset()
+    return frozenset(str(c.id) for c in guild.channels
+                     if not isinstance(c, discord.CategoryChannel) and c.permissions_for(member).read_messages)
 
 
 def register(tree: app_commands.CommandTree, router: Router, service: SneakPort | None) -> None:
@@ -41,5 +52,6 @@ def register(tree: app_commands.CommandTree, router: Router, service: SneakPort 
             return
         tenant = tenant_of(interaction.guild_id)
         text = await service.judge(user_of(interaction.user).key, None if tenant.endswith(":dm") else tenant,
-                                   None if answer is None else str(answer))
+                                   None if answer is None else str(answer),
+                                   channels=readable(interaction.guild, interaction.user), command=JUDGE)
         await router.show(interaction, Reply(text))

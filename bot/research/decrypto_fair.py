@@ -257,7 +257,16 @@ def _limits(ep: Episode, turns: Sequence[Turn]) -> tuple[int, int] | None:
     return None if (words, chars) == (HINT_MAX_WORDS, HINT_MAX_CHARS) else (words, chars)
 
 
-def _play(ep: Episode, limits: tuple[int, int] | None) -> Played:
+def every_turn(ep: Episode) -> Record | None:
+    """The episode with every recorded turn as a move, for a replay (``eval decrypto-human``): the token limits
+    raised so the engine plays on past the benchmark's end, as the paper's humans did; the replay ends the game
+    by the benchmark's rules, which is how the benchmark's own replay loop plays this file. None: a turn that
+    cannot be played at all (a bad code, a hint naming a keyword)."""
+    max_turns = games.get("decrypto").make_config("benchmark").max_turns
+    return _play(ep, _limits(ep, ep.turns), tokens=max_turns).record
+
+
+def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = None) -> Played:
     engine = games.get("decrypto")
     issues: list[Issue] = []
     codes: dict[int, tuple[int, int, int]] = {}
@@ -276,6 +285,8 @@ def _play(ep: Episode, limits: tuple[int, int] | None) -> Played:
     options: dict[str, Any] = {"deal": deal}
     if limits is not None:
         options |= {"hint_max_words": limits[0], "hint_max_chars": limits[1]}
+    if tokens is not None:
+        options |= {"max_interceptions": tokens, "max_miscommunications": tokens}
     try:
         cfg = engine.make_config("benchmark", **options)
         state, _ = engine.new(cfg, SEATS, 0)

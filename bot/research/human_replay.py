@@ -5,14 +5,14 @@ Eve's seat (``interceptor``) or Bob's (``decoder``); the other seats play their 
 moves, turn by turn (the recorded hints and codes; the recorded guesses of the other
 guesser). The game ends by the benchmark's rules (two interception or two
 miscommunication tokens, or ``max_turns`` survived), so an agent that intercepts sooner
-shortens the game. The paper's humans played all 8 turns whatever the tokens, so a
-replay rarely needs more turns than were recorded; when it does (a record that stopped
-where the original game ended, as our own games and imports do), the replay ends with
-the record's last turn, as the paper's replay ends with its data: the team has survived
-every recorded turn without losing, so it is counted as the team's game, never as a
-loss, and the table says how many games ended so (``outlived``). Record your own games
-with the token limits raised (``max_interceptions``/``max_miscommunications``) to get
-every turn.
+shortens the game. It ends and counts as the benchmark's own replay loop does on the same
+guesses: the team wins only by surviving ``max_turns``; a replay that runs out of
+recorded turns first ends there, neither side's win, so it is not a team win (the table
+says how many games ended so, ``outlived``). The paper's humans played on to turn 8
+whatever the tokens, and those later turns are what a replay in which the agent guesses
+otherwise goes on with: the benchmark's file (``[{"summarized_history": ...}]``) is read
+with every turn as a move (``decrypto_fair.every_turn``). Record your own games with the
+token limits raised (``max_interceptions``/``max_miscommunications``) to get every turn.
 
 Printed: the Table 1 row of the agent (miscommunications and interceptions summed over
 the games, the encoder-decoder team's win rate, mean turns; mean ± s.e. over ``--seeds``
@@ -99,7 +99,7 @@ class GameReplay:
     interceptions: int
     team_won: bool
     turns: int
-    outlived: bool  # the replay needed more turns than the record holds: ended there, the team not beaten
+    outlived: bool  # the replay needed more turns than the record holds: ended there, not a team win
     transcript: tuple[Turn, ...] = ()
     decisions: tuple[Mapping[str, Any], ...] = ()
     timeouts: int = 0
@@ -203,10 +203,10 @@ async def replay_game(rec: Record, role: ReplaySeat | None, agent: str, runner: 
 
 def _partial(view: Mapping[str, Any]) -> dict[str, Any]:
     """The counts of a replay that outlived its record, at the record's last turn: no side has its second token
-    (the engine would have ended the game), so the team survived every turn there was to play."""
+    and ``max_turns`` were not survived, so, as the benchmark's loop counts it, not a team win."""
     tokens = view.get("tokens") or {}
     return {"miscommunications": tokens.get("miscommunications", 0), "interceptions": tokens.get("interceptions", 0),
-            "team_won": True, "turns": len(view.get("turns", []))}
+            "team_won": False, "turns": len(view.get("turns", []))}
 
 
 def _stat(xs: Sequence[float]) -> Stat:
@@ -268,7 +268,7 @@ def render(role: ReplaySeat, mine: ReplayRow, original: ReplayRow, *, transcript
         rows.append((p.name, f"{p.miscommunications:.2f}", f"{p.interceptions:.2f}", f"{p.win_rate:.2%}", f"{p.turns:.2f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.append(f"outlived the record (ended at its last turn, counted as the team surviving, never as a loss): "
+    lines.append(f"outlived the record (ended at its last turn, as the benchmark's loop ends it: not a team win): "
                  f"{mine.outlived} of {mine.games * mine.seeds} replayed game(s), {original.outlived} of "
                  f"{original.games} as recorded")
     if mine.sources:
@@ -314,8 +314,26 @@ async def record_game(factory: AgentFactory, agents: Sequence[str], seed: int, *
     return to_lines(g, cfg, 3, seed, actions, [], g.result(state))
 
 
+def _fair_records(text: str) -> list[Record] | None:
+    """The benchmark's human-play file, every recorded turn a move; None when ``text`` is not that format."""
+    from bot.research import decrypto_fair
+
+    if not text.lstrip().startswith("["):
+        return None
+    episodes, issues = decrypto_fair.read(text)
+    if issues or not episodes:
+        return None
+    records = [decrypto_fair.every_turn(ep) for ep in episodes]
+    bad = [ep.index for ep, r in zip(episodes, records, strict=True) if r is None]
+    if bad:
+        raise ValueError(f"episode {bad[0]} cannot be played through our engine (hushtable import decrypto-fair "
+                         "--lenient says why)")
+    return [r for r in records if r is not None]
+
+
 def load(path: str) -> list[Record]:
-    """The three-seat Decrypto benchmark games of a records file (sim --json output or exports); ValueError if none."""
+    """The three-seat Decrypto benchmark games of a records file (sim --json output or exports) or of the benchmark's
+    human-play file; ValueError if none."""
     from pathlib import Path
 
     from bot.research.recordfile import split_games
@@ -324,6 +342,9 @@ def load(path: str) -> list[Record]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    fair = _fair_records(text)
+    if fair is not None:
+        return fair
     found = split_games(text.splitlines())
     bad = [f for f in found if f.record is None]
     if bad:
@@ -335,7 +356,7 @@ def load(path: str) -> list[Record]:
 
 
 def command(
-    file: str = typer.Argument(..., help="Records of Decrypto benchmark games (sim --json output, or exports)."),
+    file: str = typer.Argument(..., help="Records of Decrypto benchmark games (sim --json output, exports, or the benchmark's human-play JSON)."),
     role: ReplaySeat = typer.Option(..., "--role", help="The seat the agent takes: interceptor (Eve) or decoder (Bob)."),
     agent: str = typer.Option("llm:default", "--agent", help="A configured agent name."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Agent seeds (the paper: 3)."),

@@ -121,6 +121,8 @@ COLUMNS: dict[str, list[_Col]] = {
         _c("soft", pa.float64(), "SoftScore, 0-1"),
         _c("binary", pa.float64(), "BinaryScore, 0 or 1"),
         _c("error", pa.string(), "why the judgement failed; null if it did not"),
+        _c("metric", _JSON, "what else the evaluation holds: a theory-of-mind answer's question, reply, parsed answer "
+                            "and score", json_text=True),
         _c("created_at", _TS, "when it was scored"),
     ],
 }
@@ -172,7 +174,8 @@ def rows_of(rec: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         {"game_id": gid, **c, "prompt": _js(c["prompt"]), "label_probs": _js(c["label_probs"]), "created_at": _ts(c["created_at"])} for c in rec["agent_calls"]
     ]
     evals = [
-        {"game_id": gid, **v, "settings_json": _js(v["settings_json"]), "instance": _js(v["instance"]), "created_at": _ts(v["created_at"])}
+        {"game_id": gid, **v, "settings_json": _js(v["settings_json"]), "instance": _js(v["instance"]),
+         "metric": _js(v.get("metric") or {}), "created_at": _ts(v["created_at"])}
         for v in rec.get("evaluations", [])
     ]
     return {"games": [game], "seats": seats, "actions": actions, "events": events, "agent_calls": calls, "evaluations": evals}
@@ -293,7 +296,8 @@ def records_from_parquet(folder: Path) -> Iterator[dict[str, Any]]:
             c | {"prompt": _unjs(c["prompt"]), "label_probs": _unjs(c["label_probs"]), "created_at": _iso(c["created_at"])} for c in calls.get(gid, [])
         ]
         rec["evaluations"] = [
-            v | {"settings_json": _unjs(v["settings_json"]), "instance": _unjs(v["instance"]), "created_at": _iso(v["created_at"])} for v in evals.get(gid, [])
+            v | {"settings_json": _unjs(v["settings_json"]), "instance": _unjs(v["instance"]), "metric": _unjs(v["metric"]),
+                 "created_at": _iso(v["created_at"])} for v in evals.get(gid, [])
         ]
         if g.get("withheld") is not None:
             rec["withheld"] = g["withheld"]

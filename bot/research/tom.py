@@ -197,7 +197,10 @@ class DecryptoTable:
         def share(xs: Sequence[bool]) -> float | None:
             return sum(xs) / len(xs) if xs else None
 
-        own = [p for p in pt if p.own_hints]
+        # An unparsed prediction is counted apart (pt_unanswered): it is no prediction, so neither a wrong
+        # one nor a prediction of "no interception"; the shares are over the answered turns.
+        said = [p for p in pt if p.answered]
+        own = [p for p in said if p.own_hints]
         return {
             "turns_scored": len(counted), "turns_asked": len(self.smarties),
             "a_unparsed": sum(s.a_unparsed for s in self.smarties),
@@ -206,8 +209,8 @@ class DecryptoTable:
             "rc_weak": share([s.rc_weak for s in counted]), "rc_strong": share([s.rc_strong for s in counted]),
             "fb_weak": share([s.fb_weak for s in counted]), "fb_strong": share([s.fb_strong for s in counted]),
             "pt_turns": len(pt), "pt_unanswered": sum(1 for p in pt if not p.answered),
-            "pt_accuracy": share([p.correct for p in pt]),
-            "pt_predicted_intercept": share([p.predicted_intercept for p in pt]),
+            "pt_accuracy": share([p.correct for p in said]),
+            "pt_predicted_intercept": share([p.predicted_intercept for p in said]),
             "pt_real_intercept": share([p.intercepted for p in pt]),
         }
 
@@ -397,18 +400,24 @@ async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int,
     records: list[dict[str, Any]] = []
     for gid, details in games:
         for turn in decrypto_turns(details):
-            pt_raw = await ask(client, alice_prompt(turn), max_tokens=16)
+            asked = alice_prompt(turn)
+            pt_raw = await ask(client, asked, max_tokens=16)
             own = turn.encoder is not None and (seat_agents or {}).get(gid, {}).get(turn.encoder) == agent
             pt = perspective(turn.code, parse_code(pt_raw), turn.interceptor_guess, own_hints=own)
             table.perspective.append(pt)
+            # Each question is kept with its reply, what was read from it and its score (exported with the game).
             rec: dict[str, Any] = {"game_id": gid, "round": turn.round, "team": turn.team,
-                                   "pt": {"raw": pt_raw, "score": _asdict(pt)}}
+                                   "pt": {"question": _messages(asked), "raw": pt_raw, "parsed": parse_code(pt_raw),
+                                          "score": _asdict(pt)}}
             if turn.history:  # every turn except the first
-                raw = {k: await ask(client, m) for k, m in eve_prompts(turn).items()}
-                sc = smarties(turn.keywords, parse_words(raw["A"], 4), parse_words(raw["B"], 4),
-                              parse_words(raw["C"], 4))
+                prompts = eve_prompts(turn)
+                raw = {k: await ask(client, m) for k, m in prompts.items()}
+                parsed = {k: parse_words(raw[k], 4) for k in ("A", "B", "C")}
+                sc = smarties(turn.keywords, parsed["A"], parsed["B"], parsed["C"])
                 table.smarties.append(sc)
-                rec["smarties"] = {"raw": raw, "score": _asdict(sc)}
+                rec["smarties"] = {"question": {k: _messages(m) for k, m in prompts.items()}, "raw": raw,
+                                   "parsed": {k: list(v) if v is not None else None for k, v in parsed.items()},
+                                   "score": _asdict(sc)}
             records.append(rec)
     return table, records
 
@@ -433,9 +442,18 @@ async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict
                          parse_self(second_raw) if second_raw is not None else None, seat in guests)
             tables.append(t)
             records.append({"game_id": gid, "seat": seat, "seat_role": "guest" if seat in guests else "host",
-                            "first": first_raw, "second": second_raw})
+                            "question": {k: _messages(m) for k, m in prompts.items()},
+                            "first": first_raw, "second": second_raw,
+                            "parsed": {"first": None if t.first is None else
+                                       {str(k): list(v) for k, v in t.first.items()},
+                                       "second": None if t.second is None else list(t.second)}})
         scores.append({"game_id": gid, **spy_scores(words, ids, tables)})
     return scores, records
+
+
+def _messages(msgs: Sequence[Message]) -> list[dict[str, str]]:
+    """A question as it was asked (role and text of each message), for the record."""
+    return [m.to_json() for m in msgs]
 
 
 def _asdict(x: Any) -> dict[str, Any]:
@@ -499,7 +517,8 @@ def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
     width = max([5, *(len(a) for a in rows)]) + 2
     lines = ["Decrypto theory of mind (the Decrypto paper, section 4.1; shares 0-100; RC/FB over turns where the "
              "agent's keyword guess A was wrong; asked: turns after the first; an unparsed A cannot be scored; "
-             "PT own: turns whose hints the agent gave, as the paper asks)",
+             "PT own: turns whose hints the agent gave, as the paper asks; PT acc. and PT pred. int. over the answered "
+             "turns, an unparsed answer counted apart)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
         lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))

@@ -314,6 +314,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
     ) -> None:
         """The SNEAK human study at the console: one item at a time (an empty line or 'q' stops)."""
         from models.eval.study import HumanStudy
+        from storage.annotations import Scope
         from storage.store import Store
 
         name = member.strip()
@@ -326,7 +327,9 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
             try:
                 study = HumanStudy(store, evaluator)
                 who = f"console:{name}"
-                text = await study.turn(who, "console")
+                # The operator's CLI: the console's games in any place, and those from before tenants.
+                scope = Scope("console", None, operator=True)
+                text = await study.turn(who, scope)
                 while True:
                     typer.echo(text)
                     if text.startswith("No item to judge") or "\nNo item to judge" in text:
@@ -334,7 +337,7 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
                     answer = await asyncio.to_thread(input, "> ")
                     if answer.strip().lower() in ("", "q", "quit"):
                         return
-                    text = await study.turn(who, "console", answer)
+                    text = await study.turn(who, scope, answer)
             except EOFError:
                 return
             finally:

@@ -16,7 +16,10 @@ from models.eval.deep_study import DeepItem, items_from_run
 from models.eval.study import HumanStudy, add_deep_items, study_report
 from models.types import GenerateRequest, GenerateResult, ScoreRequest, ScoreResult
 from storage import annotations as notes
+from storage.annotations import Scope
 from storage.store import Store
+
+CONSOLE = Scope("console", None, operator=True)  # the operator's CLI
 
 runner = CliRunner()
 
@@ -61,14 +64,14 @@ async def test_members_rate_deep_items_and_the_report_is_computed_by_hand(tmp_pa
         study = HumanStudy(store, [])
         for m in range(6):
             member = f"console:m{m}"
-            text = await study.turn(member, "console")
+            text = await study.turn(member, CONSOLE)
             while text and "No item to judge" not in text:
                 assert "DEEP human rating" in text
-                assert await study.turn(member, "console", "9") == "Answer with a rating, from 1 to 5; nothing was recorded."
+                assert await study.turn(member, CONSOLE, "9") == "Answer with a rating, from 1 to 5; nothing was recorded."
                 word = re.search(r'fit the word "(\w+)"', text).group(1)  # type: ignore[union-attr]
                 desc = re.search(r"Description: (.*)", text).group(1)  # type: ignore[union-attr]
                 # a member who rates 5 when the description names the word, else 1
-                text = await study.turn(member, "console", "5" if word in desc else "1")
+                text = await study.turn(member, CONSOLE, "5" if word in desc else "1")
                 assert text.startswith("Recorded ") and "the judge gave" in text
             if m == 5:
                 assert text.startswith("No item to judge")

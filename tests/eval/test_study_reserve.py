@@ -6,7 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from storage import annotations as notes
+from storage.annotations import Scope
 from storage.store import Store
+
+T = Scope("t")
+CONSOLE = Scope("console", None, operator=True)  # the operator's CLI
 
 T0 = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
@@ -31,19 +35,19 @@ async def test_a_lapsed_item_completed_by_others_gives_the_member_a_new_one(db_u
 
 async def _lapsed_and_completed(store: Store) -> None:
     await _items(store, "x", "y")
-    a = await notes.serve(store, "m:a", "t", per_item=2, now=at(0))
+    a = await notes.serve(store, "m:a", T, per_item=2, now=at(0))
     assert a is not None and a.key == "x" and a.fresh
-    b = await notes.serve(store, "m:b", "t", per_item=2, now=at(10))
+    b = await notes.serve(store, "m:b", T, per_item=2, now=at(10))
     assert b is not None and b.key == "x"  # a's reservation and b: two of two
     assert await notes.answer(store, "m:b", 0, True, now=at(11)) == "x"
-    c = await notes.serve(store, "m:c", "t", per_item=2, now=at(12))
+    c = await notes.serve(store, "m:c", T, per_item=2, now=at(12))
     assert c is not None and c.key == "y"  # x is full while a holds it
-    d = await notes.serve(store, "m:d", "t", per_item=2, now=at(40))
+    d = await notes.serve(store, "m:d", T, per_item=2, now=at(40))
     assert d is not None and d.key == "x"  # a's 30 minutes are over
     assert await notes.answer(store, "m:d", 1, False, now=at(41)) == "x"
     # a comes back: x has its two answers, so a gets a new item and may never answer x
     assert await notes.answer(store, "m:a", 0, True, now=at(42)) is None
-    back = await notes.serve(store, "m:a", "t", per_item=2, now=at(42))
+    back = await notes.serve(store, "m:a", T, per_item=2, now=at(42))
     assert back is not None and back.key == "y" and back.fresh and back.lapsed
     assert await notes.answer(store, "m:a", 0, True, now=at(43)) == "y"
     assert await _answers(store) == {"x": ["0", "1"], "y": ["0"]}
@@ -51,13 +55,13 @@ async def _lapsed_and_completed(store: Store) -> None:
 
 async def test_a_lapsed_item_with_room_is_reserved_again(store: Store) -> None:
     await _items(store, "x")
-    assert (await notes.serve(store, "m:a", "t", per_item=2, now=at(0))).key == "x"  # type: ignore[union-attr]
-    again = await notes.serve(store, "m:a", "t", per_item=2, now=at(45))
+    assert (await notes.serve(store, "m:a", T, per_item=2, now=at(0))).key == "x"  # type: ignore[union-attr]
+    again = await notes.serve(store, "m:a", T, per_item=2, now=at(45))
     assert again is not None and again.key == "x" and not again.fresh and not again.lapsed
     # reserved anew at minute 45: at minute 70 it still holds, so two others fill the item only around it
-    other = await notes.serve(store, "m:b", "t", per_item=2, now=at(70))
+    other = await notes.serve(store, "m:b", T, per_item=2, now=at(70))
     assert other is not None and other.key == "x"
-    assert await notes.serve(store, "m:c", "t", per_item=2, now=at(70)) is None
+    assert await notes.serve(store, "m:c", T, per_item=2, now=at(70)) is None
     assert await notes.answer(store, "m:a", 2, True, now=at(71)) == "x"
     assert await notes.answer(store, "m:b", 1, False, now=at(71)) == "x"
     assert await _answers(store) == {"x": ["2", "1"]}
@@ -76,13 +80,17 @@ async def test_the_member_is_told_when_their_waiting_item_was_completed(store: S
 
     await notes.add_items(store, [notes.NewItem(k, "chameleon", "bench", None, "", item(k)) for k in ("x", "y", "z")])
     study = HumanStudy(store, [], per_item=1)
-    assert "SNEAK human study" in await study.turn("c:a", "console")
+    assert "SNEAK human study" in await study.turn("c:a", CONSOLE)
     async with store.write() as conn:  # a's item was shown 40 minutes ago
         await conn.execute(sa.update(table_of(AnnotationRow)).values(served_at=datetime.now(UTC) - timedelta(minutes=40)))
-    shown = await study.turn("c:b", "console")
+    shown = await study.turn("c:b", CONSOLE)
     assert "Candidates: pear, fig" in shown
-    assert "Your score: 1 of 1 right" in await study.turn("c:b", "console", "1")  # and b is shown y
-    text = await study.turn("c:a", "console", "1")
+    # b is shown the fresh items first (y, z), then x, which nobody holds any more, and completes all three.
+    for k in (1, 2, 3):
+        assert f"Your score: {k} of {k} right" in await study.turn("c:b", CONSOLE, "1")
+    await notes.add_items(store, [notes.NewItem("w", "chameleon", "bench", None, "", item("w"))])
+    text = await study.turn("c:a", CONSOLE, "1")
     assert text.startswith(LAPSED) and "SNEAK human study" in text
     _, votes = await notes.study(store)
-    assert votes == {"x": [0]}  # a's late answer to the completed item was not counted; z is a's now
+    assert votes == {"x": [0], "y": [0], "z": [0]}  # a's late answer to the completed x not counted; w is a's now
+    assert (await notes.shown(store))["c:a"] == ["x", "w"]

@@ -85,9 +85,10 @@ def test_the_command_prints_the_table_and_refuses_other_files(records_file: Path
     assert bad.exit_code == 2 and "no three-seat Decrypto benchmark game" in bad.output
 
 
-def test_a_replay_that_outlives_its_record_is_never_a_loss(records_file: Path, index: VocabIndex) -> None:  # noqa: F811
+def test_a_replay_that_outlives_its_record_is_not_a_team_win(records_file: Path, index: VocabIndex) -> None:  # noqa: F811
     """A record that stops after three turns (as a game ended by tokens does), replayed with a decoder that
-    never miscommunicates: the replay ends with the record's last turn, the team not beaten, and is counted."""
+    never miscommunicates: the replay ends with the record's last turn and, as the benchmark's loop counts it,
+    is not a team win (the team wins only by surviving every turn)."""
     import dataclasses
 
     from bot.core.agents import AgentRunner
@@ -101,11 +102,80 @@ def test_a_replay_that_outlives_its_record_is_never_a_loss(records_file: Path, i
     for g in games:
         assert g.turns == 3 and g.miscommunications == 0
         if g.interceptions < 2:  # the engine did not end it: the record did
-            assert g.outlived and g.team_won
+            assert g.outlived and not g.team_won
     survived = [g for g in games if g.outlived]
     assert survived, "a random interceptor rarely intercepts twice in three turns"
     row = row_of("embed:minilm", [games])
     assert row.outlived == len(survived)
-    assert row.win_rate.mean == sum(g.team_won for g in games) / len(games) >= len(survived) / len(games)
+    assert row.win_rate.mean == 0.0
     text = render(ReplaySeat.DECODER, row, row)
-    assert f"outlived the record (ended at its last turn, counted as the team surviving, never as a loss): {len(survived)} of 4" in text
+    assert f"outlived the record (ended at its last turn, as the benchmark's loop ends it: not a team win): {len(survived)} of 4" in text
+
+
+FAIR = Path(__file__).parents[1] / "research" / "fixtures" / "decrypto_fair_small.json"
+
+
+def _digits(guess: str) -> list[int]:
+    """A transcript's guess ("1-2-4") as the loop's digits; "-" (no guess) matches no code."""
+    digits = guess.replace("-", "")
+    return [int(c) for c in digits] if digits.isdigit() else []
+
+
+def fair_loop(turns: list[dict[str, Any]], eve: dict[int, str] | None = None, bob: dict[int, str] | None = None,
+              max_turns: int = 8) -> tuple[int, int, bool, int]:
+    """The benchmark's replay loop's counting, written here from its rules: each recorded turn in order, the
+    recorded code and hints, the recorded guesses unless the agent's (by turn, from 1) replace them; a wrong
+    decoder guess is a miscommunication, a right interceptor guess an interception; two of either ends the game
+    (not a team win), surviving ``max_turns`` is the team's win, and running out of turns first is neither."""
+    mis = inter = played = 0
+    for t in turns:
+        played += 1
+        code = [int(c) for c in str(t["code"])]
+        guess_bob = _digits(bob[played]) if bob and played in bob else list(t["guess_bob"])
+        guess_eve = _digits(eve[played]) if eve and played in eve else list(t["guess_eve"])
+        mis += guess_bob != code
+        inter += guess_eve == code
+        if mis == 2 or inter == 2:
+            return mis, inter, False, played
+        if played == max_turns:
+            return mis, inter, True, played
+    return mis, inter, False, played
+
+
+def _guesses(g: Any, role: ReplaySeat) -> dict[int, str]:
+    return {t.turn: (t.interceptor_guess if role is ReplaySeat.INTERCEPTOR else t.decoder_guess) for t in g.transcript}
+
+
+@pytest.mark.parametrize("agent", ["random", "embed:minilm"])
+@pytest.mark.parametrize("role", [ReplaySeat.INTERCEPTOR, ReplaySeat.DECODER])
+def test_the_replay_counts_as_the_benchmarks_loop_on_the_same_guesses(agent: str, role: ReplaySeat,
+                                                                      index: VocabIndex) -> None:  # noqa: F811
+    """Table 1 as the benchmark counts it: the benchmark's human-play file (every recorded turn kept, the later
+    turns its players went on with included), replayed with the agent in a seat, gives per game the tokens,
+    the winner and the turns of the benchmark's loop re-run on the agent's guesses. ``HUSHTABLE_DECRYPTO_HUMAN_DATA``
+    names the paper's file (its ten games) to check them too."""
+    import os
+
+    files = [FAIR] + ([Path(os.environ["HUSHTABLE_DECRYPTO_HUMAN_DATA"])]
+                      if os.environ.get("HUSHTABLE_DECRYPTO_HUMAN_DATA") else [])
+    for path in files:
+        episodes = json.loads(path.read_text())
+        records = load(str(path))
+        assert len(records) == len(episodes)
+        assert [len(r.actions) for r in records] == [3 * len(e["summarized_history"]) for e in episodes]
+        mine, original, per_seed = asyncio.run(evaluate(records, role, agent, registry_with(index), seeds=2))
+        for games in per_seed:
+            for g, ep in zip(games, episodes, strict=True):
+                turns = ep["summarized_history"]
+                guesses = _guesses(g, role)
+                want = fair_loop(turns, eve=guesses if role is ReplaySeat.INTERCEPTOR else None,
+                                 bob=guesses if role is ReplaySeat.DECODER else None)
+                assert (g.miscommunications, g.interceptions, g.team_won, g.turns) == want, (path.name, g.game_no)
+        # The records as played: the humans' own guesses, counted as the loop counts them.
+        for g, ep in zip(original_games(records), episodes, strict=True):
+            assert (g.miscommunications, g.interceptions, g.team_won, g.turns) == fair_loop(ep["summarized_history"])
+        assert mine.games == len(episodes) and original.games == len(episodes)
+
+
+def original_games(records: list[Any]) -> list[Any]:
+    return [asyncio.run(replay_game(r, None, "", None, seed=0, game_no=i + 1)) for i, r in enumerate(records)]

@@ -40,7 +40,7 @@ async def filled_log(url: str) -> None:
         # the human study: one item, served to a member and answered
         await study.add_items(store, [study.NewItem(key="item-1", task="ally", source="bench", game_id=None,
                                                                 tenant="memory", item={})])
-        assert await study.serve(store, "memory:2", "memory", per_item=5) is not None
+        assert await study.serve(store, "memory:2", study.Scope("memory"), per_item=5) is not None
         await study.answer(store, "memory:2", 0, True)
         async with store.write() as conn:  # an agent call of a probe, not tied to an action
             await conn.execute(sa.insert(table_of(AgentCallRow)), [agent_call_values(

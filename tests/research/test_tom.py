@@ -200,9 +200,24 @@ async def test_answers_are_stored_beside_the_game_and_exported_with_it(tmp_path:
         assert table.row()["turns_scored"] == 0  # unparseable A: never guessed into a score
         asked = table.row()["turns_asked"]
         assert isinstance(asked, int) and table.row()["a_unparsed"] == asked > 0  # and said so
+        # Unparsed perspective-taking answers are counted apart: never read as "no interception" or as wrong.
+        pt = table.row()
+        assert isinstance(pt["pt_turns"], int) and pt["pt_unanswered"] == pt["pt_turns"] > 0
+        assert pt["pt_predicted_intercept"] is None and pt["pt_accuracy"] is None
         assert await save_evaluations(store, to_records(Experiment.DECRYPTO, "llm:blank", records)) == len(records)
         exported = await evaluations_json(store, gid)
         assert {e["evaluator"] for e in exported} == {"tom:decrypto:llm:blank"}
         assert all(e["soft"] is None for e in exported)  # never mistaken for a SNEAK score
+        # Each answer leaves with its game: the question as asked, the reply, what was read from it, the score.
+        pt = exported[0]["metric"]["pt"]
+        assert pt["question"][-1]["role"] == "user" and pt["question"][-1]["content"]
+        assert pt["raw"].endswith("no idea") and pt["parsed"] is None and isinstance(pt["score"], dict) and pt["score"]
+        later = next(e["metric"]["smarties"] for e in exported if "smarties" in e["metric"])
+        assert set(later["question"]) == set(later["raw"]) == set(later["parsed"]) and later["parsed"]["A"] is None
+        from bot.research.parquet import export_parquet, records_from_parquet
+
+        assert await export_parquet(store, tmp_path / "pq", pseudonymise=False, secret=None) == 1
+        back = next(iter(records_from_parquet(tmp_path / "pq")))
+        assert [e["metric"] for e in back["evaluations"]] == [e["metric"] for e in exported]
     finally:
         await store.aclose()

@@ -104,6 +104,8 @@ class FakeSlack(FakeServer):
         self._socket_ready = asyncio.Event()
         self._last_ts = 0  # microseconds: every ts is the time it was made, as Slack's are, and unique
         self.history_reads: list[tuple[str, dict[str, Any]]] = []  # (method, args) of each history read
+        # channel -> its members, for users.conversations (a channel not listed has every member in it)
+        self.channel_members: dict[str, set[str]] = {}
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ server
@@ -273,6 +275,19 @@ class FakeSlack(FakeServer):
         view = {**view, "id": f"V{n:05d}", "hash": hashlib.sha1(f"{n}".encode()).hexdigest()[:12], "trigger_id": args.get("trigger_id")}
         self.views.append(view)
         return {"ok": True, "view": view}
+
+    async def _m_users_conversations(self, args: dict[str, Any]) -> dict[str, Any]:
+        # As Slack: the channels the user is in that the token may list (channels:read, groups:read), paged.
+        if "channels:read" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "channels:read"}
+        user = str(args.get("user") or "")
+        known = sorted({m.channel for m in self.messages.values()} | set(self.channel_members) | {"CGAMES"})
+        mine = [c for c in known if user in self.channel_members.get(c, {user})]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        page = mine[start:start + limit]
+        more = str(start + limit) if start + limit < len(mine) else ""
+        return {"ok": True, "channels": [{"id": c} for c in page], "response_metadata": {"next_cursor": more}}
 
     async def _m_users_info(self, args: dict[str, Any]) -> dict[str, Any]:
         user = str(args["user"])
