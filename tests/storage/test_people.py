@@ -158,7 +158,7 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
     await study.add_items(store, [
         study.NewItem("log:1", "ally", "log", first, "discord:guild", {"clue": UNIQUE[0], "by": NAME}),
         study.NewItem("bench:1", "ally", "bench", None, "", {"clue": "bench clue"})])
-    served = await study.serve(store, MEMBER, "discord:guild", per_item=3)
+    served = await study.serve(store, MEMBER, study.Scope("discord:guild"), per_item=3)
     assert served is not None and served.key == "bench:1"
     assert await study.answer(store, MEMBER, 1, True) == "bench:1"
     await people.audit(store, actor="cli:op", action="export", scope="all games", rows=6)
