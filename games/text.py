@@ -27,6 +27,7 @@ apart again:
 - ``clean(s)``: the text a player meant, as an engine stores it: whitespace collapsed,
   invisible characters and seat-label delimiters removed, the visible letters kept.
 - ``has_number(s)``: a word of the text is a number (a Decrypto hint may not be a code).
+- ``typed_number(s)``: the whole number a person typed, ASCII digits only, or None.
 
 Letters that read as Latin ones (``ı``, a Cyrillic ``о``) fold to Latin: Unicode's
 confusables for letters that look like one ASCII letter (``games/data/confusables.txt``)
@@ -131,6 +132,16 @@ def key(s: str) -> str:
 def clean(s: str) -> str:
     """What a player wrote, as an engine keeps it: invisible characters gone, spaces collapsed."""
     return _SPACE.sub(" ", "".join(ch for ch in s if not _invisible(ch))).strip()
+
+
+def typed_number(s: str, max_digits: int = 9) -> int | None:
+    """The whole number ``s`` is (spaces around it aside): ASCII digits only, at most ``max_digits`` of them; None else.
+
+    Every number a person, an operator or a file types goes through here: ``int()`` reads any Unicode decimal
+    (``१``, ``٣``, fullwidth ``１``) and raises on what ``str.isdigit`` still calls a digit (``²``, ``①``) and on
+    more than 4,300 digits, so an ``isdigit()`` check before it let each of those through as a traceback."""
+    t = s.strip()
+    return int(t) if 0 < len(t) <= max_digits and t.isascii() and t.isdigit() else None
 
 
 def has_number(s: str) -> bool:
