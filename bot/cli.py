@@ -455,6 +455,7 @@ def export(
     from bot.research.logbook import database_problem
     from bot.settings import Settings
     from storage.export import export_games
+    from storage.outfiles import UnsafeOutput, open_named
     from storage.store import Store
 
     if fmt not in ("jsonl", "csv", "parquet"):
@@ -485,7 +486,8 @@ def export(
 
                 return await export_parquet(store, out, game=game, since=since, pseudonymise=not raw_ids,
                                             secret=settings.export_secret)
-            fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
+            # never through a link planted at --out (storage/outfiles.py)
+            fh = open(open_named(out), "w", encoding="utf-8", newline="") if out else sys.stdout
             try:
                 return await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,
                                           pseudonymise=not raw_ids, secret=settings.export_secret)
@@ -495,7 +497,11 @@ def export(
         finally:
             await store.aclose()
 
-    n = asyncio.run(go())
+    try:
+        n = asyncio.run(go())
+    except UnsafeOutput as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"exported {n} game(s)", err=True)
 
 
