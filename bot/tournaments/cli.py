@@ -319,8 +319,13 @@ def why_games(t: Any, n: int) -> str:
 
 def _write(path: Path, data: bytes) -> None:
     """Write a file the operator named, or refuse with one sentence (a folder, no permission, a full disk)."""
+    from storage.outfiles import UnsafeOutput, open_named
+
     try:
-        path.write_bytes(data)
+        with open(open_named(path), "wb") as fh:  # never through a link planted at the path
+            fh.write(data)
+    except UnsafeOutput as exc:
+        raise TournamentError(f"Could not write: {exc}.") from None
     except OSError as exc:
         raise TournamentError(f"Could not write {str(path)[:120]}: {exc.strerror or type(exc).__name__}.") from None
 
