@@ -201,6 +201,13 @@ def _stems(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=32768)
+def base_forms(word: str) -> frozenset[str]:
+    """The words a normalised single ``word`` could be a form of, itself included: ``berries`` -> berry,
+    ``baking`` -> bake, ``stopped`` -> stop, ``mice`` -> mouse. What log masking compares with a held secret."""
+    return _stems(word) | frozenset(_lexicon().morphy(word))
+
+
 def _same_word(said: str, secret: str) -> bool:
     """``said`` is the secret word or one of its forms; or the secret is a plural of ``said``."""
     return said == secret or secret in _stems(said) or said in _plural_stems(secret)
