@@ -6,8 +6,9 @@ the word, a plural. Every rule that compares player text with a secret, and ever
 length or word-count limit, goes through this module so the three games cannot drift
 apart again:
 
-- ``fold(s)``: NFKC, Latin look-alikes folded, invisible and format characters
-  and combining marks (accents) stripped, case-folded. What a rule compares.
+- ``fold(s)``: NFKC, Latin look-alikes folded (Cyrillic and Greek, small capitals, IPA letters,
+  ``ł``/``ø``/``đ``), invisible and format characters, Hangul fillers and combining marks (accents)
+  stripped, case-folded. What a rule compares.
 - ``words(s)``: the words of a text the way limits count them. A hyphen, slash or dot
   separates words (``out-of-distribution`` is three words); an apostrophe does not
   (``don't`` is one).
@@ -65,6 +66,20 @@ _LOOKALIKES: dict[str, str] = {
     "α": "a", "ο": "o", "ρ": "p", "ι": "i", "κ": "k", "ν": "v", "υ": "u", "χ": "x", "γ": "y",
     "ε": "e", "τ": "t", "ς": "c",
 }  # fmt: skip
+# Letters NFKD leaves whole that read as a Latin letter all the same: small capitals (``ᴘɪʟᴏᴛ``), IPA
+# letters (``ɐ``, ``ɨ``, ``ɹ``), letters with a stroke or hook (``ł``, ``ø``, ``đ``, ``ƙ``).
+_SMALL_IPA_STROKED: dict[str, str] = {pair[0]: pair[1] for pair in (
+    # small capitals
+    "ᴀa ʙb ᴄc ᴅd ᴇe ꜰf ɢg ʜh ᴊj ᴋk ʟl ᴍm ɴn ᴏo ᴘp ꞯq ʀr ꜱs ᴛt ᴜu ᴠv ᴡw ᴢz ᴌl ᴉi ᴎn ᴙr ᴚr ᴐo ᴑo ᴒo ᴓo ᴗu ᴝu ᴞu ᴟm ᴣz "
+    # IPA letters
+    "ɐa ɒa ɓb ɔo ɕc ɖd ɗd ɘe əe ɚe ɛe ɜe ɝe ɞe ɟj ɠg ɤy ɥh ɦh ɧh ɨi ɫl ɬl ɭl ɰw ɱm ɲn "
+    "ɳn ɵo ɹr ɺr ɻr ɼr ɽr ɾr ɿr ʁr ʂs ʇt ʈt ʉu ʊu ʌv ʍw ʎy ʐz ʑz ʒz ʓz ʗc ʘo ʛg ʝj ʞk ʠq "
+    # a stroke, a bar or a hook
+    "łl ŁL øo ØO đd ĐD ħh ĦH ŧt ŦT ƀb ɃB ɇe ɆE ɍr ɌR ƶz ƵZ ȼc ȻC ǥg ǤG ɉj ɈJ ꝁk ɏy ɎY "
+    "ᵽp ⱥa ȺA ȥz ƚl ȴl ȵn ȶt ƒf ƭt ƴy ƥp ƙk ƈc ƌd ᶀb ᵬb ᵭd ᵮf ᵯm ᵰn ᵱp ᵲr ᵳr ᵴs ᵵt ᵶz"
+).split()}
+# Fillers that draw nothing and NFKC keeps as letters: Hangul's (``pi\u3164lot``) and the braille blank.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 CONFUSABLES_FILE = "confusables.txt"
 WORDFORMS_FILE = "wordforms.txt"
 
@@ -83,6 +98,7 @@ def _latin() -> dict[int, str]:
     for line in _data(CONFUSABLES_FILE):
         ch, _, latin = line.partition(" ")
         table[ch] = latin
+    table.update(_SMALL_IPA_STROKED)
     table.update(_LOOKALIKES)
     return str.maketrans(table)
 
@@ -97,7 +113,7 @@ def _invisible(ch: str) -> bool:
     """Format characters (zero-width space and joiners, soft hyphen, bidi marks), private-use
     characters (the seat-label delimiters of ``games.labels``) and variation selectors."""
     cat = unicodedata.category(ch)
-    return cat in ("Cf", "Co", "Cs") or "\ufe00" <= ch <= "\ufe0f" or ch == "\u034f"
+    return cat in ("Cf", "Co", "Cs") or "\ufe00" <= ch <= "\ufe0f" or ch == "\u034f" or ch in _BLANK_LETTERS
 
 
 @lru_cache(maxsize=8192)
@@ -402,6 +418,27 @@ def _letters(word: str) -> str:
     return "".join(ch for ch in word if ch.isalpha())
 
 
+# Characters typed for a letter inside a word: ``p1lot``, ``p!lot``, ``pi|ot``, ``sh0e``. ``!`` and ``|`` count
+# only between letters or digits ("Go!" stays a word), the digits anywhere in a word that has a letter.
+_LEET: dict[str, str] = {"1": "il", "!": "il", "|": "li", "0": "o"}
+_LEET_RUN = re.compile(r"(?:[^\W_]|[!|](?=[^\W_]))+")
+_MAX_LEET = 6  # readings tried: 2 ** 6 at most
+
+
+def _leet_readings(text: str) -> list[str]:
+    """``text`` (folded) read with each look-alike digit or mark inside a word as the letters it stands for."""
+    folded = fold(text)
+    runs = [m for m in _LEET_RUN.finditer(folded)
+            if any(c in _LEET for c in m[0]) and any(c.isalpha() for c in m[0]) and not m[0].isdigit()]
+    if not runs:
+        return []
+    slots = [(m.start() + i, ch) for m in runs for i, ch in enumerate(m[0]) if ch in _LEET][:_MAX_LEET]
+    readings = [list(folded)]
+    for at, ch in slots:
+        readings = [r[:at] + [letter] + r[at + 1:] for r in readings for letter in _LEET[ch]]
+    return ["".join(r) for r in readings]
+
+
 def reveals_secret(text: str, secret: str) -> bool:
     """The one secret check of every clue, hint and description: True when ``text`` names
     ``secret`` in a way a reader reads as the secret. That is ``mentions_secret`` (the word or
@@ -417,7 +454,14 @@ def reveals_secret(text: str, secret: str) -> bool:
 
     Letters are not run together across words that do not spell the secret exactly, so a
     sentence such as "I'd be around" does not name "bear": descriptions of several words stay
-    sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``."""
+    sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``.
+
+    A digit or mark typed for a letter inside a word (``p1lot``, ``pi|ot``) is read as each letter
+    it may stand for, and the text checked again."""
+    return _reveals(text, secret) or any(_reveals(r, secret) for r in _leet_readings(text))
+
+
+def _reveals(text: str, secret: str) -> bool:
     if mentions_secret(text, secret):
         return True
     said, needle = words(text), words(secret)
