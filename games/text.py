@@ -29,6 +29,9 @@ apart again:
   invisible characters and seat-label delimiters removed, the visible letters kept.
 - ``has_number(s)``: a word of the text is a number (a Decrypto hint may not be a code).
 - ``typed_number(s)``: the whole number a person typed, ASCII digits only, or None.
+- ``name_problem(s)`` / ``display_name(s)``: the one rule for a name (a player, a tournament, a study
+  member): NFKC, no control, format (bidi, zero-width) or blank characters, not empty, at most
+  ``MAX_NAME_CHARS``; a typed name is refused with one line, a platform's is made to fit.
 
 Letters that read as Latin ones (``ı``, a Cyrillic ``о``) fold to Latin: Unicode's
 confusables for letters that look like one ASCII letter (``games/data/confusables.txt``)
@@ -158,6 +161,42 @@ def typed_number(s: str, max_digits: int = 9) -> int | None:
     more than 4,300 digits, so an ``isdigit()`` check before it let each of those through as a traceback."""
     t = s.strip()
     return int(t) if 0 < len(t) <= max_digits and t.isascii() and t.isdigit() else None
+
+
+MAX_NAME_CHARS = 80
+# Controls (a newline forges a line of a listing), format characters (bidi overrides turn text around,
+# zero-width ones hide), private-use (the seat-label delimiters), surrogates, unassigned, line separators.
+_NOT_IN_NAMES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+
+
+def _unfit(ch: str) -> bool:
+    return unicodedata.category(ch) in _NOT_IN_NAMES or ch in _BLANK_LETTERS or "\ufe00" <= ch <= "\ufe0f"
+
+
+def name_problem(raw: str, what: str = "A name", max_chars: int = MAX_NAME_CHARS) -> str | None:
+    """Why ``raw`` (NFKC-normalised, spaces around it aside) is no name, in one sentence; None when it is one."""
+    name = unicodedata.normalize("NFKC", raw).strip()
+    if not name:
+        return f"{what} cannot be empty."
+    if any(_unfit(ch) for ch in name):
+        return f"{what} cannot hold control, invisible or direction-changing characters."
+    if len(name) > max_chars:
+        return f"{what} has at most {max_chars} characters; this one has {len(name)}."
+    return None
+
+
+def person_name(raw: str, max_chars: int = MAX_NAME_CHARS) -> str:
+    """``raw`` as the name it is stored and compared as (NFKC, spaces around it gone): ``ａｄａ`` is ``ada``.
+    Check it with `name_problem` first."""
+    return unicodedata.normalize("NFKC", raw).strip()[:max_chars]
+
+
+def display_name(raw: str, fallback: str = "", max_chars: int = MAX_NAME_CHARS) -> str:
+    """A name from a platform made to fit the rule: unfit characters dropped, spaces collapsed, cut to
+    ``max_chars``; ``fallback`` when nothing is left."""
+    name = "".join(" " if ch.isspace() else ch for ch in unicodedata.normalize("NFKC", raw) if not _unfit(ch) or ch.isspace())
+    name = _SPACE.sub(" ", name).strip()[:max_chars].strip()
+    return name or fallback
 
 
 def has_number(s: str) -> bool:

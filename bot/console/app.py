@@ -33,10 +33,11 @@ from bot.settings import Settings
 from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
-from games.text import typed_number
+from games.text import name_problem, person_name, typed_number
 from models.agent_names import canonical
 
 PLATFORM = "console"
+MAX_PLAYER_NAME = 40  # a seat's name on a board line
 TENANT = "console"
 TABLE = Place(PLATFORM, "table")
 LOG_FILE = "console.log"
@@ -535,7 +536,11 @@ class ConsoleUI:
                 return True
             await self.send(CommandKind.ADD_AI, agent=agent, count=count)
         elif verb == "join" and args:
-            user = UserRef(PLATFORM, f"p{len(self.users) + 1}", " ".join(args))
+            problem = name_problem(" ".join(args), "A player's name", MAX_PLAYER_NAME)
+            if problem is not None:
+                self.p.write(f"! {problem}")
+                return True
+            user = UserRef(PLATFORM, f"p{len(self.users) + 1}", person_name(" ".join(args)))
             self.users.append(user)
             await self.send(CommandKind.JOIN, user)
         elif verb in ("start", "abort", "status"):
