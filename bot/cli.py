@@ -49,6 +49,10 @@ def _sentence(exc: BaseException) -> str | None:
 
     if isinstance(exc, DataPackageMissing):  # the message names the package to install
         return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    from storage.engine import BadDatabaseURL
+
+    if isinstance(exc, BadDatabaseURL):
+        return str(exc)
     if isinstance(exc, DBAPIError):
         orig = exc.orig if exc.orig is not None else exc
         detail = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
