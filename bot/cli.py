@@ -49,6 +49,10 @@ def _sentence(exc: BaseException) -> str | None:
 
     if isinstance(exc, DataPackageMissing):  # the message names the package to install
         return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    from storage.engine import BadDatabaseURL
+
+    if isinstance(exc, BadDatabaseURL):
+        return str(exc)
     if isinstance(exc, DBAPIError):
         orig = exc.orig if exc.orig is not None else exc
         detail = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
@@ -456,6 +460,7 @@ def export(
     from bot.research.logbook import database_problem
     from bot.settings import Settings
     from storage.export import export_games
+    from storage.outfiles import UnsafeOutput, open_named
     from storage.store import Store
 
     if fmt not in ("jsonl", "csv", "parquet"):
@@ -491,7 +496,8 @@ def export(
                 n = await export_parquet(store, out, game=game, since=since, pseudonymise=not raw_ids,
                                          secret=settings.export_secret, withhold=words)
             else:
-                fh = out.open("w", encoding="utf-8", newline="") if out else sys.stdout
+                # never through a link planted at --out (storage/outfiles.py)
+                fh = open(open_named(out), "w", encoding="utf-8", newline="") if out else sys.stdout
                 try:
                     n = await export_games(store, out=fh, fmt=export_fmt, game=game, since=since,
                                            pseudonymise=not raw_ids, secret=settings.export_secret, withhold=words)
@@ -504,7 +510,11 @@ def export(
         finally:
             await store.aclose()
 
-    n, withheld = asyncio.run(go())
+    try:
+        n, withheld = asyncio.run(go())
+    except UnsafeOutput as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"exported {n} game(s); {withheld} text(s) withheld from members who have not consented to research",
                err=True)
 

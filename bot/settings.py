@@ -329,7 +329,7 @@ class Settings(BaseSettings):
         out: set[int] = set()
         for raw in self.discord_admin_role_ids.split(","):
             if raw.strip():
-                if not raw.strip().isdigit():
+                if not (raw.strip().isascii() and raw.strip().isdigit() and len(raw.strip()) <= 20):
                     raise ValueError(f"HUSHTABLE_DISCORD_ADMIN_ROLE_IDS holds role ids (numbers), not {raw.strip()!r}")
                 out.add(int(raw.strip()))
         return frozenset(out)

@@ -350,6 +350,9 @@ def check_database_url(url: str) -> None:
                 if "://" not in url else "sqlite+aiosqlite:///hushtable.db")
         raise StartupError(f"{name} {mask_url(url)[:80]!r} is not a database URL; write one such as {hint} "
                            "or postgresql+asyncpg://user:password@host/db") from None
+    except ValueError:  # SQLAlchemy's int() of the port
+        raise StartupError(f"{name} {mask_url(url)[:80]!r}: the port after the host must be a number, "
+                           "as in postgresql+asyncpg://host:5432/db") from None
     from storage.engine import plan_engine
 
     try:

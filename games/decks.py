@@ -21,6 +21,7 @@ File formats (``#`` starts a comment line, blank lines are ignored):
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
@@ -34,6 +35,8 @@ KEYWORDS_FILE = "decrypto_keywords.txt"
 PAIRS_FILE = "spy_pairs.txt"
 CARDS_FILE = "chameleon_cards.txt"
 MAX_CHARS = 40
+MAX_CARD_WORDS = 64  # a card plays 16 at most; a 400,000-word card once took minutes to refuse
+MAX_LINE_CHARS = 4096  # a card of 64 words of 40 characters fits; anything longer is no deck line
 
 Card = tuple[str, tuple[str, ...]]
 
@@ -45,16 +48,26 @@ class DeckError(ValueError):
 def _rows(raw: object, what: str) -> list[tuple[str, object]]:
     """(where, entry) for file text (one entry a line) or for a list of entries."""
     if isinstance(raw, str):
-        return [(f"line {no}", line.strip()) for no, line in enumerate(raw.splitlines(), start=1)
+        rows: list[tuple[str, object]] = [(f"line {no}", line.strip()) for no, line in enumerate(raw.splitlines(), start=1)
                 if line.strip() and not line.strip().startswith("#")]
+        long = next(((where, line) for where, line in rows if isinstance(line, str) and len(line) > MAX_LINE_CHARS), None)
+        if long is not None:
+            raise DeckError(f"{long[0]}: {len(str(long[1]))} characters; a deck line holds at most {MAX_LINE_CHARS}")
+        return rows
     if isinstance(raw, (list, tuple)):
         return [(f"entry {i}", entry) for i, entry in enumerate(raw, start=1)]
     raise DeckError(f"a {what} deck is file text or a list, not {type(raw).__name__}")
 
 
+def _shown(entry: object) -> str:
+    """An entry as an error quotes it: never more than a line."""
+    text = repr(entry)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _word(where: str, raw: object, what: str) -> str:
     if not isinstance(raw, str):
-        raise DeckError(f"{where}: a {what} must be a word, not {raw!r}")
+        raise DeckError(f"{where}: a {what} must be a word, not {_shown(raw)}")
     word = " ".join(raw.split())
     if not normalize(word):
         raise DeckError(f"{where}: empty {what}")
@@ -103,7 +116,7 @@ def parse_pairs(raw: str | Sequence[object], *, minimum: int = 1) -> tuple[tuple
         else:
             parts = entry
         if not isinstance(parts, (list, tuple)) or len(parts) != 2:
-            raise DeckError(f"{where}: expected two words, 'villager word, spy word', got {entry!r}")
+            raise DeckError(f"{where}: expected two words, 'villager word, spy word', got {_shown(entry)}")
         a, b = (_word(where, p, "word") for p in parts)
         if normalize(a) == normalize(b):
             raise DeckError(f"{where}: the two words of a pair must differ ({a!r})")
@@ -147,7 +160,7 @@ def parse_norms(text: str, *, size: int = 16) -> list[tuple[str, list[str]]]:
     for order, (no, line) in enumerate(rows):
         fields = next(csv.reader([line], skipinitialspace=True))
         if len(fields) < len(columns):
-            raise DeckError(f"line {no}: expected {len(columns)} columns ({', '.join(columns)}), got {len(fields)}: {line.strip()!r}")
+            raise DeckError(f"line {no}: expected {len(columns)} columns ({', '.join(columns)}), got {len(fields)}: {_shown(line.strip())}")
         category = _word(f"line {no}", fields[at["category"]], "category")
         word = _word(f"line {no}", fields[at["word"]], "word")
         raw_freq = fields[at["frequency"]].strip()
@@ -181,11 +194,13 @@ def parse_cards(raw: str | Sequence[object], *, size: int = 16, minimum: int = 1
     for where, entry in _rows(raw, "card"):
         if isinstance(entry, str):
             if ":" not in entry:
-                raise DeckError(f"{where}: expected 'Category: word, word, ...', got {entry!r}")
+                raise DeckError(f"{where}: expected 'Category: word, word, ...', got {_shown(entry)}")
             head, _, tail = entry.partition(":")
             entry = (head, tail.split(","))
         if not isinstance(entry, (list, tuple)) or len(entry) != 2 or not isinstance(entry[1], (list, tuple)):
-            raise DeckError(f"{where}: expected [category, [word, ...]], got {entry!r}")
+            raise DeckError(f"{where}: expected [category, [word, ...]], got {_shown(entry)}")
+        if len(entry[1]) > MAX_CARD_WORDS:
+            raise DeckError(f"{where}: a card has {len(entry[1])} words; a card holds at most {MAX_CARD_WORDS}")
         category = _word(where, entry[0], "category")
         key = normalize(category)
         if key in seen:
@@ -194,8 +209,8 @@ def parse_cards(raw: str | Sequence[object], *, size: int = 16, minimum: int = 1
         words = tuple(_word(where, w, "word") for w in entry[1])
         if len(words) < size:
             raise DeckError(f"{where}: card {category!r} has {len(words)} words; a card needs {size}")
-        norm = [normalize(w) for w in words]
-        dupes = sorted({w for w in norm if norm.count(w) > 1})
+        norm = Counter(normalize(w) for w in words)
+        dupes = sorted(w for w, n in norm.items() if n > 1)
         if dupes:
             raise DeckError(f"{where}: card {category!r} repeats a word ({', '.join(dupes)})")
         cards.append((category, words))

@@ -6,8 +6,9 @@ the word, a plural. Every rule that compares player text with a secret, and ever
 length or word-count limit, goes through this module so the three games cannot drift
 apart again:
 
-- ``fold(s)``: NFKC, Latin look-alikes folded, invisible and format characters
-  and combining marks (accents) stripped, case-folded. What a rule compares.
+- ``fold(s)``: NFKC, Latin look-alikes folded (Cyrillic and Greek, small capitals, IPA letters,
+  ``ł``/``ø``/``đ``), invisible and format characters, Hangul fillers and combining marks (accents)
+  stripped, case-folded. What a rule compares.
 - ``words(s)``: the words of a text the way limits count them. A hyphen, slash or dot
   separates words (``out-of-distribution`` is three words); an apostrophe does not
   (``don't`` is one).
@@ -27,6 +28,10 @@ apart again:
 - ``clean(s)``: the text a player meant, as an engine stores it: whitespace collapsed,
   invisible characters and seat-label delimiters removed, the visible letters kept.
 - ``has_number(s)``: a word of the text is a number (a Decrypto hint may not be a code).
+- ``typed_number(s)``: the whole number a person typed, ASCII digits only, or None.
+- ``name_problem(s)`` / ``display_name(s)``: the one rule for a name (a player, a tournament, a study
+  member): NFKC, no control, format (bidi, zero-width) or blank characters, not empty, at most
+  ``MAX_NAME_CHARS``; a typed name is refused with one line, a platform's is made to fit.
 
 Letters that read as Latin ones (``ı``, a Cyrillic ``о``) fold to Latin: Unicode's
 confusables for letters that look like one ASCII letter (``games/data/confusables.txt``)
@@ -64,6 +69,20 @@ _LOOKALIKES: dict[str, str] = {
     "α": "a", "ο": "o", "ρ": "p", "ι": "i", "κ": "k", "ν": "v", "υ": "u", "χ": "x", "γ": "y",
     "ε": "e", "τ": "t", "ς": "c",
 }  # fmt: skip
+# Letters NFKD leaves whole that read as a Latin letter all the same: small capitals (``ᴘɪʟᴏᴛ``), IPA
+# letters (``ɐ``, ``ɨ``, ``ɹ``), letters with a stroke or hook (``ł``, ``ø``, ``đ``, ``ƙ``).
+_SMALL_IPA_STROKED: dict[str, str] = {pair[0]: pair[1] for pair in (
+    # small capitals
+    "ᴀa ʙb ᴄc ᴅd ᴇe ꜰf ɢg ʜh ᴊj ᴋk ʟl ᴍm ɴn ᴏo ᴘp ꞯq ʀr ꜱs ᴛt ᴜu ᴠv ᴡw ᴢz ᴌl ᴉi ᴎn ᴙr ᴚr ᴐo ᴑo ᴒo ᴓo ᴗu ᴝu ᴞu ᴟm ᴣz "
+    # IPA letters
+    "ɐa ɒa ɓb ɔo ɕc ɖd ɗd ɘe əe ɚe ɛe ɜe ɝe ɞe ɟj ɠg ɤy ɥh ɦh ɧh ɨi ɫl ɬl ɭl ɰw ɱm ɲn "
+    "ɳn ɵo ɹr ɺr ɻr ɼr ɽr ɾr ɿr ʁr ʂs ʇt ʈt ʉu ʊu ʌv ʍw ʎy ʐz ʑz ʒz ʓz ʗc ʘo ʛg ʝj ʞk ʠq "
+    # a stroke, a bar or a hook
+    "łl ŁL øo ØO đd ĐD ħh ĦH ŧt ŦT ƀb ɃB ɇe ɆE ɍr ɌR ƶz ƵZ ȼc ȻC ǥg ǤG ɉj ɈJ ꝁk ɏy ɎY "
+    "ᵽp ⱥa ȺA ȥz ƚl ȴl ȵn ȶt ƒf ƭt ƴy ƥp ƙk ƈc ƌd ᶀb ᵬb ᵭd ᵮf ᵯm ᵰn ᵱp ᵲr ᵳr ᵴs ᵵt ᵶz"
+).split()}
+# Fillers that draw nothing and NFKC keeps as letters: Hangul's (``pi\u3164lot``) and the braille blank.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 CONFUSABLES_FILE = "confusables.txt"
 WORDFORMS_FILE = "wordforms.txt"
 
@@ -82,6 +101,7 @@ def _latin() -> dict[int, str]:
     for line in _data(CONFUSABLES_FILE):
         ch, _, latin = line.partition(" ")
         table[ch] = latin
+    table.update(_SMALL_IPA_STROKED)
     table.update(_LOOKALIKES)
     return str.maketrans(table)
 
@@ -96,7 +116,7 @@ def _invisible(ch: str) -> bool:
     """Format characters (zero-width space and joiners, soft hyphen, bidi marks), private-use
     characters (the seat-label delimiters of ``games.labels``) and variation selectors."""
     cat = unicodedata.category(ch)
-    return cat in ("Cf", "Co", "Cs") or "\ufe00" <= ch <= "\ufe0f" or ch == "\u034f"
+    return cat in ("Cf", "Co", "Cs") or "\ufe00" <= ch <= "\ufe0f" or ch == "\u034f" or ch in _BLANK_LETTERS
 
 
 @lru_cache(maxsize=8192)
@@ -131,6 +151,52 @@ def key(s: str) -> str:
 def clean(s: str) -> str:
     """What a player wrote, as an engine keeps it: invisible characters gone, spaces collapsed."""
     return _SPACE.sub(" ", "".join(ch for ch in s if not _invisible(ch))).strip()
+
+
+def typed_number(s: str, max_digits: int = 9) -> int | None:
+    """The whole number ``s`` is (spaces around it aside): ASCII digits only, at most ``max_digits`` of them; None else.
+
+    Every number a person, an operator or a file types goes through here: ``int()`` reads any Unicode decimal
+    (``१``, ``٣``, fullwidth ``１``) and raises on what ``str.isdigit`` still calls a digit (``²``, ``①``) and on
+    more than 4,300 digits, so an ``isdigit()`` check before it let each of those through as a traceback."""
+    t = s.strip()
+    return int(t) if 0 < len(t) <= max_digits and t.isascii() and t.isdigit() else None
+
+
+MAX_NAME_CHARS = 80
+# Controls (a newline forges a line of a listing), format characters (bidi overrides turn text around,
+# zero-width ones hide), private-use (the seat-label delimiters), surrogates, unassigned, line separators.
+_NOT_IN_NAMES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+
+
+def _unfit(ch: str) -> bool:
+    return unicodedata.category(ch) in _NOT_IN_NAMES or ch in _BLANK_LETTERS or "\ufe00" <= ch <= "\ufe0f"
+
+
+def name_problem(raw: str, what: str = "A name", max_chars: int = MAX_NAME_CHARS) -> str | None:
+    """Why ``raw`` (NFKC-normalised, spaces around it aside) is no name, in one sentence; None when it is one."""
+    name = unicodedata.normalize("NFKC", raw).strip()
+    if not name:
+        return f"{what} cannot be empty."
+    if any(_unfit(ch) for ch in name):
+        return f"{what} cannot hold control, invisible or direction-changing characters."
+    if len(name) > max_chars:
+        return f"{what} has at most {max_chars} characters; this one has {len(name)}."
+    return None
+
+
+def person_name(raw: str, max_chars: int = MAX_NAME_CHARS) -> str:
+    """``raw`` as the name it is stored and compared as (NFKC, spaces around it gone): ``ａｄａ`` is ``ada``.
+    Check it with `name_problem` first."""
+    return unicodedata.normalize("NFKC", raw).strip()[:max_chars]
+
+
+def display_name(raw: str, fallback: str = "", max_chars: int = MAX_NAME_CHARS) -> str:
+    """A name from a platform made to fit the rule: unfit characters dropped, spaces collapsed, cut to
+    ``max_chars``; ``fallback`` when nothing is left."""
+    name = "".join(" " if ch.isspace() else ch for ch in unicodedata.normalize("NFKC", raw) if not _unfit(ch) or ch.isspace())
+    name = _SPACE.sub(" ", name).strip()[:max_chars].strip()
+    return name or fallback
 
 
 def has_number(s: str) -> bool:
@@ -188,6 +254,13 @@ def _stems(word: str) -> frozenset[str]:
         if suffix in ("ed", "ing", "ings") and stem[-1] == stem[-2] and stem[-1] not in _VOWELS:
             out.add(stem[:-1])
     return frozenset(out)
+
+
+@lru_cache(maxsize=32768)
+def base_forms(word: str) -> frozenset[str]:
+    """The words a normalised single ``word`` could be a form of, itself included: ``berries`` -> berry,
+    ``baking`` -> bake, ``stopped`` -> stop, ``mice`` -> mouse. What log masking compares with a held secret."""
+    return _stems(word) | frozenset(_lexicon().morphy(word))
 
 
 def _same_word(said: str, secret: str) -> bool:
@@ -384,6 +457,27 @@ def _letters(word: str) -> str:
     return "".join(ch for ch in word if ch.isalpha())
 
 
+# Characters typed for a letter inside a word: ``p1lot``, ``p!lot``, ``pi|ot``, ``sh0e``. ``!`` and ``|`` count
+# only between letters or digits ("Go!" stays a word), the digits anywhere in a word that has a letter.
+_LEET: dict[str, str] = {"1": "il", "!": "il", "|": "li", "0": "o"}
+_LEET_RUN = re.compile(r"(?:[^\W_]|[!|](?=[^\W_]))+")
+_MAX_LEET = 6  # readings tried: 2 ** 6 at most
+
+
+def _leet_readings(text: str) -> list[str]:
+    """``text`` (folded) read with each look-alike digit or mark inside a word as the letters it stands for."""
+    folded = fold(text)
+    runs = [m for m in _LEET_RUN.finditer(folded)
+            if any(c in _LEET for c in m[0]) and any(c.isalpha() for c in m[0]) and not m[0].isdigit()]
+    if not runs:
+        return []
+    slots = [(m.start() + i, ch) for m in runs for i, ch in enumerate(m[0]) if ch in _LEET][:_MAX_LEET]
+    readings = [list(folded)]
+    for at, ch in slots:
+        readings = [r[:at] + [letter] + r[at + 1:] for r in readings for letter in _LEET[ch]]
+    return ["".join(r) for r in readings]
+
+
 def reveals_secret(text: str, secret: str) -> bool:
     """The one secret check of every clue, hint and description: True when ``text`` names
     ``secret`` in a way a reader reads as the secret. That is ``mentions_secret`` (the word or
@@ -399,7 +493,14 @@ def reveals_secret(text: str, secret: str) -> bool:
 
     Letters are not run together across words that do not spell the secret exactly, so a
     sentence such as "I'd be around" does not name "bear": descriptions of several words stay
-    sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``."""
+    sayable. For a one-word clue this is the Chameleon's ``mentions_secret(compounds=True)``.
+
+    A digit or mark typed for a letter inside a word (``p1lot``, ``pi|ot``) is read as each letter
+    it may stand for, and the text checked again."""
+    return _reveals(text, secret) or any(_reveals(r, secret) for r in _leet_readings(text))
+
+
+def _reveals(text: str, secret: str) -> bool:
     if mentions_secret(text, secret):
         return True
     said, needle = words(text), words(secret)

@@ -44,7 +44,7 @@ from models.types import (
     ScoreResult,
     WorkerUnavailable,
 )
-from models.workers import WorkerPool, split_urls
+from models.workers import WorkerPool, refuse_credentials, split_urls
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +157,7 @@ class HttpClient:
         session: aiohttp.ClientSession | None = None,
         token: str | None = None,
     ) -> None:
+        refuse_credentials(base_url)  # the token goes in HUSHTABLE_WORKER_TOKEN; a URL's password would be in model_id
         self.base_url = base_url.rstrip("/")
         # Sent only to this worker; never logged (errors name the URL, not the headers).
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}

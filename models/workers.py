@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+from urllib.parse import SplitResult, urlsplit
 
 from models.types import (
     GenerateRequest,
@@ -52,6 +53,25 @@ _KEY_CHARS = 512
 def split_urls(value: str | None) -> list[str]:
     """The worker URLs of ``HUSHTABLE_WORKER_URL`` (comma-separated; blanks and repeats dropped)."""
     return list(dict.fromkeys(u.strip().rstrip("/") for u in (value or "").split(",") if u.strip()))
+
+
+def refuse_credentials(url: str) -> None:
+    """Refuse a worker URL that carries a user or password (``http://u:pw@host``): the worker's token goes in
+    HUSHTABLE_WORKER_TOKEN. Such a URL fails every call, and would carry its password into model ids and logs;
+    the message names the host alone."""
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or "?"
+        where = f"{parts.scheme}://{host}" + (f":{parts.port}" if _port_or_none(parts) is not None else "")
+        raise ValueError(f"the worker URL for {where} carries credentials: give the worker's token in "
+                         "HUSHTABLE_WORKER_TOKEN, never in the URL")
+
+
+def _port_or_none(parts: SplitResult) -> int | None:
+    try:
+        return parts.port
+    except ValueError:
+        return None
 
 
 def affinity_key(messages: Sequence[Message]) -> bytes:
@@ -109,6 +129,8 @@ class WorkerPool:
     ) -> None:
         if not clients:
             raise ValueError("a worker pool needs at least one worker URL")
+        for url, _client in clients:
+            refuse_credentials(url)
         self._members = {url: _Member(url, client) for url, client in clients}
         self.model_id = f"pool:{','.join(self._members)}"
         self.overload = overload
@@ -152,15 +174,19 @@ class WorkerPool:
         return [u for u, m in self._members.items() if m.down_until <= now]
 
     def choose(self, key: bytes, exclude: frozenset[str] = frozenset()) -> str:
-        """The worker for ``key``: the first healthy one in rendezvous order unless it is overloaded;
-        with none healthy, the one whose pause ends first (a request never waits for a pause)."""
+        """The worker for ``key``: the first healthy one in rendezvous order unless it is overloaded.
+        With none healthy the request fails at once (`WorkerUnavailable`): sending it to a paused worker
+        made every request wait out the HTTP timeout while every worker hung. A pause ends on its own, or
+        sooner when the health poll hears the worker again."""
         candidates = [u for u in rank(key, list(self._members)) if u not in exclude]
         if not candidates:
             raise WorkerUnavailable("no worker left to try")
         healthy = set(self.healthy())
         up = [u for u in candidates if u in healthy]
         if not up:
-            return min(candidates, key=lambda u: self._members[u].down_until)
+            wait = max(0.0, min(self._members[u].down_until for u in candidates) - self._clock())
+            raise WorkerUnavailable(f"no inference worker is healthy ({len(candidates)} paused after failures; "
+                                    f"the first is tried again in {wait:.0f} s)")
         first = up[0]
         least = min(up, key=lambda u: self._members[u].load())
         if self._members[first].load() - self._members[least].load() > self.overload:
@@ -204,11 +230,14 @@ class WorkerPool:
     async def _probe(self, member: _Member) -> None:
         try:
             data = await member.client.health()
-        except InferenceError:
+            queued = int(data.get("queue_depth", 0) or 0)
+        except Exception as exc:  # noqa: BLE001 - any failure is the worker's, and must not end the poll for all
+            if not isinstance(exc, InferenceError):
+                log.debug("health of inference worker %s: %s", member.url, type(exc).__name__)
             if member.down_until <= self._clock():
                 self._mark_down(member)
             return
-        member.queued = int(data.get("queue_depth", 0) or 0)
+        member.queued = queued
         if member.down_until > self._clock():  # it answers again: back in rotation now
             member.failures, member.down_until = 0, 0.0
             log.info("inference worker %s is back", member.url)

@@ -86,14 +86,21 @@ def sqlite_uri_path(database: str, query: Mapping[str, Any]) -> str:
     return database
 
 
+class BadDatabaseURL(ValueError):
+    """A database URL that cannot be read; the message says what to write (and holds no password)."""
+
+
 def plan_engine(url: str | URL) -> EnginePlan:
     """Normalise a database URL for asyncio and pick the engine options for its backend.
 
     ``sqlite:///x.db`` becomes ``sqlite+aiosqlite:///x.db`` and ``postgresql://``
     becomes ``postgresql+asyncpg://``; a synchronous driver named explicitly is
-    refused with a ValueError.
+    refused with a ValueError, as is a port that is not a number.
     """
-    u = make_url(url)
+    try:
+        u = make_url(url)
+    except ValueError:  # SQLAlchemy's int() of the port: its own message names no URL part
+        raise BadDatabaseURL("the database URL's port must be a number, as in postgresql+asyncpg://host:5432/db") from None
     backend = u.get_backend_name()
     if "+" in u.drivername:
         driver = u.drivername.split("+", 1)[1]

@@ -23,11 +23,13 @@ JSONL: one object per game, schema ``hushtable.game/1``::
 ``hushtable replay`` needs only game, variant, config, seed, the number of
 seats and each action's seat, kind and value.
 
-Pseudonyms: ``"u_" + hex(HMAC-SHA256(secret, user_key))[:16]`` (the secret: see
-``storage.export_secret``) for players
-(and the host), ``"c_" + ...`` of ``"platform:place"`` for the channel. They
-are stable for one secret (the same person links across games and exports)
-and unrelated under another. When pseudonymising, ``place_name`` and seat
+Pseudonyms: ``"u_" + hex(HMAC-SHA256(secret, tenant + NUL + user_key))[:16]`` (the secret: see
+``storage.export_secret``; a game from before tenants, tenant ``""``, uses the user key alone) for
+players (and the host), ``"c_" + ...`` of ``"platform:place"`` for the channel. They
+are stable for one secret and one tenant (the same person links across that tenant's games and
+exports), unrelated between tenants (two workspaces' exports cannot be joined on a person) and
+under another secret. ``hushtable db copy`` keeps them: it copies the games' tenants and the key
+file beside a SQLite log. When pseudonymising, ``place_name`` and seat
 ``display_name`` are left out, and an action's ``actor`` is pseudonymised when
 it is a person: the source is ``human``, or the actor is a user key of the
 game's platform (``"discord:..."``) or of one of its seats. Agent specs stay
@@ -88,9 +90,12 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-def pseudonym(secret: str, key: str, prefix: str = "u_") -> str:
-    """A stable, secret-keyed stand-in for an identifier."""
-    return prefix + hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()[:16]
+def pseudonym(secret: str, key: str, prefix: str = "u_", tenant: str = "") -> str:
+    """A stable, secret-keyed stand-in for an identifier, keyed by its tenant too: the same person is unrelated
+    across tenants (one workspace's export cannot be joined with another's). A game from before tenants (``""``)
+    keeps the pseudonym it always had; a tenant never holds a NUL, so the two forms cannot meet."""
+    message = f"{tenant}\x00{key}" if tenant else key
+    return prefix + hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def _iso(ts: datetime | None) -> str | None:
@@ -103,20 +108,21 @@ class _Names:
     def __init__(self, log: GameLog, *, pseudonymise: bool, secret: str) -> None:
         self.on = pseudonymise
         self.secret = secret
+        self.tenant = log.row.tenant
         self.platform_prefix = f"{log.row.platform}:"
         self.people = {s.user_key for s in log.seats if s.user_key} | {log.row.host}
 
     def user(self, key: str | None) -> str | None:
         if key is None or not self.on:
             return key
-        return pseudonym(self.secret, key)
+        return pseudonym(self.secret, key, tenant=self.tenant)
 
     def place(self, platform: str, place: str) -> str:
-        return pseudonym(self.secret, f"{platform}:{place}", "c_") if self.on else place
+        return pseudonym(self.secret, f"{platform}:{place}", "c_", self.tenant) if self.on else place
 
     def actor(self, actor: str, source: str) -> str:
         if self.on and (source == ActionSource.HUMAN or actor in self.people or actor.startswith(self.platform_prefix)):
-            return pseudonym(self.secret, actor)
+            return pseudonym(self.secret, actor, tenant=self.tenant)
         return actor
 
 

@@ -168,6 +168,14 @@ def test_db_copy_to_an_unreachable_postgresql_is_one_sentence(work: Path) -> Non
     assert "secretpw" not in out
 
 
+@pytest.mark.parametrize(("args", "code"), [(["run"], 2), (["stats"], 1), (["export"], 2)])
+def test_a_postgresql_url_whose_port_is_no_number_is_one_sentence(tmp_path: Path, args: list[str], code: int) -> None:
+    env = {"HUSHTABLE_DATABASE_URL": "postgresql+asyncpg://u:secretpw@localhost:abc/db", "SLACK_BOT_TOKEN": "xoxb-1",
+           "SLACK_SIGNING_SECRET": "s" * 32, "HUSHTABLE_SLACK_MODE": "http", "HUSHTABLE_EXPORT_SECRET": "k" * 32}
+    out = one_sentence(cli(*args, cwd=tmp_path, env=env, timeout=120), code, "port", "must be a number")
+    assert "secretpw" not in out and "this is a bug" not in out
+
+
 def _full_disk() -> None:
     # Files may not grow past 64 KiB: writing more fails with EFBIG, as on a full disk.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

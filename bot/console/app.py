@@ -33,12 +33,14 @@ from bot.settings import Settings
 from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
+from games.text import name_problem, person_name, typed_number
 from models.agent_names import canonical
 
 if TYPE_CHECKING:
     from bot.core.privacy import PrivacyDesk
 
 PLATFORM = "console"
+MAX_PLAYER_NAME = 40  # a seat's name on a board line
 TENANT = "console"
 TABLE = Place(PLATFORM, "table")
 LOG_FILE = "console.log"
@@ -220,9 +222,10 @@ def answer_command(origin: intake.Origin, m: Outgoing, text: str) -> Command | s
     if m.buttons:
         chosen = None
         if text.isdigit():
-            if not 1 <= int(text) <= len(m.buttons):
+            number = typed_number(text)
+            if number is None or not 1 <= number <= len(m.buttons):
                 return f"Type a number from 1 to {len(m.buttons)}, or the option itself."
-            chosen = m.buttons[int(text) - 1]
+            chosen = m.buttons[number - 1]
         else:
             wanted = text.casefold()
             matches = [b for b in m.buttons
@@ -407,10 +410,11 @@ class ConsoleUI:
         if not choice:
             self.p.write(self.help())
             return
-        if not choice.isdigit() or not 1 <= int(choice) <= len(menu):
+        number = typed_number(choice)
+        if number is None or not 1 <= number <= len(menu):
             self.p.write("No such game; type help for the commands.")
             return
-        game = menu[int(choice) - 1].id
+        game = menu[number - 1].id
         variants = list(self.service.game_choices()[game])
         variant = variants[0]
         if len(variants) > 1:
@@ -419,8 +423,9 @@ class ConsoleUI:
                 pick = (await self.readline(f"variant ({listing}; Enter for {variant})> ")).strip()
                 if not pick:
                     break
-                if pick.isdigit() and 1 <= int(pick) <= len(variants):
-                    variant = variants[int(pick) - 1]
+                number = typed_number(pick)
+                if number is not None and 1 <= number <= len(variants):
+                    variant = variants[number - 1]
                     break
                 if pick in variants:
                     variant = pick
@@ -562,10 +567,18 @@ class ConsoleUI:
             if agent not in self.service.agent_choices():
                 self.p.write(f"! Pick an AI player among: {', '.join(self.service.agent_choices())}.")
                 return True
-            count = int(next((a for a in args if a.isdigit()), "1"))
+            typed = next((a for a in args if a.isdigit()), "1")
+            count = typed_number(typed)
+            if count is None:
+                self.p.write(f"! The number of AI players is digits 0-9, not {typed[:20]!r}.")
+                return True
             await self.send(CommandKind.ADD_AI, agent=agent, count=count)
         elif verb == "join" and args:
-            user = UserRef(PLATFORM, f"p{len(self.users) + 1}", " ".join(args))
+            problem = name_problem(" ".join(args), "A player's name", MAX_PLAYER_NAME)
+            if problem is not None:
+                self.p.write(f"! {problem}")
+                return True
+            user = UserRef(PLATFORM, f"p{len(self.users) + 1}", person_name(" ".join(args)))
             self.users.append(user)
             await self.send(CommandKind.JOIN, user)
         elif verb in ("start", "abort", "status"):

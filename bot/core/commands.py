@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.messages import Command, CommandKind
+from games.text import typed_number
 from models.agent_names import canonical
 
 MAX_ID = 2**62  # game ids and seeds fit a signed 64-bit column with room to spare
@@ -111,8 +112,8 @@ def whole(raw: object, what: str, lo: int = 0, hi: int = MAX_ID) -> int:
         raise Refused(f"{what} must be a whole number.")
     if isinstance(raw, int):
         value = raw
-    elif isinstance(raw, str) and raw.strip().lstrip("+-").isdigit() and len(raw.strip()) <= 20:
-        value = int(raw.strip())
+    elif isinstance(raw, str) and (digits := typed_number(raw.strip().lstrip("+-"), 20)) is not None:
+        value = -digits if raw.strip().startswith("-") else digits
     else:
         raise Refused(f"{what} must be a whole number.")
     if not lo <= value < hi:

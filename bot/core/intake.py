@@ -55,7 +55,7 @@ LOBBY_KINDS: dict[codec.LobbyVerb, CommandKind] = {
 }
 
 _KEY = re.compile(r"[A-Za-z_][\w-]*")
-_INT = re.compile(r"[-+]?\d+")
+_INT = re.compile(r"[-+]?[0-9]{1,18}")  # ASCII digits only: int() reads any script's and fails past 4,300
 _FLOAT = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?")
 _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games.base import Board
+from games.text import MAX_NAME_CHARS, display_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,12 @@ class UserRef:
     platform: str
     user_id: str
     name: str = ""
+
+    def __post_init__(self) -> None:
+        # A platform's display name shows in lobbies, boards and listings: one name rule for all of them
+        # (games.text: no control, bidi or invisible characters, NFKC, bounded).
+        if self.name:
+            object.__setattr__(self, "name", display_name(self.name, fallback=self.user_id[:MAX_NAME_CHARS]))
 
     @property
     def key(self) -> str:

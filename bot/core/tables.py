@@ -188,7 +188,9 @@ class Table(Generic[S, C]):
             MASKER.release(key)
             return
         try:
-            words = [s.value for s in self.engine.secrets(self.state)]
+            # A secret's candidates too (a Chameleon card, the Spymasters board under its key): masking the
+            # secret alone would point at it among the rest, and a key's value ("red blue ...") names no word.
+            words = [w for s in self.engine.secrets(self.state) for w in (s.value, *s.among)]
         except Exception:  # noqa: BLE001 - a state the engine cannot read has nothing to hold
             words = []
         if "_released" not in self.__dict__:

@@ -4,7 +4,9 @@ Two kinds of thing are masked. Passwords in URLs and connection strings (``user:
 without a scheme, and ``password=`` in a query or a key-value string) become ``***`` wherever they
 appear, so a driver's error that quotes its URL shows no password. Configured credentials and the
 words a running game holds secret are registered with a `Masker` and replaced by ``[redacted]``;
-the log handlers (bot/ops/logs.py) run every record, its exception text included, through it.
+the log handlers (bot/ops/logs.py) run every record, its exception text included, through it. A held
+word is masked in its inflected forms too (``berries``, ``baking``, ``mice``: games.text.base_forms),
+never inside another word (``category`` keeps ``cat``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import re
 import threading
 from collections.abc import Iterable
 
+from games.text import base_forms
+
 # user:password@ after a scheme, or at the start of a word (a URL written without its scheme).
 _USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][A-Za-z0-9+.-]*://)|(?<![\w@:/.-]))(?P<user>[^\s:/@?#]*):(?P<pw>[^\s@/?#]+)@(?=[\w\[])")
 _KEYVALUE = re.compile(r"(?i)(?P<key>\b(?:password|passwd|pwd)\s*=\s*)(?P<pw>'[^']*'|\"[^\"]*\"|[^\s&;,'\"]+)")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")  # a word of letters, an apostrophe inside kept (Apple's)
 MASK = "***"
 REDACTED = "[redacted]"
 
@@ -40,6 +45,7 @@ class Masker:
         self._credentials: set[str] = set()
         self._secrets: dict[object, frozenset[str]] = {}
         self._pattern: re.Pattern[str] | None = None
+        self._single: frozenset[str] = frozenset()  # held one-word secrets, case-folded: matched in any form
 
     def add_credentials(self, values: Iterable[str]) -> None:
         with self._lock:
@@ -61,6 +67,7 @@ class Masker:
         with self._lock:
             if self._pattern is None:
                 words = {w for ws in self._secrets.values() for w in ws}
+                self._single = frozenset(w.casefold() for w in words if _WORD.fullmatch(w))
                 parts = [re.escape(c) for c in sorted(self._credentials, key=len, reverse=True)]
                 parts += [rf"(?<!\w){re.escape(w)}(?!\w)" for w in sorted(words, key=len, reverse=True)]
                 self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else re.compile(r"(?!x)x")
@@ -72,6 +79,9 @@ class Masker:
         pattern = self._compiled()
         if pattern is not None and pattern.pattern != r"(?!x)x":
             text = pattern.sub(REDACTED, text)
+        single = self._single
+        if single:
+            text = _WORD.sub(lambda m: REDACTED if base_forms(m[0].casefold()) & single else m[0], text)
         return text
 
 

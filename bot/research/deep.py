@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from games import decks
 from games.base import rng
+from games.text import typed_number
 from models.types import GenerateRequest, Inference, InferenceError, Message, ScoreRequest
 
 DISTRACTORS_FROM_OTHER_PAIRS = 2
@@ -157,9 +158,9 @@ def parse_rating(text: str) -> int | None:
     """The rating the paper asks for: the first number of the reply once any restated scale is set aside, when
     it is a whole number from 1 to 5 ("On a scale of 1 to 5 ... 4" is 4; "4/5" is 4; "10" or "3.5" is none)."""
     m = _NUMBER.search(_SCALE.sub(" ", text))
-    if m is None or not m.group(0).isdigit():
+    value = None if m is None else typed_number(m.group(0))
+    if value is None:
         return None
-    value = int(m.group(0))
     return value if 1 <= value <= 5 else None
 
 

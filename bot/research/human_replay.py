@@ -336,12 +336,9 @@ def load(path: str) -> list[Record]:
     human-play file; ValueError if none."""
     from pathlib import Path
 
-    from bot.research.recordfile import split_games
+    from bot.research.recordfile import read_input, split_games
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    text = read_input(Path(path))  # a regular file of bounded size: /dev/zero once filled the memory
     fair = _fair_records(text)
     if fair is not None:
         return fair

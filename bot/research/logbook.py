@@ -31,8 +31,11 @@ MissingDatabase = DatabaseMissing  # the name this module's callers know
 
 
 def database_problem(url: str) -> str | None:
-    """Why ``url`` is no database to read from (a SQLite file that is not there), or None."""
-    plan = plan_engine(url)
+    """Why ``url`` is no database to read from (a SQLite file that is not there, a port that is no number), or None."""
+    try:
+        plan = plan_engine(url)
+    except ValueError as exc:
+        return str(exc)
     if plan.is_sqlite and not plan.in_memory and plan.url.database:
         path = Path(plan.url.database).expanduser()
         if not path.is_file():

@@ -20,12 +20,13 @@ import os
 from collections.abc import AsyncIterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from storage.export import SCHEMA, Withhold, game_records, resolve_secret
+from storage.outfiles import create_new
 from storage.ports import ExportSource
 
 PARQUET_SCHEMA = "hushtable.parquet/1"
@@ -185,12 +186,22 @@ async def write_parquet(records: AsyncIterable[Mapping[str, Any]], folder: Path)
     """Write the records' tables into ``folder`` (made if missing); returns how many games.
 
     Each file is written beside its final name and renamed once complete, so a failed export
-    leaves the previous files as they were.
+    leaves the previous files as they were. The temporaries are made fresh, never through a link
+    planted in ``folder`` (storage/outfiles.py: `UnsafeOutput`, nothing written).
     """
     folder.mkdir(parents=True, exist_ok=True)
     schemas = {t: schema_of(t) for t in TABLES}
     temps = {t: folder / f".{t}.parquet.partial" for t in TABLES}
-    writers = {t: pq.ParquetWriter(temps[t], schemas[t]) for t in TABLES}
+    sinks: dict[str, BinaryIO] = {}
+    try:
+        for t in TABLES:
+            sinks[t] = os.fdopen(create_new(temps[t]), "wb")
+    except BaseException:
+        for t, sink in sinks.items():
+            sink.close()
+            temps[t].unlink(missing_ok=True)
+        raise
+    writers = {t: pq.ParquetWriter(sinks[t], schemas[t]) for t in TABLES}
     buffers: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
     count = 0
     done = False
@@ -213,6 +224,8 @@ async def write_parquet(records: AsyncIterable[Mapping[str, Any]], folder: Path)
     finally:
         for w in writers.values():
             w.close()
+        for sink in sinks.values():
+            sink.close()
         for t in TABLES:
             if done:
                 os.replace(temps[t], folder / f"{t}.parquet")

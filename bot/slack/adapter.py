@@ -119,6 +119,19 @@ class SlackPlatform(Platform):
                                      headers=dict(client.headers), team_id=client.default_params.get("team_id"),
                                      logger=client.logger, retry_handlers=[])
         self._dm_channels: dict[str, str] = {}
+        self._bot_id: str | None = None  # this app's bot id (auth.test), known once asked
+
+    async def _own_bot_id(self) -> str | None:
+        """This app's bot id: only its own messages are copies of a keyed send (another app can post any
+        metadata, and the keys are predictable); None when auth.test cannot say, and then nothing is a copy."""
+        if self._bot_id is None:
+            try:
+                bot_id = (await self.client.auth_test()).get("bot_id")
+            except Exception as exc:  # noqa: BLE001 - a message that may be there already is sent again
+                log.warning("auth.test failed (%s): a message that may be on Slack already is sent again", _why(exc))
+                return None
+            self._bot_id = str(bot_id) if bot_id else None
+        return self._bot_id
 
     async def post(self, place: Place, m: Outgoing) -> MessageRef:
         with delivery(f"chat.postMessage to {place.key}"):
@@ -166,8 +179,11 @@ class SlackPlatform(Platform):
         return _ref(await self._posts.chat_postMessage(**kwargs))
 
     async def find(self, channel: str, thread: str | None, key: str, since: float) -> MessageRef | None:
-        """The message carrying ``key`` in its metadata, posted in this place since ``since`` (Unix
+        """The message carrying ``key`` in its metadata, posted by this app in this place since ``since`` (Unix
         seconds, less a margin for clocks); None when there is none or the history cannot be read."""
+        me = await self._own_bot_id()
+        if me is None:
+            return None
         args: dict[str, Any] = {"channel": channel, "oldest": f"{max(since - CLOCK_MARGIN_S, 0.0):.6f}",
                                 "include_all_metadata": True, "limit": HISTORY_PAGE}
         read: Callable[..., Awaitable[AsyncSlackResponse]] = self.client.conversations_history
@@ -178,7 +194,7 @@ class SlackPlatform(Platform):
                 resp = await read(**args)
                 for msg in resp.get("messages") or ():
                     meta = msg.get("metadata") if isinstance(msg, dict) else None
-                    if (isinstance(meta, dict) and meta.get("event_type") == METADATA_EVENT
+                    if (isinstance(meta, dict) and msg.get("bot_id") == me and meta.get("event_type") == METADATA_EVENT
                             and isinstance(meta.get("event_payload"), dict) and meta["event_payload"].get("key") == key):
                         return MessageRef(PLATFORM, channel, str(msg["ts"]))
                 cursor = (resp.get("response_metadata") or {}).get("next_cursor")

@@ -22,6 +22,7 @@ from bot.core import intake
 from bot.core.messages import CommandKind, Outgoing, Place, Reply, UserRef
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
+from games.text import typed_number
 from models.agent_names import canonical
 
 log = logging.getLogger("hushtable.slack")
@@ -53,10 +54,10 @@ class Parsed:
 
 
 def _int(word: str, what: str) -> int:
-    try:
-        return int(word)
-    except ValueError:
-        raise UsageError(f"{what} must be a whole number, not `{word}`.") from None
+    value = typed_number(word)
+    if value is None:
+        raise UsageError(f"{what} must be a whole number (digits 0-9), not `{word[:20]}`.")
+    return value
 
 
 def _game_id(words: list[str]) -> dict[str, Any]:
@@ -105,7 +106,7 @@ def parse(text: str, default_agent: str = "random") -> Parsed:
         agent, count = default_agent, 1
         for w in rest:
             if w.isdigit():
-                count = int(w)
+                count = _int(w, "The number of AI players")
             else:
                 agent = intake.unquote(w)
         return Parsed("command", CommandKind.ADD_AI, {"agent": agent, "count": count})

@@ -110,7 +110,7 @@ def create(
     games_per_pairing: int = typer.Option(1, "--games", help="Repetitions of each pairing / rotation."),
     duplicate: bool = typer.Option(True, "--duplicate/--no-duplicate", help="Replay each deal with seats swapped."),
     seed: int | None = typer.Option(None, "--seed"),
-    name: str = typer.Option("", "--name"),
+    name: str | None = typer.Option(None, "--name", help="Its name (default: none; listings show the game)."),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Games at once (default: sized to the machine)."),
     schedule: str | None = typer.Option(None, "--schedule", help="Crontab (UTC), e.g. '0 3 * * *'."),
     option: list[str] = typer.Option([], "--option", "-o", help="Game option KEY=VALUE (repeatable)."),
@@ -126,8 +126,12 @@ def create(
         options = operator_options(option)
     except IntakeError as exc:
         raise typer.BadParameter(str(exc)) from None
+    from games.text import name_problem
+
+    if name is not None and (problem := name_problem(name, "A tournament's name")) is not None:
+        raise typer.BadParameter(f"--name: {problem}")  # an explicit --name "" is a mistake, not "unnamed"
     spec = TournamentSpec(game=game, entrants=tuple(entrant), variant=variant, options=options, fmt=fmt, seats=seats,
-                          games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name,
+                          games_per_pairing=games_per_pairing, duplicate=duplicate, seed=seed, name=name or "",
                           schedule=schedule, concurrency=concurrency, created_by="cli")
 
     async def work(planning: StorePlanning) -> str:
@@ -319,8 +323,13 @@ def why_games(t: Any, n: int) -> str:
 
 def _write(path: Path, data: bytes) -> None:
     """Write a file the operator named, or refuse with one sentence (a folder, no permission, a full disk)."""
+    from storage.outfiles import UnsafeOutput, open_named
+
     try:
-        path.write_bytes(data)
+        with open(open_named(path), "wb") as fh:  # never through a link planted at the path
+            fh.write(data)
+    except UnsafeOutput as exc:
+        raise TournamentError(f"Could not write: {exc}.") from None
     except OSError as exc:
         raise TournamentError(f"Could not write {str(path)[:120]}: {exc.strerror or type(exc).__name__}.") from None
 

@@ -22,6 +22,7 @@ from bot.tournaments.formats import Format, FormatError, count_matches, plan_mat
 from bot.tournaments.ratings import Standing
 from bot.tournaments.spec import TournamentSpec, status_of
 from games.base import ConfigError, config_to_dict
+from games.text import name_problem, person_name
 from models.agent_names import canonical
 from storage import tournaments as repo
 from storage.ports import UnitsOfWork
@@ -63,8 +64,13 @@ class StorePlanning:
 
 async def create(service: Planning, tenant: str, spec: TournamentSpec) -> int:
     """Store a tournament with its planned matches; raises TournamentError with a readable reason."""
-    if len(spec.name) > MAX_NAME_CHARS:  # it heads every leaderboard, in chat and on the command line
-        raise TournamentError(f"A tournament's name has at most {MAX_NAME_CHARS} characters; this one has {len(spec.name)}.")
+    # It heads every leaderboard, in chat and on the command line: a newline there forged a line of
+    # `tournament list`, a bidi override turned the listing around (games.text: the one name rule).
+    # No name at all is an unnamed tournament (listings show its game); a name given must be one.
+    problem = name_problem(spec.name, "A tournament's name", MAX_NAME_CHARS) if spec.name else None
+    if problem is not None:
+        raise TournamentError(problem)
+    name = person_name(spec.name, MAX_NAME_CHARS)
     try:
         engine = games.get(spec.game)
     except KeyError:
@@ -112,7 +118,7 @@ async def create(service: Planning, tenant: str, spec: TournamentSpec) -> int:
         raise TournamentError(str(exc)) from None
     stored_options = {k: v for k, v in config_to_dict(cfg).items() if k in dict(spec.options)}
     return await repo.create_tournament(
-        service.store, tenant=tenant, name=spec.name, game=engine.id, variant=cfg.variant, options=stored_options,
+        service.store, tenant=tenant, name=name, game=engine.id, variant=cfg.variant, options=stored_options,
         entrants=entrants, format=fmt.value, seats=n, games_per_pairing=spec.games_per_pairing,
         duplicate=spec.duplicate, seed=seed,
         matches=[repo.MatchPlanRecord(p.idx, p.seats, p.seed, p.deal_group) for p in plans],

@@ -10,6 +10,7 @@ from itertools import permutations
 
 from games import deals, decks
 from games.base import MAX_TEXT_CHARS, ConfigError, flag, one_of, whole_number
+from games.text import typed_number
 
 TEAM_LABELS: tuple[str, str] = ("A", "B")
 DIGITS: tuple[int, ...] = (1, 2, 3, 4)
@@ -85,7 +86,7 @@ def parse_code(where: str, raw: object) -> tuple[int, ...]:
     """``[3, 4, 1]``, ``"3-4-1"`` or ``"341"``: three different digits from 1 to 4."""
     if isinstance(raw, str):
         digits = [ch for ch in raw if not ch.isspace() and ch != "-"]
-        raw = [int(ch) if ch.isdigit() else ch for ch in digits]
+        raw = [int(ch) if ch in "0123456789" else ch for ch in digits]
     if (
         not isinstance(raw, (list, tuple))
         or len(raw) != 3
@@ -124,8 +125,9 @@ def parse_deal(raw: object, cfg: DecryptoConfig) -> DecryptoDeal:
     codes: dict[str, tuple[int, ...]] = {}
     for key, value in codes_raw.items():
         label, _, turn = str(key).partition(":")
-        label = labels[int(label)] if label.isdigit() and int(label) < n_teams else label  # "0:1" is "A:1"
-        if label not in labels or not turn.isdigit() or not 1 <= int(turn) <= limit:
+        index, turn_no = typed_number(label), typed_number(turn)
+        label = labels[index] if index is not None and index < n_teams else label  # "0:1" is "A:1"
+        if label not in labels or turn_no is None or not 1 <= turn_no <= limit:
             raise deals.error(
                 f"code key {key!r} must be '<team>:<turn>' with team {' or '.join(labels)} (or its index) and turn 1 to {limit}"
             )

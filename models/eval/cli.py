@@ -313,11 +313,13 @@ def make_app(env: Callable[[], EvalEnv]) -> typer.Typer:
                                             help="The evaluators whose scored clues become items (repeatable)."),
     ) -> None:
         """The SNEAK human study at the console: one item at a time (an empty line or 'q' stops)."""
+        from games.text import name_problem, person_name
         from models.eval.study import HumanStudy
         from storage.annotations import Scope
         from storage.store import Store
 
-        name = member.strip()
+        # NFKC first: a fullwidth ａｄａ is the member ada, not a second one
+        name = person_name(member) if name_problem(member) is None else ""
         if not name or len(name) > 40 or not name.replace("_", "").replace("-", "").isalnum():
             raise typer.BadParameter("--member takes a name of letters, digits, - and _ (at most 40)")
         e = env()

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from games.text import typed_number
+
 TASK = "deep"
 SCALE = (1, 5)
 
@@ -81,8 +83,8 @@ def prompt_text(item: DeepItem) -> str:
 
 
 def parse(answer: str) -> int | None:
-    text = answer.strip()
-    return int(text) if text.isdigit() and SCALE[0] <= int(text) <= SCALE[1] else None
+    value = typed_number(answer)
+    return value if value is not None and SCALE[0] <= value <= SCALE[1] else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import storage.annotations as store_notes
+from games.text import typed_number
 from models.eval import deep_study
 from models.eval.human import ANNOTATIONS_PER_ITEM, Item, item_from_rows, prompt_text, running_score
 from storage.annotations import Scope
@@ -128,9 +129,10 @@ class HumanStudy:
             return await self._rate(member, scope, command, served, answer)
         item = Item.from_json(served.item)
         text = answer.strip()
-        if not text.isdigit() or not 1 <= int(text) <= len(item.options):
+        number = typed_number(text)
+        if number is None or not 1 <= number <= len(item.options):
             return f"{HOW}, from 1 to {len(item.options)}; nothing was recorded."
-        choice = int(text) - 1
+        choice = number - 1
         right = choice == item.gold
         if served.fresh or await store_notes.answer(self.store, member, choice, right) is None:
             # The item was only just shown (a new one): an answer typed before seeing it is not counted.

@@ -4,12 +4,17 @@ aiohttp serves as many connections as the process has file descriptors and gives
 it likes for its request head: 1,100 idle connections under systemd's 1,024 open files once made every
 real call time out while asyncio logged a "Too many open files" traceback per refused accept. Here:
 
-- at most ``max_connections`` are open; a new one beyond that closes the oldest connection that is
-  not serving a request (an idle keep-alive or a head still arriving), so the descriptors never run
-  out and a health check or a real call always gets in; when every connection is busy the new one is
-  closed at once;
+- at most ``max_connections`` are open; a new one beyond that closes the connection that has waited
+  longest without a request being served: an idle keep-alive, a head still arriving, or a body still
+  arriving (a head that announces a body it never sends would otherwise hold its slot as "busy" for the
+  whole body deadline, and 520 such heads once shut out every authenticated call); only when every
+  connection is running its handler is the new one closed at once;
 - a request head must arrive within ``header_timeout_s`` (aiohttp's keep-alive timer, which also runs
-  from the first byte of a connection), a body within ``body_timeout_s``;
+  from the first byte of a connection), its body within ``body_timeout_s`` of the head (short: the
+  bodies served here are at most a MiB, and the signature or token can only be checked once one is in);
+- a body on a method that takes none (GET, HEAD, OPTIONS, DELETE) is a 400 at once, never read;
+- a request answered before its body was read (401, 404, 408, 413) closes its connection at once
+  rather than reading the rest of the body for aiohttp's 10 s "lingering" time;
 - a JSON body nested deeper than ``MAX_JSON_DEPTH`` is refused before any parser recurses into it;
 - connections closed for the cap are logged once per ``log_interval_s`` with their count, never one
   line (or traceback) per connection.
@@ -24,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 from aiohttp.typedefs import Middleware
 from aiohttp.web_protocol import RequestHandler
 
@@ -71,7 +76,7 @@ class _Refuse(asyncio.Protocol):
 class Limits:
     max_connections: int = 512
     header_timeout_s: float = 10.0
-    body_timeout_s: float = 30.0
+    body_timeout_s: float = 5.0
     log_interval_s: float = LOG_INTERVAL_S
 
 
@@ -87,14 +92,17 @@ class GuardedServer:
     port: int = 0
     _runner: web.AppRunner | None = None
     _server: asyncio.Server | None = None
-    _born: dict[RequestHandler, float] = field(default_factory=dict)  # when each connection came (pruned)
+    _since: dict[RequestHandler, float] = field(default_factory=dict)  # when each came or last answered (pruned)
+    _reading: dict[RequestHandler, float] = field(default_factory=dict)  # those awaiting a body, since when
     _unlogged: int = 0
     _last_log: float = float("-inf")
 
     async def start(self, sock: socket.socket) -> None:
-        self.app.middlewares.append(_body_deadline(self.limits.body_timeout_s))
+        self.app.middlewares.append(self._body_deadline())
+        # lingering_time=0: a request answered with its body unread (a 401 before the body, a 408) closes the
+        # connection rather than reading on for 10 s while it counts as idle.
         self._runner = web.AppRunner(self.app, handler_cancellation=self.handler_cancellation, access_log=None,
-                                     keepalive_timeout=self.limits.header_timeout_s)
+                                     keepalive_timeout=self.limits.header_timeout_s, lingering_time=0)
         await self._runner.setup()
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self._connection, sock=sock, backlog=128)
@@ -124,10 +132,12 @@ class GuardedServer:
         handlers = [h for h in server.connections if h.transport is not None]
         refuse = False
         if len(handlers) >= self.limits.max_connections:
-            idle = [h for h in handlers if not getattr(h, "_request_in_progress", False)]
-            if idle:
-                oldest = min(idle, key=lambda h: self._born.get(h, 0.0))
-                oldest.force_close()
+            # Evictable: idle (no request in progress: a keep-alive or a head still arriving) or awaiting its body;
+            # the one waiting longest goes. A handler already running (a model call) is never cut.
+            waiting = [(self._reading[h], h) for h in handlers if h in self._reading]
+            waiting += [(self._since.get(h, 0.0), h) for h in handlers if not getattr(h, "_request_in_progress", False)]
+            if waiting:
+                min(waiting, key=lambda pair: pair[0])[1].force_close()
             else:
                 refuse = True
             self._note_cap()
@@ -135,11 +145,48 @@ class GuardedServer:
             return _Refuse()
         handler = server()
         now = asyncio.get_running_loop().time()
-        if len(self._born) > 2 * self.limits.max_connections:  # forget the connections that have gone
+        if len(self._since) > 2 * self.limits.max_connections:  # forget the connections that have gone
             alive = set(handlers)  # (one accepted a moment ago is not listed yet: kept by its age)
-            self._born = {h: t for h, t in self._born.items() if h in alive or now - t < 1.0}
-        self._born[handler] = now
+            self._since = {h: t for h, t in self._since.items() if h in alive or now - t < 1.0}
+        self._since[handler] = now
         return handler
+
+    def _body_deadline(self) -> Middleware:
+        """Reads a request's body within ``body_timeout_s`` of its head (it is kept for the handler), refuses a body
+        on a method that takes none and one that is JSON nested too deeply; a slow body gets 408, a body over the
+        app's size limit 413, no traceback. While the body is awaited the connection may be evicted for a new one."""
+        timeout_s = self.limits.body_timeout_s
+
+        @web.middleware
+        async def deadline(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                           ) -> web.StreamResponse:
+            protocol = request.protocol
+            try:
+                if request.body_exists and request.method in _NO_BODY:
+                    return _plain(400, f"{request.method} takes no request body")
+                if request.can_read_body and request.match_info.http_exception is None:
+                    loop = asyncio.get_running_loop()
+                    self._reading[protocol] = loop.time()
+                    try:
+                        async with asyncio.timeout(timeout_s):
+                            raw = await request.read()
+                    except TimeoutError:
+                        return _plain(408, "request body not received in time")
+                    except web.HTTPRequestEntityTooLarge:
+                        limit = getattr(request, "_client_max_size", 0)
+                        return _plain(413, f"request body over the {limit}-byte limit", "too_large")
+                    except (ConnectionError, ClientPayloadError):
+                        # evicted for a newer connection, or the client went away: nobody reads an answer
+                        return _plain(400, "connection closed before the body arrived")
+                    finally:
+                        self._reading.pop(protocol, None)
+                    if _nested_too_deeply(request, raw):
+                        return _plain(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+                return await handler(request)
+            finally:
+                self._since[protocol] = asyncio.get_running_loop().time()
+
+        return deadline
 
     def _note_cap(self) -> None:
         self.closed_for_cap += 1
@@ -153,27 +200,8 @@ class GuardedServer:
             self._unlogged = 0
 
 
-def _body_deadline(timeout_s: float) -> Middleware:
-    """Reads a request's body within ``timeout_s`` (it is kept for the handler), and refuses one that is
-    JSON nested too deeply; a slow body gets 408, a body over the app's size limit 413, no traceback."""
-
-    @web.middleware
-    async def deadline(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                       ) -> web.StreamResponse:
-        if request.can_read_body:
-            try:
-                async with asyncio.timeout(timeout_s):
-                    raw = await request.read()
-            except TimeoutError:
-                return _plain(408, "request body not received in time")
-            except web.HTTPRequestEntityTooLarge:
-                limit = getattr(request, "_client_max_size", 0)
-                return _plain(413, f"request body over the {limit}-byte limit", "too_large")
-            if _nested_too_deeply(request, raw):
-                return _plain(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-        return await handler(request)
-
-    return deadline
+# Methods whose requests carry no body here: one that announces a body is refused before it is read.
+_NO_BODY = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 
 def _nested_too_deeply(request: web.Request, raw: bytes) -> bool:

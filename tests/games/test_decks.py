@@ -135,3 +135,17 @@ def test_malformed_norms_rows_are_named(extra: str, message: str) -> None:
 def test_a_norms_header_without_the_columns_is_refused() -> None:
     with pytest.raises(decks.DeckError, match="missing frequency"):
         decks.parse_norms("category,word,count\nBirds,robin,3\n", size=12)
+
+
+def test_a_card_of_400000_words_or_a_huge_line_is_refused_at_once() -> None:
+    """Such a card once took minutes (a quadratic duplicate check) before any answer."""
+    from games.decks import MAX_CARD_WORDS, MAX_LINE_CHARS, DeckError, parse_cards, parse_keywords, parse_pairs
+
+    words = [f"w{i}" for i in range(400_000)]
+    with pytest.raises(DeckError, match=f"at most {MAX_CARD_WORDS}"):
+        parse_cards([("Huge", words)], size=12)
+    for parse, text in ((parse_cards, "Huge: " + ", ".join(words)), (parse_keywords, "x" * 1_000_000),
+                        (parse_pairs, "a, " + "b" * 1_000_000)):
+        with pytest.raises(DeckError, match=f"at most {MAX_LINE_CHARS}") as err:
+            parse(text)
+        assert len(str(err.value)) < 200

@@ -352,3 +352,17 @@ def test_spymasters_refuses_a_clue_that_is_a_variant_of_a_board_word(clue: str) 
     with pytest.raises(IllegalAction):
         spymasters.apply(s, 0, Action.say("clue", clue))
     spymasters.apply(s, 0, Action.say("clue", "dairy"))  # an association is fine
+
+
+@pytest.mark.parametrize(("clue", "secret"), [
+    ("ᴘɪʟᴏᴛ", "pilot"), ("ʙᴀʟʟ", "ball"), ("bɐll", "ball"), ("ɹobot", "robot"), ("płane", "plane"), ("bøat", "boat"),
+    ("pɨlot", "pilot"), ("ŁAMP", "lamp"), ("pi\u3164lot", "pilot"), ("pi\u115flot", "pilot"), ("pi\uffa0lot", "pilot"),
+    ("p1lot", "pilot"), ("p!lot", "pilot"), ("pi|ot", "pilot"), ("sh0e", "shoe"), ("ᴄᴀᴛs", "cat"),
+])
+def test_small_capitals_ipa_stroked_letters_fillers_and_digits_for_letters_are_the_secret(clue: str, secret: str) -> None:
+    assert reveals_secret(clue, secret)
+
+
+@pytest.mark.parametrize(("clue", "secret"), [("Go!", "goal"), ("R2D2", "robot"), ("1st place", "list"), ("a|b test", "lab")])
+def test_digits_and_marks_between_words_are_no_letters(clue: str, secret: str) -> None:
+    assert not reveals_secret(clue, secret)

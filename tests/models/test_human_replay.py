@@ -83,6 +83,8 @@ def test_the_command_prints_the_table_and_refuses_other_files(records_file: Path
     assert parse(other.read_text().splitlines()).game.id == "spy"
     bad = CliRunner().invoke(app, ["eval", "decrypto-human", str(other), "--role", "decoder"])
     assert bad.exit_code == 2 and "no three-seat Decrypto benchmark game" in bad.output
+    zero = CliRunner().invoke(app, ["eval", "decrypto-human", "/dev/zero", "--role", "decoder"])  # once ran out of memory
+    assert zero.exit_code == 2 and "not a regular file" in zero.output and "Traceback" not in zero.output, zero.output
 
 
 def test_a_replay_that_outlives_its_record_is_not_a_team_win(records_file: Path, index: VocabIndex) -> None:  # noqa: F811

@@ -212,3 +212,54 @@ async def test_the_agent_runner_names_the_table_on_every_model_request() -> None
     await AgentRunner(lambda spec, seed: Recorder()).decide(g, state, seat, game_id=41, spec="recorder", seed=1)
     assert routes == ["game:41"] and current_route() == ""
     assert GenerateRequest(messages=same_rules(0)).route == ""
+
+
+def test_a_worker_url_with_credentials_is_refused_without_its_password() -> None:
+    for make in (lambda u: WorkerPool([(u, HttpClient("http://127.0.0.1:1", retries=0))]), lambda u: HttpClient(u)):
+        with pytest.raises(ValueError, match="HUSHTABLE_WORKER_TOKEN") as err:
+            make("http://bob:hunter2pw@10.0.0.5:8100")
+        assert "hunter2pw" not in str(err.value) and "10.0.0.5:8100" in str(err.value)
+
+
+class _Broken(HttpClient):
+    async def health(self) -> dict[str, object]:
+        raise RuntimeError("not an InferenceError")
+
+
+async def test_a_health_check_that_raises_anything_keeps_the_poller_alive() -> None:
+    pool = WorkerPool([(u, _Broken(u, retries=0)) for u in ("http://127.0.0.1:1", "http://127.0.0.1:2")], poll_s=0.01)
+    await pool.start()
+    try:
+        await asyncio.sleep(0.2)
+        assert pool._poller is not None and not pool._poller.done()
+        assert pool.healthy() == []
+    finally:
+        await pool.aclose()
+
+
+async def test_with_every_worker_hung_a_request_fails_at_once_instead_of_waiting_out_the_timeout() -> None:
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def hang(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)  # read nothing, answer nothing
+
+    servers = [await asyncio.start_server(hang, "127.0.0.1", 0) for _ in range(2)]
+    urls = [f"http://127.0.0.1:{s.sockets[0].getsockname()[1]}" for s in servers]
+    pool = WorkerPool([(u, HttpClient(u, timeout_s=0.5, retries=0)) for u in urls], poll_s=0, backoff_s=60)
+    from models.types import WorkerUnavailable
+
+    try:
+        with pytest.raises(WorkerUnavailable):
+            await pool.generate(GenerateRequest(messages=game(1, 0)))
+        tried = len(accepted)
+        assert tried == 2 and pool.healthy() == []
+        for n in range(5):
+            with pytest.raises(WorkerUnavailable, match="no inference worker is healthy"):
+                await pool.generate(GenerateRequest(messages=game(2 + n, 0)))
+        assert len(accepted) == tried  # no request went to a hung worker again
+    finally:
+        await pool.aclose()
+        for w in accepted:
+            w.close()
+        for s in servers:
+            s.close()

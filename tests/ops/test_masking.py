@@ -90,3 +90,33 @@ def test_a_running_tables_secret_words_are_masked_in_log_lines_until_it_ends() -
     del table
     gc.collect()
     assert MASKER.mask(line) == line  # a table dropped from memory holds nothing
+
+
+@pytest.mark.parametrize(("secret", "said"), [("berry", "berries"), ("bake", "baking"), ("stop", "stopped"),
+                                               ("mouse", "mice"), ("apple", "Apple's"), ("fox", "FOXES"), ("leaf", "leaves")])
+def test_a_held_secret_is_masked_in_its_inflected_forms(secret: str, said: str) -> None:
+    masker = Masker()
+    masker.hold(1, [secret])
+    masked = masker.mask(f"DM failed: 'the word is near {said}.'")
+    assert masked.startswith("DM failed: 'the word is near [redacted]") and said not in masked, masked
+    assert masker.mask("the category is catering") == "the category is catering"
+
+
+def test_the_spymasters_key_is_masked_by_its_board_words() -> None:
+    import games
+    from bot.core.messages import Place
+    from bot.core.tables import Table
+    from bot.ops.masking import MASKER
+
+    engine = games.get("spymasters")
+    cfg = engine.make_config(None)
+    state, _ = engine.new(cfg, engine.seat_range(cfg)[0], 3)
+    (key,) = engine.secrets(state)
+    board = list(key.among)
+    table = Table(2, engine, cfg, 3, [], state, Place("console", "here"), "console", 0.0)
+    colours = key.value.split()
+    line = "slack_sdk: DM failed: " + ", ".join(f"{w}={c}" for w, c in zip(board, colours, strict=True))
+    masked = MASKER.mask(line)
+    assert not any(w in masked for w in board), masked
+    table.over = True
+    assert MASKER.mask(line) == line

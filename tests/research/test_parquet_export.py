@@ -135,3 +135,29 @@ def test_the_documented_parquet_columns_are_the_written_ones() -> None:
     assert sorted(rows) == sorted(f"{t}.parquet" for t in TABLES)
     for t, cols in COLUMNS.items():
         assert [part.split("`")[1] for part in rows[f"{t}.parquet"].split("), ")] == [c[0] for c in cols], t
+
+
+def test_a_planted_link_in_the_out_folder_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A ``.games.parquet.partial`` link (or a --out file that is a link) once sent the export through it."""
+    url = _log(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    (folder / ".games.parquet.partial").symlink_to(victim)
+    r = runner.invoke(app, ["export", "--database", url, "--format", "parquet", "--out", str(folder)], env=KEY)
+    assert r.exit_code == 2 and "symbolic link" in r.output and "Traceback" not in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
+    assert victim.read_text() == "precious\n"
+    assert not list(folder.glob("*.parquet")) and not (folder / ".actions.parquet.partial").exists()
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(victim)
+    r = runner.invoke(app, ["export", "--database", url, "--out", str(link)], env=KEY)
+    assert r.exit_code == 2 and "symbolic link" in r.output, r.output
+    assert victim.read_text() == "precious\n"
+    # a leftover regular temporary of an interrupted export is no obstacle
+    (folder / ".games.parquet.partial").unlink()
+    (folder / ".games.parquet.partial").write_text("half")
+    r = runner.invoke(app, ["export", "--database", url, "--format", "parquet", "--out", str(folder)], env=KEY)
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{t}.parquet" for t in TABLES)

@@ -42,7 +42,8 @@ async def store(db_url: str) -> AsyncIterator[Store]:
 
 
 async def record_played_game(
-    store: Store, game_id: str = "spy", *, seed: int = 5, place: str = "chan-1", humans: tuple[str, ...] = ("discord:111", "discord:222")
+    store: Store, game_id: str = "spy", *, seed: int = 5, place: str = "chan-1", humans: tuple[str, ...] = ("discord:111", "discord:222"),
+    tenant: str = "",
 ) -> tuple[int, dict[str, Any]]:
     """Play a real engine at random and log it through the store the way the bot does."""
     game = get(game_id)
@@ -56,7 +57,7 @@ async def record_played_game(
     ]
     gid = await create(store,
         game=game.id, variant=cfg.variant, config=config_to_dict(cfg), platform="discord", place=place,
-        place_name="#word-games", host=humans[0], lobby={},
+        place_name="#word-games", host=humans[0], lobby={}, tenant=tenant,
     )
     state, deal = game.new(cfg, n, seed)
     await store.start_game(
@@ -194,3 +195,31 @@ async def test_export_refuses_bad_arguments(store: Store) -> None:
         await export_games(store, out=io.StringIO(), fmt="jsonl", secret="")
     with pytest.raises(ValueError, match="format"):
         await export_games(store, out=io.StringIO(), fmt="xml", secret=SECRET)  # type: ignore[arg-type]
+
+
+async def test_pseudonyms_are_keyed_per_tenant_and_survive_a_db_copy(store: Store, tmp_path: Any) -> None:
+    """One person in two workspaces is two unrelated pseudonyms: two tenants' exports cannot be joined on a person."""
+    from bot.ops.dbcopy import copy_log
+
+    await record_played_game(store, seed=1, place="a", tenant="discord:1")
+    await record_played_game(store, seed=2, place="b", tenant="discord:1", humans=("discord:222", "discord:333"))
+    await record_played_game(store, seed=3, place="a", tenant="discord:2")
+    recs = [json.loads(x) for x in (await export_text(store, fmt="jsonl")).splitlines()]
+    bob = [r["seats"][1]["player"] if i != 1 else r["seats"][0]["player"] for i, r in enumerate(recs)]
+    assert bob[0] == bob[1] == pseudonym(SECRET, "discord:222", tenant="discord:1")
+    assert bob[2] == pseudonym(SECRET, "discord:222", tenant="discord:2") != bob[0]
+    assert recs[0]["place"] != recs[2]["place"]  # the same channel id under two tenants
+    assert pseudonym(SECRET, "discord:222") not in bob  # the tenant-free form is for games from before tenants
+    if store.plan.is_sqlite and store.plan.sqlite_file is not None:
+        # with the log's own key, which `db copy` carries beside the copy
+        mine = [json.loads(x) for x in (await export_text(store, fmt="jsonl", secret=None)).splitlines()]
+        copy = tmp_path / "copy.db"
+        await copy_log(db_url_of(store), f"sqlite+aiosqlite:///{copy}")
+        async with await Store.open(f"sqlite+aiosqlite:///{copy}") as copied:
+            again = [json.loads(x) for x in (await export_text(copied, fmt="jsonl", secret=None)).splitlines()]
+        assert [[s["player"] for s in r["seats"]] for r in again] == [[s["player"] for s in r["seats"]] for r in mine]
+        assert mine[0]["seats"][1]["player"] != mine[2]["seats"][1]["player"]
+
+
+def db_url_of(store: Store) -> str:
+    return f"sqlite+aiosqlite:///{store.plan.sqlite_file}"

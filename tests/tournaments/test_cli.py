@@ -49,6 +49,11 @@ def test_cli_creates_runs_lists_and_exports_a_tournament(tmp_path: Path) -> None
     assert sorted(r["entrant"] for r in rows) == ["embed:minilm", "random"] and {r["games"] for r in rows} == {"2"}
     doc = json.loads(cli("leaderboard", "1", "--format", "json"))
     assert doc["tournament"]["game"] == "chameleon" and [s["rank"] for s in doc["standings"]] == [1, 2]
+    victim, link = tmp_path / "victim.txt", tmp_path / "board.csv"
+    victim.write_text("precious\n")
+    link.symlink_to(victim)
+    bad = runner.invoke(app, ["tournament", "leaderboard", "1", "--format", "csv", "--out", str(link)], env=env)
+    assert bad.exit_code != 0 and "symbolic link" in bad.output and victim.read_text() == "precious\n", bad.output
 
     assert "scheduled '0 3 * * *'" in cli("schedule", "1", "0 3 * * *")
     bad = runner.invoke(app, ["tournament", "schedule", "1", "every night"], env=env)

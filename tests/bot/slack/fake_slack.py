@@ -50,6 +50,7 @@ class Message:
     thread_ts: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] | None = None  # chat.postMessage's ``metadata`` (event_type + event_payload)
+    author: tuple[str, str, str] = (BOT_USER, "BBOT", "AHUSH")  # user, bot_id, app_id: this app's unless planted
 
     def actions(self) -> list[dict[str, Any]]:
         return [el for b in self.blocks if b.get("type") == "actions" for el in b.get("elements", [])]
@@ -197,8 +198,9 @@ class FakeSlack(FakeServer):
     # there only with ``include_all_metadata``.
 
     def _shown(self, m: Message, *, with_metadata: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "message", "text": m.text, "user": BOT_USER, "bot_id": "BBOT",
-                               "app_id": "AHUSH", "team": TEAM, "ts": m.ts, "blocks": m.blocks}
+        user, bot_id, app_id = m.author
+        out: dict[str, Any] = {"type": "message", "text": m.text, "user": user, "bot_id": bot_id,
+                               "app_id": app_id, "team": TEAM, "ts": m.ts, "blocks": m.blocks}
         replies = [r for r in self.in_channel(m.channel) if r.thread_ts == m.ts and r.ts != m.ts]
         if m.thread_ts:
             out["thread_ts"] = m.thread_ts

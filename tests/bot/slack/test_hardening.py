@@ -152,3 +152,13 @@ async def test_a_replayed_export_request_uploads_once(stack: Stack) -> None:
     await st.idle()
     assert len(st.fake.files) == 1
     assert "already sent" in st.fake.responses[-1]["text"]
+
+
+@pytest.mark.parametrize("text", ["ai ²", "ai ①", "ai " + "5" * 5000, "deadline १", "deadline １", "deadline ٣", "status ²"])
+async def test_a_number_in_another_script_is_one_clear_line(stack: Stack, text: str) -> None:
+    st = stack
+    assert await st.sim.command(ALICE, CHANNEL, "play spy") == 200
+    await st.idle()
+    assert await st.sim.command(ALICE, CHANNEL, text) == 200
+    await st.idle()
+    assert "whole number (digits 0-9)" in st.fake.responses[-1]["text"], st.fake.responses[-1]

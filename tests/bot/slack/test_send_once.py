@@ -85,6 +85,18 @@ async def test_the_copy_is_found_pages_back(stack: Stack) -> None:
     assert [a.get("cursor") is not None for _m, a in stack.fake.history_reads] == [False, True]
 
 
+@pytest.mark.parametrize("key", ["5:12:1:waiting", "5:end", "5:12:back"])
+async def test_another_apps_message_with_our_key_is_not_taken_for_the_copy(stack: Stack, key: str) -> None:
+    """The keys are predictable and any app can post any metadata: only this app's own message is a copy."""
+    since = time.time()
+    ts = stack.fake._next_ts()
+    stack.fake.messages[(C, ts)] = Message(C, ts, "spoofed", [], metadata={"event_type": adapter.METADATA_EVENT,
+                                           "event_payload": {"key": key}}, author=("UOTHER", "BOTHER", "AOTHER"))
+    ref = await stack.bot.platform.post(Place("slack", C), Outgoing("Your turn.", key=key, maybe_sent_since=since))
+    assert ref.message_id != ts and len(keyed(stack.fake, key)) == 2
+    assert stack.fake.messages[(C, ref.message_id)].text == "Your turn."
+
+
 @pytest.mark.parametrize("lost", ["drop", "500"])
 @pytest.mark.parametrize("kind", ["thread", "dm"])
 async def test_a_post_whose_answer_was_lost_is_not_made_twice(stack: Stack, lost: str, kind: str) -> None:
