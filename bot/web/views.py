@@ -427,11 +427,16 @@ class StudyTask:
 
 
 async def study(store: Store, scope: Scope) -> list[StudyTask]:
+    """The human study's progress per task, in counts only (no item, no answer, no annotator shown)."""
     if not scope.admin or scope.game is not None:
         raise NotShown(0)
     items, votes = await study_repo.study(store)
+    # Items from logged clues belong to their game's tenant; benchmark items (no game) are everyone's.
+    ours = {r.id for r in await store.games(tenant=scope.tenant)}
     tasks: dict[str, list[int]] = {}
     for item in items:
+        if item.get("game_id") is not None and item["game_id"] not in ours:
+            continue
         key = str(item.get("key", ""))
         t = tasks.setdefault(str(item.get("task", "items")), [0, 0, 0])
         n = len(votes.get(key, []))

@@ -214,6 +214,13 @@ def test_spectators_see_only_public_lines_and_the_study_is_for_admins(site: Site
     expect(page.locator("main")).to_contain_text("see the replay")
     page.goto(site.link(admin=True) + "study")
     expect(page.locator("h1")).to_contain_text("Human study")
+    assert w.study_items >= 2
+    items = sum(int(t) for t in page.locator("table.study tbody td:nth-child(2)").all_inner_texts())
+    answers = sum(int(t) for t in page.locator("table.study tbody td:nth-child(4)").all_inner_texts())
+    assert items == w.study_items and answers == 1
+    shot(page, "study")
+    page.goto(site.link(OTHER, admin=True) + "study")
+    expect(page.locator(".empty")).to_contain_text("no items")  # another tenant's clues are not its study
     resp = page.goto(site.link() + "study")
     assert resp is not None and resp.status == 404
 

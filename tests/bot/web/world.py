@@ -35,6 +35,7 @@ class World:
     other: int = 0  # OTHER tenant's finished game
     tournament: int = 0
     alice: str = ""  # Alice's export pseudonym
+    study_items: int = 0
 
 
 async def build(folder: Path, *, clues: bool = True) -> World:
@@ -99,6 +100,14 @@ async def build(folder: Path, *, clues: bool = True) -> World:
 
             await score_games(store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], FixedDecoys(DECOYS),
                               game_id=w.ai["chameleon"])
+            # The study's items come from those judgements; one member answers one item.
+            from models.eval.study import HumanStudy
+            from storage import annotations
+
+            w.study_items = await HumanStudy(store, ["embed:minilm"]).refresh()
+            served = await annotations.serve(store, BOB.key, TENANT, per_item=3)
+            assert served is not None
+            assert await annotations.answer(store, BOB.key, 0, True) == served.key
     finally:
         await store.aclose()
     return w
