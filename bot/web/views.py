@@ -9,7 +9,7 @@ guessed id tells nothing about what exists. People appear under their export pse
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -170,24 +170,23 @@ class Replay:
     outcome: str
     has_clues: bool
     problem: str = ""
-    tournament: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _source(src: str, actor: str, agent: str | None, call: AgentCallRow | None, secret: str) -> str:
-    """Where a move came from, in one line: a person, a model, a fallback, the rules."""
+def _source(src: str, actor: str, agent: str | None, call: AgentCallRow | None, person: str | None) -> str:
+    """Where a move came from, in one line: a person (``person``: their pseudonym), a model, a fallback, the rules."""
     model = f", model {call.model_id}" if call is not None and call.model_id else ""
+    who = person or actor
     if src == ActionSource.HUMAN:
-        return f"played by {pseudonym(secret, actor)}"
+        return f"played by {who}"
     if src == ActionSource.AI:
-        return f"AI move by {actor}{model}"
+        return f"AI move by {who}{model}"
     if src == ActionSource.FALLBACK:
         why = f" ({call.error})" if call is not None and call.error else ""
-        return f"fallback: {agent or 'the agent'} failed{why}; {actor} played{model}"
+        return f"fallback: {agent or 'the agent'} failed{why}; {who} played{model}"
     if src == ActionSource.TIMEOUT:
         return "timeout: the rules' neutral move for an absent seat"
     if src == ActionSource.TAKEOVER:
-        return f"takeover: {actor if actor.startswith(('ai', 'random', 'llm', 'embed', 'strategist')) else 'another player'} played this seat's turn{model}"
+        return f"takeover: {who} played this seat's turn{model}"
     return src
 
 
@@ -209,6 +208,7 @@ async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Repla
     row = log.row
     names = seat_names(log.seats, secret)
     agents = {s.seat: s.agent_spec for s in log.seats}
+    people = {s.user_key for s in log.seats if s.user_key} | {row.host}
     calls: dict[tuple[int, int], AgentCallRow] = {}
     for c in await store.calls.agent_calls(game_id):
         if c.action_seq is not None:
@@ -247,7 +247,10 @@ async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Repla
         spec = engine.legal(state, seat)
         who = names[seat] if 0 <= seat < len(names) else f"seat {seat + 1}"
         move = f"{action.kind}: {', '.join(action.value)}" if action.value else action.kind
-        src = _source(str(a.source), a.actor, agents.get(seat), calls.get((seat, a.seq)), secret)
+        # As in exports: an actor is a person when the move was theirs, or the key is a seat's or the platform's.
+        person = pseudonym(secret, a.actor) if (a.source == ActionSource.HUMAN or a.actor in people
+                                                or a.actor.startswith(f"{row.platform}:")) else None
+        src = _source(str(a.source), a.actor, agents.get(seat), calls.get((seat, a.seq)), person)
         steps.append(Step(i, who, move, src, _rule(spec, names)))
         try:
             state, evs = engine.apply(state, seat, action)
