@@ -8,6 +8,7 @@ from pathlib import Path
 from bot.settings import Settings
 from bot.web import links
 from bot.web.server import Site, WebServer
+from storage.export import pseudonym
 from storage.export_secret import export_secret
 from storage.store import Store
 
@@ -47,3 +48,28 @@ def link(settings: Settings, key: bytes, base: str, tenant: str, *, game: int | 
 async def start_web(settings: Settings, store: Store, sock: socket.socket | None = None) -> WebServer:
     """The site inside `hushtable run` (on ``sock`` when the start-up bound it already)."""
     return await WebServer.start(site_for(settings, store), host=settings.web_host, port=settings.web_port or 0, sock=sock)
+
+
+class WebLinks:
+    """What a chat command answers a member who asks for the site (``/hushtable web``): a link to their
+    tenant's finished games with their own marked, and for admins the study too. The adapters hold one
+    of these (None when the site is off) and show its answer to the member alone."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.settings = settings
+        self.key = links.signing_key(links.key_path(store.plan, data_dir(settings)))
+        self.secret = export_secret(store.plan, settings.export_secret)
+        self.base = base_url(settings)
+
+    def answer(self, tenant: str, user_key: str, *, admin: bool) -> str:
+        url = link(self.settings, self.key, self.base, tenant, member=pseudonym(self.secret, user_key), admin=admin)
+        scope = "this server's finished games, the ones you played marked" + (", and the study's progress" if admin else "")
+        return (f"Your link to {scope}: {url}\nIt works for {self.settings.web_link_hours:g} h; "
+                "anyone holding it can read what it shows, so keep it to yourself.")
+
+
+def web_links(settings: Settings, store: Store) -> WebLinks | None:
+    """The chat commands' link maker, or None when the site is not served (no port and no address set)."""
+    if settings.web_port is None and not settings.web_url:
+        return None
+    return WebLinks(settings, store)
