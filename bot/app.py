@@ -306,9 +306,10 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
                                        tournaments=app.tournaments, sneak=app.sneak))
         if slack_on:
             from bot.slack.adapter import run_slack
+            from bot.web.wiring import web_links
 
             runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, sneak_port=app.sneak,
-                                     http_socket=slack_socket))
+                                     http_socket=slack_socket, web=web_links(settings, app.store)))
         if console:
             from bot.console.app import run_console
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from pathlib import Path
 
@@ -9,8 +10,10 @@ from bot.settings import Settings
 from bot.web import links
 from bot.web.server import Site, WebServer
 from storage.export import pseudonym
-from storage.export_secret import export_secret
+from storage.export_secret import ExportSecretMissing, export_secret
 from storage.store import Store
+
+log = logging.getLogger(__name__)
 
 
 def data_dir(settings: Settings) -> Path:
@@ -72,4 +75,8 @@ def web_links(settings: Settings, store: Store) -> WebLinks | None:
     """The chat commands' link maker, or None when the site is not served (no port and no address set)."""
     if settings.web_port is None and not settings.web_url:
         return None
-    return WebLinks(settings, store)
+    try:
+        return WebLinks(settings, store)
+    except ExportSecretMissing as exc:  # a server database without the export key: no pseudonyms, no links
+        log.warning("the web view's links are off: %s", exc)
+        return None
