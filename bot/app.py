@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from bot.ops.wiring import Ops
     from bot.sneak import SneakService
     from bot.tournaments.service import TournamentService
+    from bot.web.server import WebServer
     from models.agents import AgentRegistry
     from models.client import ClientPool
     from storage.store import Store
@@ -264,9 +265,12 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
                                f"({exc.strerror or type(exc).__name__}); name a writable folder") from None
     # Every port is bound (or refused in one line) before anything says the bot runs.
     sockets: list[socket.socket] = []
-    ops_socket = slack_socket = None
+    ops_socket = slack_socket = web_socket = None
     runners: list[Awaitable[None]] = []
     try:
+        if settings.web_port is not None:
+            web_socket = bind_port("HUSHTABLE_WEB_PORT", settings.web_host, settings.web_port, host_setting="HUSHTABLE_WEB_HOST")
+            sockets.append(web_socket)
         if settings.ops_port is not None:
             ops_socket = bind_port("HUSHTABLE_OPS_PORT", settings.ops_host, settings.ops_port,
                                    host_setting="HUSHTABLE_OPS_HOST")
@@ -279,7 +283,10 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         for sock in sockets:
             sock.close()
         raise
+    web = None
     try:
+        if web_socket is not None:
+            web = await _start_web(settings, app, web_socket)
         platforms: list[str] = []
         if discord_on:
             from bot.discord.adapter import check_token, use_endpoints
@@ -311,9 +318,11 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
                                        tournaments=app.tournaments, sneak=app.sneak, privacy=app.privacy))
         if slack_on:
             from bot.slack.adapter import run_slack
+            from bot.web.wiring import web_links
 
             runners.append(run_slack(app.service, settings, tournament_port=app.tournaments, sneak_port=app.sneak,
-                                     http_socket=slack_socket, privacy_port=app.privacy))
+                                     http_socket=slack_socket, privacy_port=app.privacy,
+                                     web=web_links(settings, app.store)))
         if console:
             from bot.console.app import run_console
 
@@ -328,7 +337,22 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
         for runner in runners:  # never started: a check above stopped the start
             if asyncio.iscoroutine(runner):
                 runner.close()
+        if web is not None:
+            await web.aclose()
+        elif web_socket is not None:
+            web_socket.close()
         await app.aclose()
+
+
+async def _start_web(settings: Settings, app: App, sock: socket.socket) -> WebServer:
+    """The web view on the port bound at start; a server database without an export key stops the start."""
+    from bot.web.wiring import start_web
+    from storage.export_secret import ExportSecretMissing
+
+    try:
+        return await start_web(settings, app.store, sock)
+    except ExportSecretMissing as exc:
+        raise StartupError(f"HUSHTABLE_WEB_PORT: the web view shows people by pseudonym: {exc}") from None
 
 
 async def serve_all(runners: Sequence[Awaitable[None]]) -> None:

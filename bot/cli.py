@@ -143,6 +143,12 @@ def _sneak() -> Any:
     return typer.main.get_command(sneak_cli())
 
 
+def _web() -> Any:
+    from bot.web.cli import app as web_app
+
+    return typer.main.get_command(web_app)
+
+
 def _tournament() -> Any:
     from bot.tournaments.cli import app as tournament_app
 
@@ -163,6 +169,7 @@ LAZY: tuple[tuple[str, str, Callable[[], Any]], ...] = (
     ("deep", "The DEEP description test: aggressive and conservative descriptions rated 1-5 by a judge.", _deep),
     ("sneak", "SNEAK evaluation: utility and leakage of clues (logged play, validation, a benchmark).", _sneak),
     ("tournament", "AI-only tournaments: create, run, schedule, list, leaderboard.", _tournament),
+    ("web", "The read-only web view of finished games: serve it, or print a signed link.", _web),
 )
 
 

@@ -128,6 +128,11 @@ class Settings(BaseSettings):
     # operations (bot/ops): local /healthz and /metrics when a port is set; logs under log_dir
     ops_port: int | None = Field(default=None, ge=0, le=65535)
     ops_host: str = "127.0.0.1"
+    # the read-only web view (bot/web) inside `hushtable run` when a port is set; links expire after web_link_hours
+    web_port: int | None = Field(default=None, ge=0, le=65535)
+    web_host: str = "127.0.0.1"
+    web_url: str | None = None  # the address people open (behind a proxy); default http://web_host:web_port
+    web_link_hours: float = Field(default=24.0, gt=0, le=24 * 366, allow_inf_nan=False)
     log_dir: Path = Path(".hushtable") / "logs"
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -284,7 +289,16 @@ class Settings(BaseSettings):
                              "their data, on one line of at most 200 characters")
         return contact
 
-    @field_validator("ops_host")
+    @field_validator("web_url")
+    @classmethod
+    def _web_url_form(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+            raise ValueError("give the address people open, e.g. https://games.example.org (http or https, no spaces)")
+        return value.rstrip("/")
+
+    @field_validator("ops_host", "web_host")
     @classmethod
     def _ops_host_form(cls, value: str) -> str:
         import ipaddress

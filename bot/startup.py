@@ -488,6 +488,9 @@ def surface_lines(settings: Settings, *, platforms: Sequence[str], agents: Seque
         f"agents: {', '.join(agents)} (default {settings.default_agent}, fallback {settings.fallback_agent})",
         f"SNEAK evaluators: {', '.join(evaluators) if evaluators else 'none (no clue reports)'}",
     ]
+    if settings.web_port is not None:
+        lines.append(f"web view: {settings.web_host}:{settings.web_port}, pages only through signed links "
+                     "(`hushtable web link` prints them)")
     if settings.deal_seed is not None:
         # Said at every start (never the number itself), so a seed left set where stakes are real is seen.
         lines.append("deals: reproducible from HUSHTABLE_DEAL_SEED; whoever knows it knows every deal, "

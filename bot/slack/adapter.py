@@ -322,7 +322,7 @@ def make_client(settings: Settings) -> AsyncWebClient:
 def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClient | None = None,
               http: bool | None = None, admin_users: Collection[str] = (),
               tournament_port: TournamentPort | None = None, sneak_port: SneakPort | None = None,
-              privacy_port: PrivacyPort | None = None) -> SlackBot:
+              privacy_port: PrivacyPort | None = None, web: Any = None) -> SlackBot:
     """The Bolt app with every listener registered. ``http`` (default: settings.slack_mode)
     turns on request signature checks, which Socket Mode does not use. ``admin_users``: Slack
     user ids the operator names as admins besides the workspace's admins and owners. ``sneak_port``: the
@@ -343,7 +343,7 @@ def build_app(service: ServicePort, settings: Settings, *, client: AsyncWebClien
         url_verification_enabled=http,
     )
     ctx = SlackContext(service=service, settings=settings, admin_users=frozenset(admin_users), sneak=sneak_port,
-                       privacy=privacy_port)
+                       privacy=privacy_port, web=web)
     if tournament_port is not None:  # subcommand listeners first
         tournaments.register(app, ctx, tournament_port)
     for module in (sneak, privacy, commands, actions, views, events):
@@ -382,14 +382,14 @@ async def serve_http(bot: SlackBot, host: str, port: int, path: str, *, sock: so
 async def run_slack(service: ServicePort, settings: Settings, *, start_service: bool = True,
                     admin_users: Collection[str] = (), tournament_port: TournamentPort | None = None,
                     sneak_port: SneakPort | None = None, http_socket: socket.socket | None = None,
-                    privacy_port: PrivacyPort | None = None) -> None:
+                    privacy_port: PrivacyPort | None = None, web: Any = None) -> None:
     """Connect to Slack and serve until cancelled. The caller owns `service` (built from
     the same settings); this attaches the platform and, unless ``start_service`` is False
     (another adapter starts it once all platforms are attached), starts and stops the service."""
     if not settings.slack_bot_token:
         raise ValueError("SLACK_BOT_TOKEN is not set")
     bot = build_app(service, settings, admin_users=admin_users, tournament_port=tournament_port, sneak_port=sneak_port,
-                    privacy_port=privacy_port)
+                    privacy_port=privacy_port, web=web)
     service.attach(bot.platform)
     if start_service:
         await service.start()

@@ -36,7 +36,7 @@ HELP = """*Hushtable* — hidden-information word games with people and AI seats
 `/hushtable deadline <seconds>` turn deadline for people (0 = none)
 `/hushtable start [game_id]` · `/hushtable abort [game_id]`
 `/hushtable status` · `/hushtable list` · `/hushtable rules [game] [variant]`
-`/hushtable export [jsonl|csv] [game] [since=YYYY-MM-DD]` (admins) the game log as a file
+`/hushtable export [jsonl|csv] [game] [since=YYYY-MM-DD]` (admins) the game log as a file · `/hushtable web` a link to the finished games
 Secrets arrive by DM. Answer turns with the buttons, the ✏️ form, or by replying in the DM."""
 
 
@@ -48,7 +48,7 @@ class UsageError(intake.IntakeError):
 class Parsed:
     """A parsed subcommand: a core command kind with its args, or one of the adapter's own verbs."""
 
-    verb: str  # "command" | "help" | "export"
+    verb: str  # "command" | "help" | "export" | "web"
     kind: CommandKind | None = None
     args: dict[str, Any] = field(default_factory=dict)
 
@@ -72,6 +72,8 @@ def parse(text: str, default_agent: str = "random") -> Parsed:
     if not words or words[0].lower() in ("help", "?"):
         return Parsed("help")
     verb, rest = words[0].lower(), words[1:]
+    if verb == "web":
+        return Parsed("web")
     if verb in ("play", "new", "create"):
         if not rest:
             raise UsageError("Which game? `/hushtable play <game> [variant]`")
@@ -185,6 +187,10 @@ async def run_command(ctx: SlackContext, body: dict[str, Any], respond: AsyncRes
         await say(respond, help_text(ctx))
         return
     origin = await ctx.origin(client, body, user, place, inbound)
+    if parsed.verb == "web":
+        await say(respond, ctx.web.answer(origin.tenant, origin.user.key, admin=origin.is_admin) if ctx.web is not None
+                  else "The web view is not switched on for this bot.")
+        return
     if parsed.verb == "export":
         await run_export(ctx, parsed.args, origin, respond, client)
         return

@@ -105,6 +105,7 @@ class SlackContext:
     admin_users: Collection[str] = ()
     sneak: SneakPort | None = None  # the SNEAK service, when it runs
     privacy: PrivacyPort | None = None  # the members' data commands (bot/core/privacy.py)
+    web: Any = None  # bot.web.wiring.WebLinks while the web view is served: `/hushtable web` answers with a link
     inflight: Inflight = field(default_factory=Inflight)
     _admin_cache: dict[tuple[str, str], tuple[float, bool]] = field(default_factory=dict)
     _exports: dict[str, float] = field(default_factory=dict)
