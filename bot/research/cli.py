@@ -254,9 +254,11 @@ def import_decrypto_fair(
 
 
 def _register_eval() -> None:
+    from bot.research.embedding_baselines import command as embed_command
     from bot.research.human_replay import command
 
     eval_app.command("decrypto-human")(command)
+    eval_app.command("decrypto-embed")(embed_command)
 
 
 _register_eval()
