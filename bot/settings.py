@@ -7,6 +7,7 @@ except the platform tokens, which keep the names their platforms document.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -335,7 +336,8 @@ def setting_names() -> set[str]:
 
 
 def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")) -> list[str]:
-    """``HUSHTABLE_*`` variables in the environment or ``.env`` that no setting reads (typos), as written."""
+    """Variables in the environment or ``.env`` that look like settings but no setting reads (typos), as written:
+    any ``HUSHTABLE_*`` name, and a ``DISCORD_*`` or ``SLACK_*`` name a letter or two from a real one (``DISCORD_TOKN``)."""
     environ = os.environ if environ is None else environ
     found = list(environ)
     if env_file is not None:
@@ -345,6 +347,19 @@ def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None 
 
         found += [k for k in dotenv_values(env_file) if k]
     known = setting_names()
-    return [raw for raw in dict.fromkeys(found)
-            if (name := raw.upper()).startswith(PREFIX) and name not in known and name not in _NOT_SETTINGS
-            and not name.startswith(_NOT_SETTINGS_PREFIXES)]
+    return [raw for raw in dict.fromkeys(found) if (name := raw.upper()) not in known and _looks_like_a_setting(name, known)]
+
+
+# Platform settings read without the HUSHTABLE_ prefix (DISCORD_TOKEN, SLACK_BOT_TOKEN...): a name with one
+# of these prefixes is taken for a mistyped setting only when it is that close to a real one, since other
+# programs keep variables of their own there (DISCORD_WEBHOOK_URL is nobody's typo).
+_PLATFORM_PREFIXES = ("DISCORD_", "SLACK_")
+_TYPO_RATIO = 0.8
+
+
+def _looks_like_a_setting(name: str, known: set[str]) -> bool:
+    if name.startswith(PREFIX):
+        return name not in _NOT_SETTINGS and not name.startswith(_NOT_SETTINGS_PREFIXES)
+    if name.startswith(_PLATFORM_PREFIXES):
+        return bool(difflib.get_close_matches(name, [k for k in known if k.startswith(_PLATFORM_PREFIXES)], n=1, cutoff=_TYPO_RATIO))
+    return False
