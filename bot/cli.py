@@ -71,6 +71,18 @@ def _settings_lines(exc: BaseException) -> list[str]:
     return []
 
 
+def _confine_caches() -> None:
+    """Before any command imports a library that keeps a cache (matplotlib): that cache goes under the model
+    cache, never into the home folder (`bot.settings.keep_caches_out_of_home`)."""
+    from bot.settings import Settings, default_model_cache, keep_caches_out_of_home
+
+    try:
+        cache = Settings().model_cache
+    except Exception:  # noqa: BLE001 - the settings themselves are wrong: the command says so, in one line
+        cache = default_model_cache()
+    keep_caches_out_of_home(cache)
+
+
 def _log_file() -> Path:
     try:
         from bot.settings import Settings
@@ -206,6 +218,7 @@ class GuardedGroup(TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
         command = self._command_path(list(sys.argv[1:] if args is None else args))
+        _confine_caches()
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # click's errors: a usage mistake, a bad parameter...

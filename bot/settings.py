@@ -87,12 +87,21 @@ def check_env_file(path: Path) -> None:
 
 
 def default_model_cache() -> Path:
-    """HUSHTABLE_MODEL_CACHE's default: ``$XDG_CACHE_HOME/hushtable/models``, or ``~/.cache/hushtable/models``
-    without it (the XDG base-directory rule ignores a relative XDG_CACHE_HOME). `make test` points
-    XDG_CACHE_HOME into .hushtable, so the tests' converted model never lands in the user's home."""
+    """HUSHTABLE_MODEL_CACHE's default: ``$XDG_CACHE_HOME/hushtable/models`` when that is set (an absolute
+    path, as the XDG rule asks), else ``.hushtable/models`` in the working folder, beside the logs: nothing
+    is written in the home folder unless the operator points a setting there. `make test` points
+    XDG_CACHE_HOME into .hushtable, so every test process shares one converted model."""
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return root / "hushtable" / "models"
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "hushtable" / "models"
+    return Path(".hushtable", "models").absolute()
+
+
+def keep_caches_out_of_home(model_cache: Path) -> None:
+    """Caches of libraries that default to the home folder go under the model cache instead: matplotlib's
+    font list and config (``MPLCONFIGDIR``, read when matplotlib is first imported, so this runs first,
+    at the command line's start). A value the operator set is kept."""
+    os.environ.setdefault("MPLCONFIGDIR", str(Path(model_cache).expanduser() / "matplotlib"))
 
 
 class Settings(BaseSettings):
@@ -157,7 +166,7 @@ class Settings(BaseSettings):
     worker_token: SecretStr | None = None
     device: str = "cpu"
     dtype: str = "float32"
-    # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else ~/.cache/hushtable/models
+    # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else .hushtable/models here
     model_cache: Path = Field(default_factory=default_model_cache)
     openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
