@@ -457,13 +457,13 @@ def replay(
 @app.command()
 def export(
     game: str | None = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
-    since: datetime | None = typer.Option(None, "--since", help="Only games finished on or after this date."),
+    since: datetime | None = typer.Option(None, "--since", help="Only games that ended on or after this date."),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl, csv or parquet (one file per table in the --out folder)"),
     out: Path | None = typer.Option(None, "--out", help="File to write (default: standard output); a folder for parquet."),
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
 ) -> None:
-    """Export finished games from the log (user ids pseudonymised by default)."""
+    """Export ended games (finished and aborted) from the log (user ids pseudonymised by default)."""
     import games
     from bot.research.logbook import database_problem
     from bot.settings import Settings
