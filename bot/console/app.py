@@ -302,8 +302,9 @@ def keep_logs_off_screen(log_dir: Path, settings: Settings | None = None) -> Pat
 
 class ConsoleUI:
     def __init__(self, service: ConsoleService, platform: ConsolePlatform, settings: Settings, *,
-                 reader: LineReader | None = None, hotseat: bool = False) -> None:
+                 reader: LineReader | None = None, hotseat: bool = False, sneak: SneakPort | None = None) -> None:
         self.service = service
+        self.sneak = sneak  # the SNEAK service, when it runs: the `sneak` and `judge` commands
         self.p = platform
         self.settings = settings
         self.hotseat = hotseat
@@ -613,7 +614,7 @@ async def run_console(service: ConsoleService, settings: Settings, *, hotseat: b
     # The clue report's models load while the first game is played: loaded at the game's end, they kept
     # players (a minute on a busy machine) from the report and from "Play again?".
     warming = asyncio.ensure_future(sneak.warm()) if sneak is not None else None
-    ui = ConsoleUI(service, platform, settings, hotseat=hotseat)
+    ui = ConsoleUI(service, platform, settings, hotseat=hotseat, sneak=sneak)
     task = asyncio.ensure_future(ui.run())
     loop = asyncio.get_running_loop()
     interrupted = False

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # It returns False to leave the console.
 Handler = Callable[["ConsoleUI", list[str], UserRef | None], Awaitable[bool]]
 
+TENANT = "console"  # bot.console.app.TENANT (not imported: app imports this module)
 ROLE_TRIES = 4000  # seeds tried for `play GAME as ROLE`; a role held by one seat of five is found in a handful
 
 
@@ -305,6 +306,24 @@ async def _export(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
     path.write_bytes(data)
     lines = data.count(b"\n") - (1 if fmt == "csv" and data else 0)
     ui.p.write(f"Exported {lines} {'row' if fmt == 'csv' else 'game'}(s) to {path}.")
+    return True
+
+
+@command("sneak", "sneak", "your SNEAK clue scores (utility, leakage) against the AI players")
+async def _sneak(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+    if ui.sneak is None:
+        ui.p.write("! SNEAK does not run here.")
+        return True
+    ui.p.write(await ui.sneak.averages((user or ui.users[0]).key, TENANT))
+    return True
+
+
+@command("judge", "judge [N]", "the SNEAK human study: your next item, or N to answer it")
+async def _judge(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+    if ui.sneak is None:
+        ui.p.write("! SNEAK does not run here.")
+        return True
+    ui.p.write(await ui.sneak.judge((user or ui.users[0]).key, TENANT, args[0] if args else None))
     return True
 
 

@@ -92,6 +92,12 @@ def test_every_command_at_every_prompt(tmp_path: Path) -> None:
     assert path.is_file() and path.is_relative_to(tmp_path), path
     games = [json.loads(line) for line in path.read_text().splitlines()]
     assert {g["game"] for g in games} == {"chameleon", "decrypto", "justone"}
+    # The SNEAK commands of chat, at the console too (SNEAK runs beside the console).
+    for verb in ("sneak", "judge"):
+        child.sendline(verb)
+        child.expect(AGAIN)
+        said = child.before.split("\n", 1)[1].strip()
+        assert said and "Unknown command" not in said and "Traceback" not in said, (verb, child.before)
     child.sendline("quit")
     child.expect("Bye.")
     child.expect(pexpect.EOF, timeout=240)  # the clue report's evaluator may still be loading: its thread ends first
