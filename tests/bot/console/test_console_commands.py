@@ -101,3 +101,21 @@ def test_every_command_at_every_prompt(tmp_path: Path) -> None:
     child.sendline("quit")
     child.expect("Bye.")
     child.expect(pexpect.EOF, timeout=240)  # the clue report's evaluator may still be loading: its thread ends first
+
+
+def test_join_adds_a_player_in_the_hot_seat(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "--hotseat")
+    child.expect("names of the human players")
+    child.sendline("Ann")
+    child.expect("game> ")
+    child.sendline("join Ben")
+    child.expect(AGAIN)
+    assert "Ben joins the next game at this keyboard." in child.before, child.before
+    child.sendline("join ann")
+    child.expect(AGAIN)
+    assert "already plays at this keyboard" in child.before, child.before
+    child.sendline("play chameleon")
+    child.expect(r"Pass the keyboard to (Ann|Ben), then press Enter")
+    seated = re.search(r"begins\. Seats: (.*)\.", child.before)
+    assert seated is not None and "Ann" in seated.group(1) and "Ben" in seated.group(1), child.before
+    child.close(force=True)
