@@ -595,6 +595,9 @@ class ConsoleUI:
         if not words:
             return True
         found = commands.lookup(words[0])
+        named, used = commands.resolve_game(words)
+        if found is None and named is not None and used == len(words):  # a game's name alone: play it
+            return await commands.COMMANDS["play"].run(self, words, user)
         if found is None:
             close = difflib.get_close_matches(words[0].lower(), list(commands.COMMANDS), n=1)
             self.p.write(f"! Unknown command {words[0][:20]!r}" + (f"; did you mean {close[0]}?" if close else "")

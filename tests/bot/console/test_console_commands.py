@@ -76,10 +76,10 @@ def test_every_command_at_every_prompt(tmp_path: Path) -> None:
     child.sendline("play chameleon seats=40")
     child.expect(AGAIN)
     assert re.search(r"played with \d+ to \d+ seats", child.before), child.before
-    for name in ("just one", "JustOne", "justone"):
-        child.sendline(f"play {name}")
+    for typed in ("play just one", "play JustOne", "justone"):  # a game's name alone plays it too
+        child.sendline(typed)
         child.expect([AGAIN, "Ann> "])
-        assert "justone (classic) begins" in child.before, (name, child.before)
+        assert "justone (classic) begins" in child.before, (typed, child.before)
         child.sendline("/abort")
         child.expect(AGAIN)
 
