@@ -106,16 +106,16 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     try:  # several processes share a PostgreSQL by leases; a second bot on a SQLite file stops here
         await store.own_tables(process_name(), timedelta(seconds=settings.table_lease_s),
                                    relay_key=settings.relay_key.get_secret_value() if settings.relay_key else None)
-    except (SingleProcessOnly, RelayKeyMissing) as exc:
+    except (SingleProcessOnly, RelayKeyMissing) as exc:  # a second `make run` on the same file: a refused start, exit status 2
         await store.aclose()
         await pool.aclose()
-        raise SystemExit(f"hushtable: {exc}") from None
+        raise StartupError(str(exc)) from None
     try:  # an evaluator that has not passed validation stops the start with one line (bot/sneak.py)
         sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
     except ValueError as exc:
         await store.aclose()
         await pool.aclose()
-        raise SystemExit(f"hushtable: {exc}") from None
+        raise StartupError(str(exc)) from None
     ops = await start_ops(settings, store, ops_socket)
     service = TableService(store, settings=settings, agents=registry, observer=ops.observer)
     sneak.attach(service.ai_tables)  # the clue report after each game; the adapters get it beside the service

@@ -75,6 +75,18 @@ def _settings_lines(exc: BaseException) -> list[str]:
     return []
 
 
+def _confine_caches() -> None:
+    """Before any command imports a library that keeps a cache (matplotlib): that cache goes under the model
+    cache, never into the home folder (`bot.settings.keep_caches_out_of_home`)."""
+    from bot.settings import Settings, default_model_cache, keep_caches_out_of_home
+
+    try:
+        cache = Settings().model_cache
+    except Exception:  # noqa: BLE001 - the settings themselves are wrong: the command says so, in one line
+        cache = default_model_cache()
+    keep_caches_out_of_home(cache)
+
+
 def _log_file() -> Path:
     try:
         from bot.settings import Settings
@@ -217,6 +229,7 @@ class GuardedGroup(TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
         command = self._command_path(list(sys.argv[1:] if args is None else args))
+        _confine_caches()
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # click's errors: a usage mistake, a bad parameter...
@@ -455,13 +468,13 @@ def replay(
 @app.command()
 def export(
     game: str | None = typer.Option(None, "--game", help="Only this game (decrypto, spy, chameleon)."),
-    since: datetime | None = typer.Option(None, "--since", help="Only games finished on or after this date."),
+    since: datetime | None = typer.Option(None, "--since", help="Only games that ended on or after this date."),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl, csv or parquet (one file per table in the --out folder)"),
     out: Path | None = typer.Option(None, "--out", help="File to write (default: standard output); a folder for parquet."),
     database: str | None = typer.Option(None, "--database", help="Database URL (default: HUSHTABLE_DATABASE_URL)."),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="Do not pseudonymise user ids."),
 ) -> None:
-    """Export finished games from the log (user ids pseudonymised by default)."""
+    """Export ended games (finished and aborted) from the log (user ids pseudonymised by default)."""
     import games
     from bot.ops.privacy_cli import operator
     from bot.research.logbook import database_problem

@@ -7,6 +7,7 @@ except the platform tokens, which keep the names their platforms document.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,12 +88,21 @@ def check_env_file(path: Path) -> None:
 
 
 def default_model_cache() -> Path:
-    """HUSHTABLE_MODEL_CACHE's default: ``$XDG_CACHE_HOME/hushtable/models``, or ``~/.cache/hushtable/models``
-    without it (the XDG base-directory rule ignores a relative XDG_CACHE_HOME). `make test` points
-    XDG_CACHE_HOME into .hushtable, so the tests' converted model never lands in the user's home."""
+    """HUSHTABLE_MODEL_CACHE's default: ``$XDG_CACHE_HOME/hushtable/models`` when that is set (an absolute
+    path, as the XDG rule asks), else ``.hushtable/models`` in the working folder, beside the logs: nothing
+    is written in the home folder unless the operator points a setting there. `make test` points
+    XDG_CACHE_HOME into .hushtable, so every test process shares one converted model."""
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return root / "hushtable" / "models"
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "hushtable" / "models"
+    return Path(".hushtable", "models").absolute()
+
+
+def keep_caches_out_of_home(model_cache: Path) -> None:
+    """Caches of libraries that default to the home folder go under the model cache instead: matplotlib's
+    font list and config (``MPLCONFIGDIR``, read when matplotlib is first imported, so this runs first,
+    at the command line's start). A value the operator set is kept."""
+    os.environ.setdefault("MPLCONFIGDIR", str(Path(model_cache).expanduser() / "matplotlib"))
 
 
 class Settings(BaseSettings):
@@ -172,7 +182,7 @@ class Settings(BaseSettings):
     relay_key: SecretStr | None = Field(default=None, description="shared key of the processes' command relay")
     device: str = "cpu"
     dtype: str = "float32"
-    # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else ~/.cache/hushtable/models
+    # the default model's converted copy: $XDG_CACHE_HOME/hushtable/models, else .hushtable/models here
     model_cache: Path = Field(default_factory=default_model_cache)
     openai_url: str | None = None  # HUSHTABLE_OPENAI_URL="https://host/v1#model": defines the agent llm:openai
     openai_api_key: str | None = None  # sent only to openai_url (other endpoints: api_key in HUSHTABLE_AGENTS)
@@ -380,7 +390,8 @@ def setting_names() -> set[str]:
 
 
 def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")) -> list[str]:
-    """``HUSHTABLE_*`` variables in the environment or ``.env`` that no setting reads (typos), as written."""
+    """Variables in the environment or ``.env`` that look like settings but no setting reads (typos), as written:
+    any ``HUSHTABLE_*`` name, and a ``DISCORD_*`` or ``SLACK_*`` name a letter or two from a real one (``DISCORD_TOKN``)."""
     environ = os.environ if environ is None else environ
     found = list(environ)
     if env_file is not None:
@@ -390,6 +401,19 @@ def stray_names(environ: Mapping[str, str] | None = None, env_file: Path | None 
 
         found += [k for k in dotenv_values(env_file) if k]
     known = setting_names()
-    return [raw for raw in dict.fromkeys(found)
-            if (name := raw.upper()).startswith(PREFIX) and name not in known and name not in _NOT_SETTINGS
-            and not name.startswith(_NOT_SETTINGS_PREFIXES)]
+    return [raw for raw in dict.fromkeys(found) if (name := raw.upper()) not in known and _looks_like_a_setting(name, known)]
+
+
+# Platform settings read without the HUSHTABLE_ prefix (DISCORD_TOKEN, SLACK_BOT_TOKEN...): a name with one
+# of these prefixes is taken for a mistyped setting only when it is that close to a real one, since other
+# programs keep variables of their own there (DISCORD_WEBHOOK_URL is nobody's typo).
+_PLATFORM_PREFIXES = ("DISCORD_", "SLACK_")
+_TYPO_RATIO = 0.8
+
+
+def _looks_like_a_setting(name: str, known: set[str]) -> bool:
+    if name.startswith(PREFIX):
+        return name not in _NOT_SETTINGS and not name.startswith(_NOT_SETTINGS_PREFIXES)
+    if name.startswith(_PLATFORM_PREFIXES):
+        return bool(difflib.get_close_matches(name, [k for k in known if k.startswith(_PLATFORM_PREFIXES)], n=1, cutoff=_TYPO_RATIO))
+    return False

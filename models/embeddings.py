@@ -16,6 +16,7 @@ everywhere), and limited to what every game accepts as one hint: at most two wor
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import logging
 import os
@@ -207,6 +208,21 @@ def _write_matrix(path: Path, matrix: np.ndarray) -> None:
                 os.unlink(tmp)
     except OSError as exc:
         log.debug("vocabulary cache not written: %s", type(exc).__name__)
+        return
+    _prune(path)
+
+
+def _prune(kept: Path) -> None:
+    """Remove the older matrices of the embedder just stored (a new model file or vocabulary makes a new
+    name, and each is tens of megabytes): the newest matrix per embedder is kept."""
+    embedder = kept.name.rsplit("-", 1)[0]
+    try:
+        newest = kept.stat().st_mtime_ns
+        for old in kept.parent.glob(f"{glob.escape(embedder)}-*.npy"):
+            if old != kept and old.name.rsplit("-", 1)[0] == embedder and old.stat().st_mtime_ns <= newest:
+                old.unlink(missing_ok=True)
+    except OSError as exc:  # another process pruned first, or the folder is read-only: only space is lost
+        log.debug("old vocabulary caches not pruned: %s", type(exc).__name__)
 
 
 # --------------------------------------------------------------------------- cosine helpers

@@ -14,6 +14,7 @@ service would take a resumed move for a duplicate).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import itertools
 import logging
 import secrets
@@ -21,20 +22,20 @@ import signal
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from bot.console import commands
 from bot.core import codec, intake
-from bot.core.messages import Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
+from bot.core.messages import Button, Command, CommandKind, MessageRef, Outgoing, Place, Reply, UserRef
 from bot.core.ports import ServicePort, SneakPort
 from bot.settings import Settings
 from games.base import Board, Cell
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
 from games.text import name_problem, person_name, typed_number
-from models.agent_names import canonical
 
 if TYPE_CHECKING:
     from bot.core.privacy import PrivacyDesk
@@ -55,20 +56,6 @@ def game_menu() -> list[GameDescriptor]:
     """The games the console's menu offers, in their menu order (from the game descriptors)."""
     entries = [(d.menu.order, d.id, d) for d in descriptors() if d.menu is not None]
     return [d for _, _, d in sorted(entries, key=lambda e: (e[0], e[1]))]
-
-
-HELP = """Commands:
-  play GAME [VARIANT] [key=value ...]   open a table ({games})
-  ai [AGENT] [COUNT]                    add AI seats (agents: {agents})
-  join NAME                             (hot-seat) another human joins at this keyboard
-  show                                  your secrets and the table as you see it (also /show at a prompt)
-  start | abort | status | rules [GAME] | help | quit
-  privacy | research on|off | mydata | forget-me [confirm] | audit   your data and your choices
-When it is your turn, answer with the option's number (or the option itself, e.g. 3-4-2),
-or type your text (several answers separated by ';')."""
-
-
-PRIVACY_VERBS = ("privacy", "research", "mydata", "forget-me", "audit")
 
 
 class _TableView(Protocol):
@@ -198,41 +185,69 @@ def render_board(board: Board, numbers: Mapping[str, int] | None = None) -> str:
     return "\n".join([board.score, *rows, *([board.legend] if board.legend else [])])
 
 
+def option_numbers(m: Outgoing) -> dict[int, Button]:
+    """The number that picks each option. On a board a cell keeps its place's number (1 to 25, row by
+    row) for the whole game, so a word's number never changes as others are revealed; options that are
+    no cell follow the board's last number. Without a board the options count from 1."""
+    cells = [c.word for c in m.board.cells] if m.board else []
+    place = {w: i for i, w in enumerate(cells, start=1)}
+    out: dict[int, Button] = {}
+    after = len(cells)
+    for b in m.buttons:
+        if b.label in place:
+            out[place[b.label]] = b
+        else:
+            after += 1
+            out[after] = b
+    return out
+
+
 def render_prompt(m: Outgoing) -> str:
     """A prompt with its options numbered; options that are cells of the board are numbered in the grid
     (so a board game's guess reads as the board, not as 25 lines), the others listed below it."""
-    numbers = {b.label: i for i, b in enumerate(m.buttons, start=1)}
-    on_board = {c.word for c in m.board.cells} & numbers.keys() if m.board else set()
-    lines = [render_board(m.board, {w: numbers[w] for w in on_board})] if m.board else []
+    numbers = option_numbers(m)
+    cells = {c.word for c in m.board.cells} if m.board else set()
+    on_board = {b.label: n for n, b in numbers.items() if b.label in cells}
+    lines = [render_board(m.board, on_board)] if m.board else []
     lines.append(m.text)
-    for i, b in enumerate(m.buttons, start=1):
+    for n, b in numbers.items():
         if b.label not in on_board:
-            lines.append(f"  {i}) {b.label}")
+            lines.append(f"  {n}) {b.label}")
     if m.form:
         lines.append(f"  ({m.form.hint}; fields: {'; '.join(m.form.fields)})")
     return "\n".join(lines)
 
 
+def _pick(m: Outgoing, text: str) -> Button | str:
+    numbers = option_numbers(m)
+    shown = sorted(numbers)
+    again = (f"Type a number from {shown[0]} to {shown[-1]}" if shown == list(range(shown[0], shown[-1] + 1))
+             else "Type one of the numbers shown") + ", or the option itself."
+    if text.isdigit():
+        return numbers.get(int(text), again)
+    wanted = text.casefold()
+
+    def names(b: Button) -> set[str]:
+        # The label, the option's id, and the first word of a label ("stop" for "Stop guessing").
+        label = b.label.strip().casefold()
+        return {label, b.id.rsplit(":", 1)[-1].casefold().lstrip("_"), label.split(" ", 1)[0] if " " in label else label}
+
+    exact = [b for b in m.buttons if wanted in (b.label.strip().casefold(), b.id.rsplit(":", 1)[-1].casefold())]
+    matches = exact or [b for b in m.buttons if wanted in names(b)]
+    return matches[0] if len(matches) == 1 else again
+
+
 def answer_command(origin: intake.Origin, m: Outgoing, text: str) -> Command | str:
     """Turn what was typed at a prompt into an ACT command, or a sentence saying what is wrong.
 
-    A choice is answered by its number or by the option itself (its label or id, e.g. ``3-4-2``);
-    a number out of range is refused, never taken for a default."""
+    A choice is answered by its number (`option_numbers`) or by the option itself (its label or id,
+    e.g. ``3-4-2``, or a label's first word: ``stop``); a number that picks nothing is refused, never
+    taken for a default."""
     text = text.strip()
     if m.buttons:
-        chosen = None
-        if text.isdigit():
-            number = typed_number(text)
-            if number is None or not 1 <= number <= len(m.buttons):
-                return f"Type a number from 1 to {len(m.buttons)}, or the option itself."
-            chosen = m.buttons[number - 1]
-        else:
-            wanted = text.casefold()
-            matches = [b for b in m.buttons
-                       if b.label.strip().casefold() == wanted or b.id.rsplit(":", 1)[-1].casefold() == wanted]
-            if len(matches) != 1:
-                return f"Type a number from 1 to {len(m.buttons)}, or the option itself."
-            chosen = matches[0]
+        chosen = _pick(m, text)
+        if isinstance(chosen, str):
+            return chosen
         cmd = intake.command_for(codec.decode(chosen.id), origin, agent="")
         assert cmd is not None
         return cmd
@@ -292,9 +307,11 @@ def keep_logs_off_screen(log_dir: Path, settings: Settings | None = None) -> Pat
 
 class ConsoleUI:
     def __init__(self, service: ConsoleService, platform: ConsolePlatform, settings: Settings, *,
-                 reader: LineReader | None = None, hotseat: bool = False, privacy: PrivacyDesk | None = None) -> None:
+                 reader: LineReader | None = None, hotseat: bool = False, sneak: SneakPort | None = None,
+                 privacy: PrivacyDesk | None = None) -> None:
         self.service = service
-        self.privacy = privacy
+        self.sneak = sneak  # the SNEAK service, when it runs: the `sneak` and `judge` commands
+        self.privacy = privacy  # the members' data commands (bot/core/privacy.py)
         self.p = platform
         self.settings = settings
         self.hotseat = hotseat
@@ -304,6 +321,7 @@ class ConsoleUI:
         self.run_id = secrets.token_hex(4)
         self._warned_warmup = False
         self._ids = itertools.count(1)
+        self.data_dir = commands.data_dir_of(settings.database_url) / ".hushtable"  # exports go beside the logs
 
     def origin(self, user: UserRef | None = None) -> intake.Origin:
         # The console is the operator's own terminal: whoever sits there administers it.
@@ -354,7 +372,34 @@ class ConsoleUI:
 
     def help(self) -> str:
         agents = ", ".join(self.service.agent_choices()) or self.settings.default_agent
-        return HELP.format(games=", ".join(d.id for d in game_menu()), agents=agents)
+        return commands.help_text(", ".join(d.id for d in game_menu()), agents)
+
+    async def join(self, name: str) -> None:
+        """``join NAME``: in the hot seat, another human at this keyboard (at the open table, else from the
+        next game on). Anywhere else it is refused and changes nothing: one screen cannot keep two players'
+        secrets apart outside the hot-seat flow, which clears the screen between seats."""
+        if not self.hotseat:
+            self.p.write("! join adds a player at this keyboard only in hot-seat mode (hushtable run --hotseat), "
+                         "where the screen is cleared between seats. Here you play alone against AI players.")
+            return
+        if not name:
+            self.p.write("! Who joins? join NAME")
+            return
+        problem = name_problem(name, "A player's name", MAX_PLAYER_NAME)
+        if problem is not None:
+            self.p.write(f"! {problem}")
+            return
+        name = person_name(name, MAX_PLAYER_NAME)  # fullwidth ａｄａ is ada
+        if any(u.name.casefold() == name.casefold() for u in self.users):
+            self.p.write(f"! {name[:32]} already plays at this keyboard.")
+            return
+        user = UserRef(PLATFORM, f"p{len(self.users) + 1}", name)
+        if self.game_running():
+            self.p.write("! A game is under way: join after it ends, for the next one.")
+            return
+        lobby = await self.service.handle(self.origin(user).command(CommandKind.JOIN, {}))
+        self.users.append(user)
+        self.p.write(lobby.text if lobby.ok else f"{user.name} joins the next game at this keyboard.")
 
     async def run(self) -> None:
         self.p.write("Welcome to Hushtable: word games of hidden information, against AI players.")
@@ -410,11 +455,21 @@ class ConsoleUI:
         if not choice:
             self.p.write(self.help())
             return
-        number = typed_number(choice)
-        if number is None or not 1 <= number <= len(menu):
-            self.p.write("No such game; type help for the commands.")
-            return
-        game = menu[number - 1].id
+        if choice.isdigit():
+            number = typed_number(choice)
+            if number is None or not 1 <= number <= len(menu):
+                self.p.write(f"! Type a number from 1 to {len(menu)}, a game's name, or a command (help).")
+                return
+            game = menu[number - 1].id
+        else:
+            words = choice.split()
+            named, used = commands.resolve_game(words)
+            if named is not None and used == len(words):  # a game's name alone: that game, as its number would
+                game = named.id
+            else:
+                if not await self.command(choice):
+                    raise EOFError  # quit at the menu leaves like end of input
+                return
         variants = list(self.service.game_choices()[game])
         variant = variants[0]
         if len(variants) > 1:
@@ -433,37 +488,55 @@ class ConsoleUI:
                 self.p.write(f"! Type a number from 1 to {len(variants)}, or press Enter for {variant}.")
         await self.open_table(game, variant, {})
 
-    async def open_table(self, game: str, variant: str | None, options: dict[str, Any]) -> None:
+    async def open_table(self, game: str, variant: str | None, options: dict[str, Any], *, seats: int | None = None,
+                         role: Sequence[str] = (), deadline_s: float | None = None) -> None:
+        """Open a table, fill it with AI players and start it. ``seats``: the table's size (the menu's
+        size for the game otherwise); ``role``: the role or team the first player takes (``as encoder``).
+        A size or role the game cannot give is refused before anything opens."""
+        entry = find(game)
+        lo, hi = self._seat_range(game, variant, options)
+        if seats is not None and not max(lo, len(self.users)) <= seats <= hi:
+            self.p.write(f"! {entry.title if entry else game} is played with {lo} to {hi} seats"
+                         + (f" (and {len(self.users)} of you play)." if len(self.users) > 1 else "."))
+            return
+        total = seats if seats is not None else max(lo, len(self.users),
+                                                    entry.menu.seats if entry is not None and entry.menu is not None else 0)
+        total = min(total, hi) if hi >= len(self.users) else total
+        seed: int | None = None
+        if role:
+            found = commands.role_seed(entry, variant, options, total, 0, role) if entry is not None else "No such game."
+            if isinstance(found, str):
+                self.p.write("! " + found)
+                return
+            seed = found
         self.p.public.clear()  # the hot-seat redraw shows this game only
         # The lobby's own replies ("add AI seats, then start") are for chat, where people gather: here the
         # table fills and starts at once, so only a refusal is printed.
-        reply = await self.send(CommandKind.CREATE, quiet=True, game=game, variant=variant, options=options)
+        extra: dict[str, Any] = {} if deadline_s is None else {"deadline_s": deadline_s}
+        reply = await self.send(CommandKind.CREATE, quiet=True, game=game, variant=variant, options=options, **extra)
         if not reply.ok or reply.duplicate:
             return
         for u in self.users[1:]:
             await self.send(CommandKind.JOIN, u, quiet=True)
-        engine_min = self._seat_min(game, variant, options)
-        need = max(0, engine_min - len(self.users))
-        entry = find(game)
-        if entry is not None and entry.menu is not None:
-            need = max(need, entry.menu.seats - len(self.users))  # the seats the game reads best with
+        need = max(0, total - len(self.users))
         if need:
             await self.send(CommandKind.ADD_AI, quiet=True, agent=self.default_agent(), count=need)
         if not self._warned_warmup:  # once: later games find the models loaded
             self._warned_warmup = True
             self.p.write("AI players may take a moment to warm up the first time.")
         lobby_lines = len(self.p.public)
-        await self.send(CommandKind.START)
+        await (self.send(CommandKind.START) if seed is None else self.send(CommandKind.START, seed=seed))
         del self.p.public[:lobby_lines]  # the lobby as it filled is stale once the game runs: not redrawn
 
-    def _seat_min(self, game: str, variant: str | None, options: dict[str, Any]) -> int:
+    def _seat_range(self, game: str, variant: str | None, options: dict[str, Any]) -> tuple[int, int]:
         import games
 
         try:
             engine = games.get(game)
-            return int(engine.seat_range(engine.make_config(variant, **options))[0])
-        except Exception:  # noqa: BLE001 - the service already accepted the table; fill to its error later
-            return 1
+            lo, hi = engine.seat_range(engine.make_config(variant, **options))
+            return int(lo), int(hi)
+        except Exception:  # noqa: BLE001 - the service refuses the same table with its own sentence
+            return 1, 1_000
 
     async def play_until_quiet(self) -> None:
         """Let AI seats play; whenever a human at this keyboard owes a move, ask them."""
@@ -487,8 +560,8 @@ class ConsoleUI:
             m = self.p.pending[user.key]
             self.p.write(render_prompt(m))
             line = await self.readline(f"{user.name}> ")
-            if line.strip().lower() in ("quit", "exit", "abort", "status", "rules", "help", "show") or line.startswith("/"):
-                if not await self.command(line.lstrip("/"), user):
+            if self.is_command(m, line):
+                if not await self.command(line.strip().lstrip("/"), user):
                     raise EOFError  # quit at a prompt leaves like end of input
                 if not self.game_running():
                     self.p.pending.pop(user.key, None)
@@ -540,6 +613,22 @@ class ConsoleUI:
         else:  # audit: the console is the operator's own terminal
             self.p.write(await desk.audit_text(is_admin=True))
 
+    @staticmethod
+    def is_command(m: Outgoing, line: str) -> bool:
+        """Is this line, typed at prompt ``m``, a command rather than an answer? ``/verb`` always is; at a
+        choice a verb is one unless it names an option; at a text prompt only the verbs that are never an
+        answer are taken bare (``help``, ``show``, ``status``...), anything else is the answer."""
+        text = line.strip()
+        if text.startswith("/"):
+            return True
+        words = text.split()
+        found = commands.lookup(words[0]) if words else None
+        if found is None:
+            return False
+        if m.buttons:
+            return isinstance(_pick(m, text), str)
+        return found.bare and len(words) == 1
+
     async def command(self, line: str, user: UserRef | None = None) -> bool:
         """One typed command; ``user``: the player whose turn it is (None between turns). False: leave."""
         try:
@@ -549,49 +638,16 @@ class ConsoleUI:
             return True
         if not words:
             return True
-        verb, args = words[0].lower(), words[1:]
-        if verb in ("quit", "exit"):
-            return False
-        if verb == "help":
-            self.p.write(self.help())
-        elif verb == "play" and args:
-            variant = args[1] if len(args) > 1 and "=" not in args[1] else None
-            try:
-                options = intake.parse_options(a for a in args[1:] if a != variant)
-            except intake.IntakeError as e:
-                self.p.write(f"! {e}")
-                return True
-            await self.open_table(args[0].lower(), variant, options)
-        elif verb == "ai":
-            agent = canonical(next((a for a in args if not a.isdigit()), self.default_agent()))
-            if agent not in self.service.agent_choices():
-                self.p.write(f"! Pick an AI player among: {', '.join(self.service.agent_choices())}.")
-                return True
-            typed = next((a for a in args if a.isdigit()), "1")
-            count = typed_number(typed)
-            if count is None:
-                self.p.write(f"! The number of AI players is digits 0-9, not {typed[:20]!r}.")
-                return True
-            await self.send(CommandKind.ADD_AI, agent=agent, count=count)
-        elif verb == "join" and args:
-            problem = name_problem(" ".join(args), "A player's name", MAX_PLAYER_NAME)
-            if problem is not None:
-                self.p.write(f"! {problem}")
-                return True
-            user = UserRef(PLATFORM, f"p{len(self.users) + 1}", person_name(" ".join(args)))
-            self.users.append(user)
-            await self.send(CommandKind.JOIN, user)
-        elif verb in ("start", "abort", "status"):
-            await self.send(CommandKind(verb))
-        elif verb == "rules":
-            await (self.send(CommandKind.RULES, game=args[0]) if args else self.send(CommandKind.RULES))
-        elif verb == "show":
-            await self.show(user)
-        elif verb in PRIVACY_VERBS:
-            await self.privacy_command(verb, args, user)
-        else:
-            self.p.write("! Unknown command; type help.")
-        return True
+        found = commands.lookup(words[0])
+        named, used = commands.resolve_game(words)
+        if found is None and named is not None and used == len(words):  # a game's name alone: play it
+            return await commands.COMMANDS["play"].run(self, words, user)
+        if found is None:
+            close = difflib.get_close_matches(words[0].lower(), list(commands.COMMANDS), n=1)
+            self.p.write(f"! Unknown command {words[0][:20]!r}" + (f"; did you mean {close[0]}?" if close else "")
+                         + " Type help for the commands.")
+            return True
+        return await found.run(self, words[1:], user)
 
 
 async def run_console(service: ConsoleService, settings: Settings, *, hotseat: bool = False,
@@ -607,7 +663,7 @@ async def run_console(service: ConsoleService, settings: Settings, *, hotseat: b
     # The clue report's models load while the first game is played: loaded at the game's end, they kept
     # players (a minute on a busy machine) from the report and from "Play again?".
     warming = asyncio.ensure_future(sneak.warm()) if sneak is not None else None
-    ui = ConsoleUI(service, platform, settings, hotseat=hotseat, privacy=privacy)
+    ui = ConsoleUI(service, platform, settings, hotseat=hotseat, sneak=sneak, privacy=privacy)
     task = asyncio.ensure_future(ui.run())
     loop = asyncio.get_running_loop()
     interrupted = False

@@ -152,7 +152,7 @@ class Delivery:
         A private event that follows public ones waits for them (turn 3's secret code comes after turn
         2's result). Returns the human seats reached privately."""
         reached: set[Seat] = set()
-        for private, public in _runs(events):
+        for private, public in runs(events):
             for info in table.seats:
                 if info.is_ai:
                     continue
@@ -164,7 +164,7 @@ class Delivery:
         return reached
 
 
-def _runs(events: Sequence[Event]) -> list[tuple[list[Event], list[Event]]]:
+def runs(events: Sequence[Event]) -> list[tuple[list[Event], list[Event]]]:
     """The events cut into (private, public) runs, in order: each run's private events, then its public ones."""
     runs: list[tuple[list[Event], list[Event]]] = []
     for e in events:

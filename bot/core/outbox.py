@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core import render
-from bot.core.delivery import Delivery
+from bot.core.delivery import Delivery, runs
 from bot.core.messages import Outgoing
 from bot.core.platform import SendFenced
 from bot.core.tables import Table
@@ -77,18 +77,20 @@ class Outbox:
         self._marker: asyncio.Task[None] | None = None
 
     def plan(self, table: Table, events: Sequence[Event], notes: Sequence[Outgoing] = ()) -> list[Planned]:
-        """A turn's messages, in the order they are sent: notes to the channel, each human seat's
-        private events (before any public result), then the public events."""
+        """A turn's messages, in the order they are sent: notes to the channel, then the events in the
+        engine's order a run at a time (``bot.core.delivery.runs``): each human seat's private events of a
+        run before its public ones, so a private confirmation never trails the public result, and a private
+        event that follows public ones waits for them (the next card's word comes after this card's result)."""
         out = [_planned(None, n) for n in notes]
-        for info in table.seats:
-            if info.is_ai:
-                continue
-            private = [e for e in events if not e.audience.is_public and e.audience.includes(info.seat)]
-            if private:
-                out.append(_planned(info.seat, render.events_message(table, private)))
-        public = [e for e in events if e.audience.is_public]
-        if public:
-            out.append(_planned(None, render.events_message(table, public)))
+        for private, public in runs(events):
+            for info in table.seats:
+                if info.is_ai:
+                    continue
+                mine = [e for e in private if e.audience.includes(info.seat)]
+                if mine:
+                    out.append(_planned(info.seat, render.events_message(table, mine)))
+            if public:
+                out.append(_planned(None, render.events_message(table, public)))
         self._inflight.update(p.id for p in out)
         return out
 

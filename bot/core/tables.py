@@ -209,13 +209,21 @@ def seat_seed(table: Table, seat: Seat) -> int:
     return rng(table.seed, "agent", seat).getrandbits(62)
 
 
+def seating(n: int, seed: int) -> list[int]:
+    """The lobby's entries in seat order, drawn from the game's seed: seat ``i`` goes to entry
+    ``seating(n, seed)[i]``. A client that lets a person choose a role picks a seed by it."""
+    order = list(range(n))
+    rng(seed, "seating").shuffle(order)
+    return order
+
+
 def seat_roster(lobby: Lobby, seed: int, keep_order: bool) -> list[SeatInfo]:
     """The frozen roster. Seating is drawn from the game's seed (roles follow seats, so nobody picks
     a role) unless a tournament keeps its own order. AI seats are named AI-1, AI-2... in seat order
     without gaps; two members with the same display name stay apart by a number."""
     entries = list(lobby.seats)
     if not keep_order:
-        rng(seed, "seating").shuffle(entries)
+        entries = [entries[i] for i in seating(len(entries), seed)]
     seats: list[SeatInfo] = []
     ai = 0
     for i, e in enumerate(entries):

@@ -131,6 +131,19 @@ async def test_bad_settings_get_one_line_each_naming_the_setting(tmp_path: Path)
     assert "HUSHTABLE_DEFAULT_AGNET is not a setting; did you mean HUSHTABLE_DEFAULT_AGENT?" in text
 
 
+async def test_a_mistyped_platform_or_hushtable_key_is_one_line_with_a_suggestion(tmp_path: Path) -> None:
+    """A typo in a Discord or Slack key (read without the HUSHTABLE_ prefix) is caught like a HUSHTABLE_ one, in
+    .env and in the environment alike; another program's DISCORD_ or SLACK_ variable is left alone."""
+    (tmp_path / ".env").write_text("DISCORD_TOKN=abc\nHUSHTABLE_DEFALT_AGENT=random\nSLACK_WEBHOOK_URL=https://example.invalid/x\n")
+    lines = await refused(tmp_path, base_env(tmp_path, SLACK_BOT_TOKN="xoxb-1", DISCORD_WEBHOOK_URL="https://example.invalid/y"))
+    assert sorted(lines) == [
+        "hushtable: DISCORD_TOKN is not a setting; did you mean DISCORD_TOKEN?",
+        "hushtable: HUSHTABLE_DEFALT_AGENT is not a setting; did you mean HUSHTABLE_DEFAULT_AGENT?",
+        "hushtable: SLACK_BOT_TOKN is not a setting; did you mean SLACK_BOT_TOKEN?",
+    ], lines
+    assert "abc" not in "\n".join(lines) and "xoxb-1" not in "\n".join(lines)  # the values are never echoed
+
+
 async def test_bad_agents_json_is_one_line(tmp_path: Path) -> None:
     lines = await refused(tmp_path, base_env(tmp_path, DISCORD_TOKEN="t", HUSHTABLE_AGENTS='{"llm:big": '))
     assert len(lines) == 1 and "HUSHTABLE_AGENTS is not valid JSON" in lines[0], lines

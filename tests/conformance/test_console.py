@@ -34,9 +34,11 @@ def play(child: pexpect.spawn, name: str) -> str:
         if i == 2:
             raise AssertionError("the console exited:\n" + "".join(seen))
         prompt = child.before.splitlines()
-        # Options are numbered on their own lines, or inside a board's grid (a cell "7) apple" anywhere in a row).
-        if any(re.search(r"(?:^|\s)\d+\) ", line) for line in prompt):
-            child.sendline("1")
+        # Options are numbered on their own lines, or inside a board's grid (a cell "7) apple" anywhere in a row,
+        # numbered by its place on the board: a revealed cell's number picks nothing).
+        numbers = [int(n) for line in prompt for n in re.findall(r"(?:^|\s)(\d+)\) ", line)]
+        if numbers:
+            child.sendline(str(min(numbers)))
             continue
         fields = next((m.group(1) for line in reversed(prompt) if (m := re.search(r"fields: (.*)\)", line))), None)
         n = len(fields.split(";")) if fields else 1

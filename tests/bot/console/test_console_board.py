@@ -81,3 +81,33 @@ def test_the_spymaster_sees_the_key_beside_hidden_words_and_nobody_else_does() -
     assert "(r) apple" in screen and "(x) snow" in screen and "(b) jacket" in screen and "the key" in screen
     guesser = GAME.board(s, 2)
     assert all(c.known is None and c.mark is None for c in guesser.cells)
+
+
+def test_a_hidden_word_keeps_its_number_after_reveals_and_stop_ends_the_guessing() -> None:
+    """A word's number is its place on the board (1 to 25, row by row), so it never shifts as other words
+    are revealed; "Stop guessing" follows the board's last number, and typing ``stop`` picks it."""
+    s, _ = GAME.new(GAME.make_config(deal=DEAL), 4, 0)
+    s, _ = GAME.apply(s, 0, Action.say("clue", "music"))
+    s, _ = GAME.apply(s, 0, Action.choose("number", "2"))
+    table = _table(s)
+    before = GAME.legal(s, 2)
+    assert isinstance(before, Choice)
+    first = render_prompt(render.prompt_message(table, 2, before, text_replies=False))
+    s, _ = GAME.apply(s, 2, Action.choose("guess", "drum"))  # red: the guesser goes on
+    table = _table(s)
+    spec = GAME.legal(s, 2)
+    assert isinstance(spec, Choice)
+    m = render.prompt_message(table, 2, spec, text_replies=False)
+    later = render_prompt(m)
+    for word in ("apple", "eagle", "snow", "zebra"):
+        was, now = (re.search(rf"\b(\d+)\) {word}\b", screen) for screen in (first, later))
+        assert was is not None and now is not None and was.group(1) == now.group(1), word
+    assert re.search(r"\b5\) eagle\b", later) and "[R] drum" in later, later  # eagle stays 5 with drum (4) revealed
+    assert re.search(r"^\s+26\) Stop guessing$", later, re.M), later
+    origin = intake.Origin(UserRef("console", "2", "Cat"), HERE, "console", is_admin=True, inbound_id="x")
+    for typed in ("stop", "26"):
+        cmd = answer_command(origin, m, typed)
+        assert not isinstance(cmd, str) and cmd.args["value"] == ["_stop"], typed
+    eagle = answer_command(origin, m, "5")
+    assert not isinstance(eagle, str) and eagle.args["value"] == ["eagle"]
+    assert answer_command(origin, m, "4") == "Type one of the numbers shown, or the option itself."  # drum is revealed

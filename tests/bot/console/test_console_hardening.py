@@ -94,8 +94,8 @@ def test_a_restarted_console_resumes_and_its_moves_count(tmp_path: Path) -> None
     again.expect("resumes where it stopped")
     again.expect(r"\[only you see\]")  # the player's own secrets, shown again
     again.expect("Ann> ")
-    again.sendline("/play poker")  # the ids of this run are new: a real refusal, not a duplicate
-    again.expect("unknown game 'poker'")
+    again.sendline("/leave")  # the ids of this run are new: the service's own refusal, not a duplicate
+    again.expect("The game is under way")
     again.expect("Ann> ")
     assert "Traceback" not in again.before
     prompt = again.before

@@ -43,9 +43,9 @@ def play_to_the_end(child: pexpect.spawn, name: str, answers: dict[str, str]) ->
         if i == 2:
             raise AssertionError("the console exited:\n" + "".join(seen))
         prompt = child.before.splitlines()
-        options = [line for line in prompt if re.search(r"(?:^|\s)\d+\) ", line)]
-        if options:
-            child.sendline("1")
+        numbers = [int(n) for line in prompt for n in re.findall(r"(?:^|\s)(\d+)\) ", line)]
+        if numbers:  # the first number shown (a board numbers its cells by place: a revealed one picks nothing)
+            child.sendline(str(min(numbers)))
         else:
             child.sendline(answers.get("text") or next(fresh))
     raise AssertionError("the game did not end")
