@@ -136,7 +136,7 @@ def sources(ds: Sequence[dict[str, Any]]) -> str:
 
 
 def build_factory() -> tuple[Any, Any]:
-    from spymasters import build_factory as cached_factory  # the app's vocabulary cache: a later run starts in seconds
+    from bench.spymasters import build_factory as cached_factory  # the app's vocabulary cache: a later run starts in seconds
 
     return cached_factory()
 
@@ -233,7 +233,7 @@ def speakable(hint: str) -> str:
 
 def decrypto_records(half: str) -> list[Any]:
     """The half's writers' Decrypto games as benchmark records (bench/association.py's recipe, numbers spoken)."""
-    from association import hinted_record
+    from bench.association import hinted_record
 
     out: list[Any] = []
     for _, d in writers(half):
@@ -327,7 +327,7 @@ async def spy_guess(agent: str, item: dict[str, Any], n: int, registry: Any) -> 
 
 
 async def spymasters(agent: str, half: str, registry: Any) -> dict[str, Any]:
-    from spymasters import play_board
+    from bench.spymasters import play_board
 
     items = spy_items(half)
     guesses = [await spy_guess(agent, it, i, registry) for i, it in enumerate(items)]
