@@ -227,45 +227,47 @@ def print_rows(rows: Sequence[dict[str, Any]], items: Sequence[Item], n_decoder:
 # --------------------------------------------------------------------------- Decrypto games with human-style hints
 
 
-def human_style_records(path: Path = GAMES) -> list[Any]:
-    """The hand-written games as records: every turn played, the encoder's hints taken in order per keyword, a
-    partner who always decodes and an interceptor who never intercepts (the first other possible code)."""
+def hinted_record(keywords: Sequence[str], hints: dict[str, list[str]], seed: int, *, hint_max_words: int = 5,
+                  hint_max_chars: int = 40) -> Any:
+    """One benchmark game as a record, its encoder's hints taken in order per keyword from ``hints``, a partner
+    who always decodes and an interceptor who never intercepts (the first other possible code): every turn played.
+    People's hints may break the two-word rule, as recorded human games do: the limits are raised."""
     from games import get
     from games.base import Action, Choice
     from games.record import parse, to_lines
 
     g = get("decrypto")
+    keywords = list(keywords)
+    queues = {k: list(hints[k]) for k in keywords}
+    cfg = g.make_config("benchmark", max_turns=8, max_interceptions=9, max_miscommunications=9,
+                        hint_max_words=hint_max_words, hint_max_chars=hint_max_chars, deal={"keywords": [keywords]})
+    state, _ = g.new(cfg, 3, seed)
+    actions = []
+    for _ in range(100):
+        if g.result(state) is not None:
+            break
+        seat = min(g.to_act(state))
+        view = g.observe(state, seat).view
+        spec_ = g.legal(state, seat)
+        assert spec_ is not None
+        if seat == 0:
+            code = [int(x) for x in str(view["code"]).split("-")]
+            action = Action.say(spec_.kind, *(queues[keywords[d - 1]].pop(0) for d in code))
+        else:
+            truth = str(g.observe(state, 0).view["code"])
+            assert isinstance(spec_, Choice)
+            ids = list(spec_.ids())
+            action = Action.choose(spec_.kind, truth if seat == 1 else next(i for i in ids if i != truth))
+        actions.append((seat, action))
+        state, _ = g.apply(state, seat, action)
+    lines = to_lines(g, cfg, 3, seed, actions, [], g.result(state))
+    return parse(json.dumps(line) for line in lines)
+
+
+def human_style_records(path: Path = GAMES) -> list[Any]:
+    """The hand-written games as records (`hinted_record`)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    out = []
-    for n, spec in enumerate(data["games"]):
-        keywords = list(spec["keywords"])
-        queues = {k: list(spec["hints"][k]) for k in keywords}
-        # The people's hints may break the two-word rule, as recorded human games do: the limits are raised.
-        cfg = g.make_config("benchmark", max_turns=8, max_interceptions=9, max_miscommunications=9,
-                            hint_max_words=5, hint_max_chars=40, deal={"keywords": [keywords]})
-        seed = 100 + n
-        state, _ = g.new(cfg, 3, seed)
-        actions = []
-        for _ in range(100):
-            if g.result(state) is not None:
-                break
-            seat = min(g.to_act(state))
-            view = g.observe(state, seat).view
-            spec_ = g.legal(state, seat)
-            assert spec_ is not None
-            if seat == 0:
-                code = [int(x) for x in str(view["code"]).split("-")]
-                action = Action.say(spec_.kind, *(queues[keywords[d - 1]].pop(0) for d in code))
-            else:
-                truth = str(g.observe(state, 0).view["code"])
-                assert isinstance(spec_, Choice)
-                ids = list(spec_.ids())
-                action = Action.choose(spec_.kind, truth if seat == 1 else next(i for i in ids if i != truth))
-            actions.append((seat, action))
-            state, _ = g.apply(state, seat, action)
-        lines = to_lines(g, cfg, 3, seed, actions, [], g.result(state))
-        out.append(parse(json.dumps(line) for line in lines))
-    return out
+    return [hinted_record(spec["keywords"], spec["hints"], 100 + n) for n, spec in enumerate(data["games"])]
 
 
 async def replay(agents: Sequence[str], seeds: int) -> None:

@@ -136,7 +136,7 @@ def sources(ds: Sequence[dict[str, Any]]) -> str:
 
 
 def build_factory() -> tuple[Any, Any]:
-    from spymasters import build_factory as cached_factory  # the app's vocabulary cache: a later run starts in seconds
+    from bench.spymasters import build_factory as cached_factory  # the app's vocabulary cache: a later run starts in seconds
 
     return cached_factory()
 
@@ -232,42 +232,14 @@ def speakable(hint: str) -> str:
 
 
 def decrypto_records(half: str) -> list[Any]:
-    """The half's writers' Decrypto games as benchmark records (bench/association.py's recipe)."""
-    from games.base import Choice
-    from games.record import parse, to_lines
+    """The half's writers' Decrypto games as benchmark records (bench/association.py's recipe, numbers spoken)."""
+    from bench.association import hinted_record
 
-    g = games.get("decrypto")
-    out = []
-    n = 0
+    out: list[Any] = []
     for _, d in writers(half):
         for spec in d["decrypto"]:
-            keywords = list(spec["keywords"])
-            queues = {k: [speakable(h) for h in spec["hints"][k]] for k in keywords}
-            # People's hints break the two-word rule, as recorded human games do: the limits are raised.
-            cfg = g.make_config("benchmark", max_turns=8, max_interceptions=9, max_miscommunications=9,
-                                hint_max_words=12, hint_max_chars=80, deal={"keywords": [keywords]})
-            seed = 500 + n
-            n += 1
-            state, _ = g.new(cfg, 3, seed)
-            actions = []
-            for _ in range(100):
-                if g.result(state) is not None:
-                    break
-                seat = min(g.to_act(state))
-                view = g.observe(state, seat).view
-                spec_ = g.legal(state, seat)
-                assert spec_ is not None
-                if seat == 0:
-                    code = [int(x) for x in str(view["code"]).split("-")]
-                    action = Action.say(spec_.kind, *(queues[keywords[c - 1]].pop(0) for c in code))
-                else:
-                    truth = str(g.observe(state, 0).view["code"])
-                    assert isinstance(spec_, Choice)
-                    ids = list(spec_.ids())
-                    action = Action.choose(spec_.kind, truth if seat == 1 else next(i for i in ids if i != truth))
-                actions.append((seat, action))
-                state, _ = g.apply(state, seat, action)
-            out.append(parse(json.dumps(line) for line in to_lines(g, cfg, 3, seed, actions, [], g.result(state))))
+            hints = {k: [speakable(h) for h in spec["hints"][k]] for k in spec["keywords"]}
+            out.append(hinted_record(spec["keywords"], hints, 500 + len(out), hint_max_words=12, hint_max_chars=80))
     return out
 
 
@@ -355,7 +327,7 @@ async def spy_guess(agent: str, item: dict[str, Any], n: int, registry: Any) -> 
 
 
 async def spymasters(agent: str, half: str, registry: Any) -> dict[str, Any]:
-    from spymasters import play_board
+    from bench.spymasters import play_board
 
     items = spy_items(half)
     guesses = [await spy_guess(agent, it, i, registry) for i, it in enumerate(items)]

@@ -313,9 +313,11 @@ async def _main(*, force_console: bool, hotseat: bool, settings: Settings | None
             app.agents.warm([settings.default_agent, settings.fallback_agent, *settings.agent_list])
         if discord_on:
             from bot.discord.adapter import run_discord
+            from bot.web.wiring import web_links
 
             runners.append(run_discord(app.service, settings, admin_role_ids=settings.discord_admin_roles,
-                                       tournaments=app.tournaments, sneak=app.sneak, privacy=app.privacy))
+                                       tournaments=app.tournaments, sneak=app.sneak, privacy=app.privacy,
+                                       web=web_links(settings, app.store)))
         if slack_on:
             from bot.slack.adapter import run_slack
             from bot.web.wiring import web_links

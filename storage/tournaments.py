@@ -143,6 +143,16 @@ async def set_tournament_status(store: UnitsOfWork, tournament_id: int, status: 
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(**values))
 
 
+async def finish_tournament(store: UnitsOfWork, tournament_id: int) -> bool:
+    """Mark a run's tournament finished unless it was cancelled meanwhile (one statement, no read
+    first); whether it was."""
+    async with store.write() as conn:
+        done = await conn.execute(sa.update(_tournaments).where(
+            _tournaments.c.id == tournament_id, _tournaments.c.status != TournamentStatus.CANCELLED.value).values(
+            status=TournamentStatus.FINISHED.value, finished_at=utcnow()))
+        return bool(done.rowcount)
+
+
 async def set_schedule(store: UnitsOfWork, tournament_id: int, schedule: str | None) -> None:
     async with store.write() as conn:
         await conn.execute(sa.update(_tournaments).where(_tournaments.c.id == tournament_id).values(schedule=schedule))

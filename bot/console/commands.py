@@ -335,34 +335,26 @@ async def _judge(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
     return True
 
 
-@command("privacy", "privacy", "what is stored about you, for how long, and how to get or erase it")
-async def _privacy(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
-    await ui.privacy_command("privacy", args, user)
-    return True
+# A member's data and choices (bot/core/privacy.py), answered by the console's privacy desk.
+PRIVACY_VERBS = (
+    ("privacy", "privacy", "what is stored about you, for how long, and how to get or erase it"),
+    ("research", "research on|off", "whether your words may go into research exports"),
+    ("mydata", "mydata", "a file of everything stored about you"),
+    ("forget-me", "forget-me [confirm]", "erase your name and words from every game"),
+    ("audit", "audit", "the record of exports, data requests and erasures"),
+)
 
 
-@command("research", "research on|off", "whether your words may go into research exports")
-async def _research(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
-    await ui.privacy_command("research", args, user)
-    return True
+def _privacy_verb(verb: str) -> Handler:
+    async def run(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+        await ui.privacy_command(verb, args, user)
+        return True
+
+    return run
 
 
-@command("mydata", "mydata", "a file of everything stored about you")
-async def _mydata(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
-    await ui.privacy_command("mydata", args, user)
-    return True
-
-
-@command("forget-me", "forget-me [confirm]", "erase your name and words from every game")
-async def _forget_me(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
-    await ui.privacy_command("forget-me", args, user)
-    return True
-
-
-@command("audit", "audit", "the record of exports, data requests and erasures")
-async def _audit(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
-    await ui.privacy_command("audit", args, user)
-    return True
+for _verb, _usage, _summary in PRIVACY_VERBS:
+    command(_verb, _usage, _summary)(_privacy_verb(_verb))
 
 
 @command("help", "help", "this list", aliases=("?",), bare=True)

@@ -62,6 +62,12 @@ class SneakPort(Protocol):
     async def warm(self) -> None: ...  # load the evaluators now, in the background, not at a game's end
 
 
+class WebLinkPort(Protocol):
+    """The web view's link maker, as chat commands see it (``bot.web.wiring.WebLinks``)."""
+
+    def answer(self, tenant: str, user_key: str, *, admin: bool) -> str: ...
+
+
 class PrivacyPort(Protocol):
     """What adapters ask of the privacy desk (bot/core/privacy.py): sentences, and one file."""
 

@@ -19,7 +19,7 @@ import discord
 import yarl
 from discord.ext import commands
 
-from bot.core.ports import PrivacyPort, ServicePort, SneakPort
+from bot.core.ports import PrivacyPort, ServicePort, SneakPort, WebLinkPort
 from bot.discord.commands import register
 from bot.discord.platform import DiscordPlatform, fence_trace
 from bot.discord.privacy import register as register_privacy
@@ -27,6 +27,7 @@ from bot.discord.router import Router
 from bot.discord.sneak import register as register_sneak
 from bot.discord.tournaments import register as register_tournaments
 from bot.discord.views import NO_MENTIONS, PERSISTENT_ITEMS
+from bot.discord.web import register as register_web
 from bot.startup import NetworkDown, StartupError, network_reason
 from bot.tournaments.port import TournamentPort
 
@@ -82,11 +83,13 @@ class HushtableBot(commands.Bot):
 
     def __init__(self, service: ServicePort, settings: Settings, *, sync_commands: bool = True,
                  admin_role_ids: Collection[int] = (), tournaments: TournamentPort | None = None,
-                 sneak: SneakPort | None = None, privacy: PrivacyPort | None = None, **options: Any) -> None:
+                 sneak: SneakPort | None = None, privacy: PrivacyPort | None = None, web: WebLinkPort | None = None,
+                 **options: Any) -> None:
         """``admin_role_ids``: roles (by id) whose members are admins of their guild, like Manage Server.
         ``tournaments``: the tournament service (``/tournament`` is offered only with one).
         ``sneak``: the SNEAK service (``/sneak`` and ``/judge`` say it is off without one).
-        ``privacy``: the privacy desk (``/privacy``, ``/research``, ``/mydata``, ``/forget-me``, ``/audit``)."""
+        ``privacy``: the privacy desk (``/privacy``, ``/research``, ``/mydata``, ``/forget-me``, ``/audit``).
+        ``web``: the web view's link maker (``/web``), None while the site is off."""
         intents = discord.Intents.none()
         intents.guilds = True  # channels and threads
         intents.dm_messages = True  # text replies to prompts; DM content needs no privileged intent
@@ -103,6 +106,7 @@ class HushtableBot(commands.Bot):
         self.tournaments = tournaments
         self.sneak = sneak
         self.privacy = privacy
+        self.web = web
 
     async def setup_hook(self) -> None:
         # Registered before the gateway connects, so a click on any old message is routed.
@@ -112,6 +116,7 @@ class HushtableBot(commands.Bot):
             register_tournaments(self.tree, self.router, self.tournaments)
         register_sneak(self.tree, self.router, self.sneak)  # /sneak and /judge (bot/discord/sneak.py)
         register_privacy(self.tree, self.router, self.privacy)  # people's data (bot/discord/privacy.py)
+        register_web(self.tree, self.router, self.web)  # a link to the web view (bot/discord/web.py)
         if self.sync_commands:
             guild_id = self.settings.discord_guild_id
             if guild_id:

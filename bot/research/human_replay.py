@@ -355,7 +355,7 @@ def load(path: str) -> list[Record]:
 def command(
     file: str = typer.Argument(..., help="Records of Decrypto benchmark games (sim --json output, exports, or the benchmark's human-play JSON)."),
     role: ReplaySeat = typer.Option(..., "--role", help="The seat the agent takes: interceptor (Eve) or decoder (Bob)."),
-    agent: str = typer.Option("llm:default", "--agent", help="A configured agent name."),
+    agent: str = typer.Option("strategist", "--agent", help="A configured agent name (default: the default AI)."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Agent seeds (the paper: 3)."),
     timeout_s: float = typer.Option(60.0, "--timeout", help="Deadline of one move in seconds (a move past it is logged as a timeout)."),
     transcript: bool = typer.Option(False, "--transcript", help="Each turn of the first seed's games, and what the agent's seat saw."),

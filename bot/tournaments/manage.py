@@ -154,10 +154,15 @@ async def get(service: Planning, tenant: str, tournament_id: int) -> TournamentR
     return await find(service.store, tenant, tournament_id)
 
 
-async def find(store: UnitsOfWork, tenant: str, tournament_id: int) -> TournamentRow:
-    """``get`` on the store alone, for the commands that only read (no table service behind them)."""
+def check_id(tournament_id: object) -> None:
+    """A tournament number as a sentence when it cannot be one (before anything is read)."""
     if isinstance(tournament_id, bool) or not isinstance(tournament_id, int) or not 0 < tournament_id < MAX_ID:
         raise TournamentError(f"There is no tournament #{str(tournament_id)[:24]} here.")
+
+
+async def find(store: UnitsOfWork, tenant: str, tournament_id: int) -> TournamentRow:
+    """``get`` on the store alone, for the commands that only read (no table service behind them)."""
+    check_id(tournament_id)
     t = await repo.tournament(store, tournament_id)
     if t is None or t.tenant != tenant:
         raise TournamentError(f"There is no tournament #{tournament_id} here.")

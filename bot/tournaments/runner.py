@@ -184,12 +184,17 @@ class TournamentRunner:
                 self._lost = True
                 return
 
-    async def run(self, tournament_id: int) -> RunSummary:
+    async def run(self, tournament_id: int, *, tenant: str | None = None) -> RunSummary:
+        """Play the tournament's remaining matches. ``tenant``: the tournament must be that tenant's
+        and still runnable (the one read of its row in a run checks it)."""
         async with self.lease(tournament_id):
             # Read under the lease: a run that waited for it sees what the previous run left.
             t = await repo.tournament(self.store, tournament_id)
-            if t is None:
-                raise TournamentError(f"There is no tournament #{tournament_id}.")
+            if t is None or (tenant is not None and t.tenant != tenant):
+                raise TournamentError(f"There is no tournament #{tournament_id} here." if tenant is not None
+                                      else f"There is no tournament #{tournament_id}.")
+            if tenant is not None and status_of(t) in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+                raise TournamentError(f"Tournament #{t.id} is {t.status}.")
             return await self._run(t)
 
     async def _run(self, t: TournamentRow) -> RunSummary:
@@ -206,15 +211,12 @@ class TournamentRunner:
         limit = asyncio.Semaphore(max(1, self.concurrency or t.concurrency or default_concurrency()))
         todo = [m for m in matches if m.status in (MatchStatus.PLANNED, MatchStatus.RUNNING)]
         await asyncio.gather(*(self._play(state, m, limit) for m in todo))
-        current = await repo.tournament(self.store, tournament_id)
-        assert current is not None
-        t = current
         # The standings come from the database's finished matches (their stored outcomes), not from
-        # what this process saw.
+        # what this process saw; a tournament cancelled meanwhile keeps its status (``finish_tournament``).
         finished = await results.match_results(self.store, tournament_id)
         rows = await self.save_standings(t, finished)
-        if status_of(t) is not TournamentStatus.CANCELLED and not self._lost:
-            await repo.set_tournament_status(self.store, tournament_id, TournamentStatus.FINISHED)
+        if not self._lost:
+            await repo.finish_tournament(self.store, tournament_id)
         state.results = finished
         await self._report(state, verdict=board.verdict(rows))
         return RunSummary(tournament_id, len(finished), state.failed, tuple(rows))

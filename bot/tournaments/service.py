@@ -110,10 +110,10 @@ class TournamentService:
     # ------------------------------------------------------------------ runs
 
     async def run(self, tenant: str, tournament_id: int, runner: TournamentRunner | None = None) -> RunSummary:
-        """Play the tournament's remaining games here and now (the command line)."""
-        t = await manage.get(self.tables, tenant, tournament_id)
-        self._check_runnable(t)
-        return await (runner or self.runner_factory()).run(tournament_id)
+        """Play the tournament's remaining games here and now (the command line). The runner reads the
+        tournament's row once, under its lease, and checks there that it is this tenant's and runnable."""
+        manage.check_id(tournament_id)
+        return await (runner or self.runner_factory()).run(tournament_id, tenant=tenant)
 
     async def start_run(self, tenant: str, tournament_id: int) -> None:
         t = await manage.get(self.tables, tenant, tournament_id)

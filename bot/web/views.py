@@ -56,12 +56,13 @@ class GameItem:
     mine: bool
 
 
-def seat_names(seats: Sequence[SeatRow], secret: str) -> list[str]:
-    """How seats are named on every page: people by export pseudonym, AI seats by their agent."""
+def seat_names(seats: Sequence[SeatRow], secret: str, tenant: str) -> list[str]:
+    """How seats are named on every page: people by export pseudonym (keyed by the game's tenant, as in
+    exports), AI seats by their agent."""
     out = []
     for s in seats:
         if s.kind == SeatKind.HUMAN:
-            out.append(pseudonym(secret, s.user_key) if s.user_key else f"seat {s.seat + 1}")
+            out.append(pseudonym(secret, s.user_key, tenant=tenant) if s.user_key else f"seat {s.seat + 1}")
         else:
             out.append(f"{s.agent_spec or 'AI'} (seat {s.seat + 1})")
     return out
@@ -96,8 +97,8 @@ async def game_list(store: Store, scope: Scope, secret: str, f: Filters) -> list
     for r in rows:
         assert r.id is not None
         these = seats[r.id]
-        names = seat_names(these, secret)
-        players = {pseudonym(secret, s.user_key) for s in these if s.user_key}
+        names = seat_names(these, secret, r.tenant)
+        players = {pseudonym(secret, s.user_key, tenant=r.tenant) for s in these if s.user_key}
         if f.player and f.player.strip() not in players:
             continue
         if f.agent and not any(f.agent.strip().lower() in (s.agent_spec or "").lower() for s in these if s.kind == SeatKind.AI):
@@ -206,7 +207,7 @@ async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Repla
     move's source and the rule it followed."""
     log = await _ended_log(store, scope, game_id)
     row = log.row
-    names = seat_names(log.seats, secret)
+    names = seat_names(log.seats, secret, row.tenant)
     agents = {s.seat: s.agent_spec for s in log.seats}
     people = {s.user_key for s in log.seats if s.user_key} | {row.host}
     calls: dict[tuple[int, int], AgentCallRow] = {}
@@ -248,7 +249,7 @@ async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Repla
         who = names[seat] if 0 <= seat < len(names) else f"seat {seat + 1}"
         move = f"{action.kind}: {', '.join(action.value)}" if action.value else action.kind
         # As in exports: an actor is a person when the move was theirs, or the key is a seat's or the platform's.
-        person = pseudonym(secret, a.actor) if (a.source == ActionSource.HUMAN or a.actor in people
+        person = pseudonym(secret, a.actor, tenant=row.tenant) if (a.source == ActionSource.HUMAN or a.actor in people
                                                 or a.actor.startswith(f"{row.platform}:")) else None
         src = _source(str(a.source), a.actor, agents.get(seat), calls.get((seat, a.seq)), person)
         steps.append(Step(i, who, move, src, _rule(spec, names)))
@@ -333,7 +334,7 @@ async def live(store: Store, scope: Scope, game_id: int, secret: str) -> Live:
     log = await store.load_game(game_id)
     if not spectatable(row, log.seats):
         raise NotShown(game_id)
-    names = seat_names(log.seats, secret)
+    names = seat_names(log.seats, secret, row.tenant)
     import games
 
     engine = games.get(row.game)

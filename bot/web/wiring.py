@@ -65,7 +65,7 @@ class WebLinks:
         self.base = base_url(settings)
 
     def answer(self, tenant: str, user_key: str, *, admin: bool) -> str:
-        url = link(self.settings, self.key, self.base, tenant, member=pseudonym(self.secret, user_key), admin=admin)
+        url = link(self.settings, self.key, self.base, tenant, member=pseudonym(self.secret, user_key, tenant=tenant), admin=admin)
         scope = "this server's finished games, the ones you played marked" + (", and the study's progress" if admin else "")
         return (f"Your link to {scope}: {url}\nIt works for {self.settings.web_link_hours:g} h; "
                 "anyone holding it can read what it shows, so keep it to yourself.")

@@ -315,6 +315,8 @@ class StrategicMode:
                 "scoring": scores.to_json() if scores is not None else why,
                 "model_probs": {ids[i]: p for i, p in enumerate(p_llm)} if scores is not None else None,
                 "evidence": {ids[i]: p for i, p in enumerate(p_ev)} if p_ev else None,
+                # The suspicion the seat's reading gave every option (higher: more suspect), so a vote can be audited.
+                "suspicion": {o: round(float(x), 4) for o, x in evidence.items()} if evidence else None,
             },
             raw_output=labels[first.index(best)],
             label_probs={ids[i]: p for i, p in enumerate(final)},

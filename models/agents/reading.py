@@ -14,8 +14,9 @@ plausible words), never by its distance from the other descriptions:
   a logistic): an unexplained outlier says little, so its evidence is scaled down.
 - ``suspicion``: a seat's log likelihood ratio "has another word" against "has my word",
   the other word weighted by its prior, summed over the seat's descriptions. Evidence of
-  innocence counts only ``INNOCENCE`` as much as evidence of guilt: a description that is
-  merely less clear than an AI's single word must not make its speaker the odd one out.
+  innocence saturates (``innocence``): a description that fits one's word better than the
+  alternatives clears its speaker as much as any other, so one that is merely less sharp than
+  an AI's single word at a tuned similarity does not make its speaker the odd one out.
 - ``vote_weights``: one seat of several is the outsider, so the weights are a posterior over
   seats; voters draw their ballot from it (``spread_draw``), so a table that is unsure
   spreads its votes instead of converging on one seat.
@@ -36,8 +37,10 @@ POINT_T = 1.0
 CLEAR_AT = 2.5
 """Standard score at which a text counts as half-clear (it points at a candidate 2.5 deviations above its background)."""
 CLEAR_WIDTH = 0.5
-INNOCENCE = 0.3
-"""The weight of evidence that a seat shares one's word, against 1 for evidence that it does not."""
+INNOCENCE = 1.0
+"""The most that evidence of sharing one's word counts (log units), however clearly a text fits the word."""
+INNOCENT_AT = 1.0
+"""How far (log units) a text must favour one's word over the alternatives to earn most of ``INNOCENCE``."""
 
 
 def pointing(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
@@ -70,7 +73,7 @@ def _logsumexp(xs: np.ndarray) -> float:
 def suspicion(z: np.ndarray, own: int, prior: np.ndarray) -> float:
     """Log likelihood ratio that the texts (rows of ``z`` over the candidates) come from a seat with another
     word than candidate ``own``, the other word drawn from ``prior`` (over the candidates; ``own`` is ignored),
-    each text's evidence scaled by its clarity, evidence of innocence by ``INNOCENCE``."""
+    each text's evidence scaled by its clarity, evidence of innocence saturating at ``INNOCENCE`` (``innocence``)."""
     if z.shape[0] == 0:
         return 0.0
     others = [i for i in range(z.shape[1]) if i != own and prior[i] > 0]
@@ -81,7 +84,14 @@ def suspicion(z: np.ndarray, own: int, prior: np.ndarray) -> float:
     rel = ((z[:, others] - z[:, [own]]) / POINT_T * c[:, None]).sum(axis=0)
     p = prior[others] / prior[others].sum()
     llr = _logsumexp(rel + np.log(p))
-    return llr if llr > 0 else INNOCENCE * llr
+    return llr if llr > 0 else innocence(llr)
+
+
+def innocence(llr: float) -> float:
+    """Evidence that a seat shares one's word (``llr`` <= 0), weighed the same for every style: it saturates at
+    ``-INNOCENCE`` once a text fits one's word clearly better than the alternatives, so a person's phrase that
+    fits the word earns what an AI's single word at a tuned similarity earns, not a fraction of it."""
+    return -INNOCENCE * math.tanh(-llr / INNOCENT_AT)
 
 
 def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:
@@ -108,5 +118,5 @@ def spread_draw(weights: Mapping[str, float], order: Sequence[str], r: random.Ra
     return order[-1]
 
 
-__all__ = ["CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "POINT_T", "clarity", "pointing", "spread_draw", "suspicion",
+__all__ = ["CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "POINT_T", "clarity", "innocence", "pointing", "spread_draw", "suspicion",
            "vote_weights"]

@@ -15,7 +15,7 @@ from typing import cast
 
 import numpy as np
 
-from games.base import Action, ActionSpec, Choice, Observation, Text, normalize
+from games.base import Action, ActionSpec, Choice, Observation, Text, normalize, words_of
 from games.chameleon import ChameleonView
 from models.agents import wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
@@ -160,7 +160,36 @@ def candidates(index: VocabIndex, obs: Observation, spec: Text, k: int) -> list[
         return [near]
     people = [w for w in said_by_people(index, secret, v["card"])
               if fits(w, spec) and not any(overlaps(w, a) for a in [*v["card"], *given])]
-    return [list(dict.fromkeys([*people, *near]))]
+    pool = list(dict.fromkeys([*people, *near]))
+    # An innocent clue that names the category or fits every card word alike tells the chameleon what to say.
+    category = str(v.get("category") or "")
+    specific = [w for w in pool if not names_category(w, category) and specificity(index, w, secret, v["card"]) >= MIN_SPECIFIC]
+    return [specific or [w for w in pool if not names_category(w, category)] or pool]
+
+
+MIN_SPECIFIC = 1.0
+"""How many background deviations an innocent clue must point more at the secret than at the card's other words
+on average: below it the clue fits the card in general (``herb`` for oregano), not the secret."""
+SPECIFIC_WEIGHT = 0.1
+"""What each deviation short of ``MIN_SPECIFIC`` costs an innocent clue (a SoftScore is 0-1)."""
+
+
+def names_category(text: str, category: str) -> bool:
+    """True when ``text`` is the category or one of its words (``spice`` for 'Herbs and spices')."""
+    if not category:
+        return False
+    return overlaps(text, category) or any(overlaps(text, w) for w in words_of(category) if len(w) > 3)
+
+
+def specificity(index: VocabIndex, text: str, secret: str, card: Sequence[str]) -> float:
+    """How much more ``text`` points at the secret than at the card's other words on average (background
+    deviations, ``models/agents/reading.py``): high for a clue about the secret, near 0 for one about the card."""
+    z = pointing(index, [text], list(card))[0]
+    at = [i for i, w in enumerate(card) if normalize(w) == normalize(secret)]
+    rest = [i for i in range(len(card)) if i not in at]
+    if not at or not rest:
+        return 0.0
+    return float(z[at[0]] - z[rest].mean())
 
 
 PEOPLE_BONUS = 0.1
@@ -183,7 +212,9 @@ def text_score(index: VocabIndex, judge: Judge, obs: Observation, action: Action
     card = list(v["card"])
     if v["secret"] and not v["is_chameleon"]:
         known = normalize(text) in {normalize(w) for w in said_by_people(index, v["secret"], card)}
-        return judge.soft_score(text, v["secret"], card, str(v.get("category") or "")) + (PEOPLE_BONUS if known else 0.0)
+        category = str(v.get("category") or "")
+        vague = max(0.0, MIN_SPECIFIC - specificity(index, text, v["secret"], card)) + (MIN_SPECIFIC if names_category(text, category) else 0.0)
+        return judge.soft_score(text, v["secret"], card, category) + (PEOPLE_BONUS if known else 0.0) - SPECIFIC_WEIGHT * vague
     # The chameleon: fit the likely secrets about equally, the ones the clues so far point to most.
     sims = index.vecs(card) @ index.vec(text)
     clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]

@@ -35,7 +35,7 @@ from games.text import mentions_secret, reveals_secret, tokens
 from models.agents import wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.judge import TAU, Judge, softmax
-from models.agents.reading import INNOCENCE, POINT_T, clarity, pointing, spread_draw, suspicion, vote_weights
+from models.agents.reading import POINT_T, clarity, pointing, spread_draw, suspicion, vote_weights
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 
@@ -177,22 +177,20 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
     by_seat = _by_seat(v)
     me = str(v["my_seat"])
     opts = spec.ids()
-    susp: dict[str, float] = {}
-    rel_all = np.zeros(len(words) - 1)
-    for opt in opts:
-        texts = by_seat.get(opt, [])
-        z = pointing(index, texts, words)
-        susp[opt] = suspicion(z, 0, prior)
-        if texts and GUESS not in off:
-            c = clarity(z)
-            rel_all += ((z[:, 1:] - z[:, [0]]) / POINT_T * c[:, None]).sum(axis=0)
+    zs = {opt: pointing(index, by_seat.get(opt, []), words) for opt in opts}
+    rels = {opt: ((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0) for opt, z in zs.items() if z.shape[0]}
     if GUESS in off:
-        return vote_weights(susp)
+        return vote_weights({opt: suspicion(z, 0, prior) for opt, z in zs.items()})
+    # The pair: which of the alternatives the other side's word is, from every seat's descriptions (some seat holds
+    # it); each seat is then asked whether it fits that word better than ours, not whether it fits any neighbour.
+    pair = pair_posterior(prior, list(rels.values()))
+    susp = {opt: suspicion(z, 0, pair) for opt, z in zs.items()}
+    rel_all = np.sum(list(rels.values()), axis=0) if rels else np.zeros(len(words) - 1)
     # I am the spy: every other seat points at one word that is not mine.
     heard = any(by_seat.get(o) for o in opts)
     log_p = rel_all + np.log(np.maximum(prior[1:], 1e-12))
     me_llr = float(np.logaddexp.reduce(log_p)) if heard else -math.inf
-    me_llr = me_llr if me_llr > 0 else INNOCENCE * me_llr
+    me_llr = me_llr if me_llr > 0 else SELF_INNOCENCE * me_llr
     weights = vote_weights({**susp, me: me_llr})
     p_me = weights.pop(me)
     if p_me <= 0.0:
@@ -207,6 +205,23 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
     total = sum(weights.values())
     return {o: (1 - p_me) * (w / total if total > 0 else 1 / len(opts)) + (p_me if o == target else 0.0)
             for o, w in weights.items()}
+
+
+SELF_INNOCENCE = 0.3
+"""The weight of the table's evidence that one holds the villagers' word (against 1 for evidence that one is the
+spy): the seat doubts itself only on clear evidence. A seat's own word is never a person's style, so no saturation."""
+
+
+def pair_posterior(prior: np.ndarray, rels: Sequence[np.ndarray]) -> np.ndarray:
+    """The prior over the other side's word (entry 0, one's own word, stays 0) updated by the table: the word is
+    likelier where some seat's descriptions favour it over one's own (``rels``: per seat, the log evidence for each
+    alternative). Without descriptions it is the prior."""
+    if not rels:
+        return prior
+    log_q = np.logaddexp.reduce(np.stack(list(rels)), axis=0) + np.log(np.maximum(prior[1:], 1e-12))
+    q = np.exp(log_q - log_q.max())
+    out: np.ndarray = np.concatenate([[0.0], q / q.sum()])
+    return out
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice, off: frozenset[str] = NONE_OFF) -> dict[str, float] | None:

@@ -51,7 +51,7 @@ async def test_a_member_and_an_admin_each_get_their_link(fake: FakeSlack, tmp_pa
         for user, admin in ((ALICE, False), (BOB, True)):
             scope = found[user][1]
             assert scope.tenant == f"slack:{TEAM}" and scope.admin is admin
-            assert scope.member == pseudonym(export_secret(st.store.plan), f"slack:{user}")
+            assert scope.member == pseudonym(export_secret(st.store.plan), f"slack:{user}", tenant=f"slack:{TEAM}")
         async with aiohttp.ClientSession() as http:
             async with http.get(found[ALICE][0]) as resp:
                 assert resp.status == 200 and "Finished games" in await resp.text()

@@ -91,7 +91,7 @@ async def build(folder: Path, *, clues: bool = True) -> World:
         await TournamentRunner(b.service, concurrency=2, rounds=50).run(w.tournament)
     store = await Store.open(url)
     try:
-        w.alice = pseudonym(export_secret(store.plan), ALICE.key)
+        w.alice = pseudonym(export_secret(store.plan), ALICE.key, tenant=TENANT)
         if clues:
             from models.eval.decoys import FixedDecoys
             from models.eval.evaluators import EmbeddingEvaluator

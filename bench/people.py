@@ -1,0 +1,394 @@
+"""Do the AI players hold up with people? Round 1 of Who-is-Spy and the Chameleon with a person's own words.
+
+The people are the six writers of ``bench/data/people/`` (each wrote one part in their own
+voice, never seeing the agents), split by writer before any tuning (``SPLIT.json``): the
+development half (w1, w5, w6) and the test half (w2, w3, w4). Every number is printed for
+both halves, test beside development, with a 95% interval, and a power analysis says what
+difference the test half can detect. The bench refuses to run on a writer file whose sha256
+differs from the digest recorded in ``SPLIT.json``.
+
+Each deal is played twice up to the end of round 1's vote (``bench/fairness.py``'s machinery):
+
+- ``human``: seat 0 is an innocent person (a villager, not the chameleon) who says a writer's
+  own words for seat 0's word (Who-is-Spy: their descriptions; the Chameleon: their clues for
+  that card and secret) and votes for a seeded random other seat;
+- ``ai``: seat 0 is the agent under test, under the same rules (the same text limits), on the
+  same deal with the same seeds: the style-matched AI in that seat.
+
+Seats 1-3 are the agent under test; the outsider (spy, chameleon) sits in one of them. Printed
+per game, agent and half:
+
+- ``innocent person voted out`` against ``AI in that seat voted out`` and their gap (paired
+  bootstrap interval over deals);
+- the innocent AI voters' first ballots of round 1 in the human arm: share on the real outsider
+  against share on the person, and their margin;
+- Chameleon: the innocent AI clues' SNEAK utility (the embedding evaluator ``embed:minilm``
+  with embedding decoys, paper metric) against the category word said as a clue (the baseline)
+  and against the people's clues for the same secret; how many AI clues were the category word;
+- where the AI moves came from (decision rows) and an AI-only line (the AI arm: the outsider
+  voted out, votes on the outsider).
+
+Agents: the default (``strategist``), ``embed:minilm`` and ``random`` run live; the previous
+default is printed beside them from ``bench/data/people_before_votes.json`` (recorded on the
+commit it names). Sections for the team games (``bench/people_teams.py``, when present: its
+``sections(args)``) are printed after these.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40
+    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 5 --agents strategist --games spy --halves development
+    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40 --agents strategist --record bench/data/people_before_votes.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import importlib
+import json
+import math
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.fairness import HUMAN, Deal, build_factory, play, summarize  # noqa: E402
+from games import decks  # noqa: E402
+from games.base import normalize, rng  # noqa: E402
+
+PEOPLE = Path(__file__).resolve().parent / "data" / "people"
+BEFORE = Path(__file__).resolve().parent / "data" / "people_before_votes.json"
+DEFAULT_AGENTS = "strategist,embed:minilm,random"
+GAMES = ("spy", "chameleon")
+HALVES = ("test", "development")
+Z95 = 1.959964
+Z80 = 0.841621
+
+
+class DigestMismatch(RuntimeError):
+    """A writer file differs from the digest SPLIT.json recorded before any tuning."""
+
+
+def load_half(half: str, root: Path = PEOPLE) -> dict[str, dict[str, Any]]:
+    """The writers of one half (``development`` or ``test``), each file checked against its recorded sha256."""
+    split = json.loads((root / "SPLIT.json").read_text(encoding="utf-8"))
+    out: dict[str, dict[str, Any]] = {}
+    for writer in split[half]:
+        raw = (root / f"{writer}.json").read_bytes()
+        if hashlib.sha256(raw).hexdigest() != split["sha256"][writer]:
+            raise DigestMismatch(f"{writer}.json differs from the sha256 recorded in SPLIT.json; the bench refuses to run on changed data.")
+        out[writer] = json.loads(raw)
+    return out
+
+
+def spy_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[Deal, tuple[str, ...]]]:
+    """Up to ``n`` seeded Who-is-Spy deals (a writer's word as the villagers' word, its pair's other word the spy's)."""
+    partner: dict[str, str] = {}
+    for a, b in decks.pairs():
+        partner.setdefault(normalize(a), b)
+        partner.setdefault(normalize(b), a)
+    items = [(w, word, tuple(descs)) for w, d in sorted(writers.items()) for word, descs in d["spy"].items()
+             if normalize(word) in partner]
+    r = random.Random(f"people-spy-{'/'.join(sorted(writers))}")
+    r.shuffle(items)
+    out = []
+    for i, (_, word, descs) in enumerate(items[:n]):
+        outsider = 1 + rng(i, "people-spy").randrange(3)
+        out.append((Deal("spy", 9000 + i, {"deal": {"pair": [word, partner[normalize(word)]], "spies": [outsider]}}, word, outsider),
+                    descs))
+    return out
+
+
+def chameleon_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[Deal, tuple[str, ...]]]:
+    """Up to ``n`` seeded Chameleon deals on the bundled card a writer's item names, with its secret."""
+    names = {normalize(name): name for name, _ in decks.cards()}
+    items = [(w, c) for w, d in sorted(writers.items()) for c in d["chameleon"] if normalize(c["category"]) in names]
+    r = random.Random(f"people-chameleon-{'/'.join(sorted(writers))}")
+    r.shuffle(items)
+    out = []
+    for i, (_, c) in enumerate(items[:n]):
+        outsider = 1 + rng(i, "people-chameleon").randrange(3)
+        card = names[normalize(c["category"])]
+        out.append((Deal("chameleon", 9000 + i, {"deal": {"card": card, "secret": c["secret"], "chameleon": outsider}},
+                         c["secret"], outsider), tuple(c["clues"])))
+    return out
+
+
+DEALERS = {"spy": spy_deals, "chameleon": chameleon_deals}
+
+
+# --------------------------------------------------------------------------- statistics
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95% Wilson interval of k successes in n."""
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = k / n
+    den = 1 + Z95 ** 2 / n
+    mid = (p + Z95 ** 2 / (2 * n)) / den
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / den
+    return (max(0.0, mid - half), min(1.0, mid + half))
+
+
+def bootstrap(values: Sequence[float], reps: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean of per-deal values (resampling deals)."""
+    if not values:
+        return (float("nan"), float("nan"))
+    r = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[r.randrange(n)] for _ in range(n)) / n for _ in range(reps))
+    return (means[int(0.025 * reps)], means[int(0.975 * reps) - 1])
+
+
+def detectable(n: int, p: float = 0.3) -> float:
+    """Smallest difference of two shares of ``n`` each (around ``p``) a two-sided test at alpha 0.05 finds with power 0.8."""
+    return (Z95 + Z80) * math.sqrt(2 * p * (1 - p) / n) if n else float("nan")
+
+
+def fmt_share(k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"{k / n:4.0%} [{lo:.0%}, {hi:.0%}] (n={n})" if n else "-"
+
+
+def fmt_diff(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    lo, hi = bootstrap(values)
+    return f"{100 * sum(values) / len(values):+4.0f} points [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+
+
+# --------------------------------------------------------------------------- per-deal measures
+
+def innocent_votes(row: Mapping[str, Any], outsider: int) -> list[int | None]:
+    """The round-1 first-ballot targets of the voters who are neither seat 0 nor the outsider."""
+    return [t for v, t in row["ballot"].items() if int(v) not in (HUMAN, outsider)]
+
+
+def deal_measures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One record per deal of one game and agent: both arms side by side."""
+    by_seed: dict[int, dict[str, Mapping[str, Any]]] = {}
+    for r in rows:
+        by_seed.setdefault(int(r["seed"]), {})[str(r["arm"])] = r
+    out = []
+    for seed, arms in sorted(by_seed.items()):
+        if "human" not in arms or "ai" not in arms:
+            continue
+        h, a = arms["human"], arms["ai"]
+        o = int(h["outsider"])
+
+        hv, av = (innocent_votes(h, o), innocent_votes(a, o))
+        out.append({"seed": seed, "human_out": h["out"] == HUMAN, "ai_out": a["out"] == HUMAN,
+                    "h_on_outsider": sum(t == o for t in hv), "h_on_person": sum(t == HUMAN for t in hv), "h_votes": len(hv),
+                    "a_on_outsider": sum(t == o for t in av), "a_on_seat0": sum(t == HUMAN for t in av), "a_votes": len(av),
+                    "a_outsider_out": a["out"] == o, "h_outsider_out": h["out"] == o})
+    return out
+
+
+def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, Sequence[str]], category_of: Mapping[int, tuple[str, str]],
+                  evaluator: Any, decoys: Any) -> dict[str, Any]:
+    """SNEAK utility of the innocent AI clues (seats 1-3 not the chameleon, human arm), of the category word said as
+    the clue and of the people's clues for the same secrets; and how many AI clues were the category word."""
+    from models.eval.decoys import pick
+    from models.eval.instances import Instance
+    from models.eval.metrics import normalised
+
+    names = {normalize(name): words for name, words in decks.cards()}
+
+    def utility(card: str, secret: str, message: str) -> float:
+        words = tuple(names[normalize(card)])
+        inst = Instance(game="chameleon", category=card, candidates=words, secret=secret, message=message)
+        messages = [message, *pick(decoys.pool_now(card, words), message)]
+        return normalised(evaluator.ally_now(inst, messages).probs[0], len(messages))
+
+    ai: list[float] = []
+    base: list[float] = []
+    people: list[float] = []
+    category_said = 0
+    for r in rows:
+        if r["arm"] != "human":
+            continue
+        seed = int(r["seed"])
+        card, secret = category_of[seed]
+        for said in r["said"]:
+            if int(said["seat"]) in (HUMAN, int(r["outsider"])):
+                continue
+            ai.append(utility(card, secret, str(said["text"])))
+            category_said += normalize(str(said["text"])) in {normalize(card), *(normalize(t) for t in card.split())}
+        base.append(utility(card, secret, card))
+        people.extend(utility(card, secret, c) for c in human_clues.get(seed, ()))
+    return {"ai": ai, "category": base, "people": people, "category_said": category_said}
+
+
+# --------------------------------------------------------------------------- the run
+
+async def run_half(half: str, args: argparse.Namespace, registry: Any) -> dict[str, Any]:
+    writers = load_half(half, Path(args.people))
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    out: dict[str, Any] = {"rows": [], "clues": {}, "cards": {}}
+    table_no = 0
+    for game in [g.strip() for g in args.games.split(",") if g.strip()]:
+        deals = DEALERS[game](writers, args.deals)
+        if game == "chameleon":
+            out["clues"] = {str(d.seed): list(texts) for d, texts in deals}
+            out["cards"] = {str(d.seed): [d.options["deal"]["card"], d.word] for d, _ in deals}
+        for agent in agents:
+            t0 = time.perf_counter()
+            skipped = 0
+            for deal, texts in deals:
+                pair = []
+                for human_seat in (True, False):
+                    table_no += 1
+                    try:
+                        row = await play(deal, agent, registry, human_seat=human_seat, human={normalize(deal.word): texts},
+                                         table_no=table_no)
+                    except RuntimeError:  # none of the person's texts passes the rules (e.g. it names the word)
+                        break
+                    pair.append({**row, "half": half})
+                if len(pair) == 2:
+                    out["rows"].extend(pair)
+                else:
+                    skipped += 1
+            print(f"  {half} {game} {agent}: {len(deals) - skipped} deals x 2 in {time.perf_counter() - t0:.0f} s"
+                  + (f" ({skipped} skipped: no text of the person's the rules accept)" if skipped else ""), flush=True)
+    return out
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    registry, pool = build_factory(args.define)
+    for name in [a.strip() for a in args.agents.split(",") if a.strip()]:
+        warm = getattr(registry(name, 0), "warm", None)
+        if callable(warm):
+            await asyncio.to_thread(warm)
+    try:
+        return {half: await run_half(half, args, registry) for half in args.halves.split(",") if half.strip()}
+    finally:
+        await pool.aclose()
+
+
+def sneak_tools() -> tuple[Any, Any]:
+    from models.eval.decoys import EmbeddingDecoys
+    from models.eval.evaluators import EmbeddingEvaluator
+    from models.worker.embedding_backend import MINILM, embedder_for
+
+    emb = embedder_for(MINILM)
+    return EmbeddingEvaluator(emb, "embed:minilm"), EmbeddingDecoys(emb)
+
+
+def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
+    tools: tuple[Any, Any] | None = None
+    for game in GAMES:
+        for half in HALVES:
+            data = result.get(half)
+            if not data:
+                continue
+            rows = [r for r in data["rows"] if r["game"] == game]
+            if not rows:
+                continue
+            agents = list(dict.fromkeys(r["agent"] for r in rows))
+            runs: list[tuple[str, list[dict[str, Any]]]] = [(a, [r for r in rows if r["agent"] == a]) for a in agents]
+            if before and before.get("halves", {}).get(half):
+                old = [r for r in before["halves"][half]["rows"] if r["game"] == game]
+                if old:
+                    runs.append((f"previous default {old[0]['agent']} (recorded at {before['commit'][:10]})", old))
+            n_deals = len({r["seed"] for r in rows})
+            print(f"\n== {game}, round 1, {half} half ({n_deals} deals; power: the smallest difference of two shares "
+                  f"detectable at alpha 0.05, power 0.8, is {detectable(n_deals):.0%} of deals; of ballots "
+                  f"{detectable(2 * n_deals):.0%})")
+            for name, rs in runs:
+                m = deal_measures(rs)
+                if not m:
+                    continue
+                summary = next(iter(summarize(rs).values()))
+                n = len(m)
+                hv = sum(x["h_votes"] for x in m)
+                av = sum(x["a_votes"] for x in m)
+                print(f"  {name}  ({n} deals)")
+                print(f"    {'innocent person voted out':40s} {fmt_share(sum(x['human_out'] for x in m), n)}")
+                print(f"    {'style-matched AI in that seat voted out':40s} {fmt_share(sum(x['ai_out'] for x in m), n)}")
+                print(f"    {'gap person - AI (target <= +5)':40s} {fmt_diff([float(x['human_out']) - float(x['ai_out']) for x in m])}")
+                print(f"    {'AI votes on the real outsider':40s} {fmt_share(sum(x['h_on_outsider'] for x in m), hv)}")
+                print(f"    {'AI votes on the innocent person':40s} {fmt_share(sum(x['h_on_person'] for x in m), hv)}")
+                print(f"    {'margin outsider - person (target >= +20)':40s} "
+                      f"{fmt_diff([(x['h_on_outsider'] - x['h_on_person']) / x['h_votes'] for x in m if x['h_votes']])}")
+                print(f"    {'AI only: votes on the outsider':40s} {fmt_share(sum(x['a_on_outsider'] for x in m), av)}")
+                print(f"    {'AI only: votes on seat 0 (innocent AI)':40s} {fmt_share(sum(x['a_on_seat0'] for x in m), av)}")
+                print(f"    {'AI only: outsider voted out':40s} {fmt_share(sum(x['a_outsider_out'] for x in m), n)}")
+                print(f"    {'outsider voted out (with the person)':40s} {fmt_share(sum(x['h_outsider_out'] for x in m), n)}")
+                if game == "chameleon" and data.get("cards"):
+                    if tools is None:
+                        tools = sneak_tools()
+                    cards = {int(k): (str(v[0]), str(v[1])) for k, v in data["cards"].items()}
+                    clues = {int(k): v for k, v in data["clues"].items()}
+                    u = sneak_utility(rs, clues, cards, *tools)
+                    ai, base, ppl = u["ai"], u["category"], u["people"]
+                    if ai:
+                        print(f"    {'SNEAK utility, innocent AI clues':40s} {100 * sum(ai) / len(ai):5.1f} "
+                              f"[{100 * bootstrap(ai)[0]:.1f}, {100 * bootstrap(ai)[1]:.1f}] (n={len(ai)})")
+                        print(f"    {'  the category word as the clue':40s} {100 * sum(base) / len(base):5.1f} "
+                              f"[{100 * bootstrap(base)[0]:.1f}, {100 * bootstrap(base)[1]:.1f}] (n={len(base)})")
+                        print(f"    {'  the people clues':40s} {100 * sum(ppl) / len(ppl):5.1f} "
+                              f"[{100 * bootstrap(ppl)[0]:.1f}, {100 * bootstrap(ppl)[1]:.1f}] (n={len(ppl)})")
+                        print(f"    {'  innocent AI clues that are the category':40s} {u['category_said']} of {len(ai)}")
+                print(f"    {'sources':40s} {json.dumps(summary['sources'], sort_keys=True)}; first try {summary['first_try']:.0%}; "
+                      f"choice p50 {summary['choice_p50_s']:.3f} s, text p50 {summary['text_p50_s']:.3f} s")
+
+
+def team_sections(args: argparse.Namespace) -> None:
+    """The team games' sections (Just One, Decrypto, Spymasters), when ``bench/people_teams.py`` provides them."""
+    try:
+        teams = importlib.import_module("bench.people_teams")
+    except ModuleNotFoundError:
+        return
+    sections = getattr(teams, "sections", None)
+    if callable(sections):
+        sections(args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deals", type=int, default=40, help="deals per game and half (each played twice)")
+    parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
+    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
+    parser.add_argument("--halves", default=",".join(HALVES), help="comma-separated, of test, development")
+    parser.add_argument("--people", default=str(PEOPLE), help="the writers' files and SPLIT.json")
+    parser.add_argument("--define", default="", help="extra agent entries, as HUSHTABLE_AGENTS JSON")
+    parser.add_argument("--before", default=str(BEFORE), help="the previous default's recorded run ('' for none)")
+    parser.add_argument("--out", default="", help="write the raw rounds here (JSON)")
+    parser.add_argument("--record", default="", help="write this run as a recorded 'before' (with the commit) here")
+    parser.add_argument("--report-only", default="", help="print a stored --out/--record run instead of playing")
+    parser.add_argument("--no-teams", action="store_true", help="leave out bench/people_teams.py's sections")
+    args = parser.parse_args()
+    unknown = sorted({g.strip() for g in args.games.split(",") if g.strip()} - set(GAMES))
+    if unknown:
+        parser.error(f"--games takes {', '.join(GAMES)}; not {', '.join(unknown)}.")
+    bad = sorted({h.strip() for h in args.halves.split(",") if h.strip()} - set(HALVES))
+    if bad:
+        parser.error(f"--halves takes {', '.join(HALVES)}; not {', '.join(bad)}.")
+    try:
+        for half in HALVES:
+            load_half(half, Path(args.people))
+    except DigestMismatch as e:
+        sys.exit(str(e))
+    before = json.loads(Path(args.before).read_text()) if args.before and Path(args.before).exists() else None
+    if args.report_only:
+        stored = json.loads(Path(args.report_only).read_text())
+        report(stored["halves"], before)
+        return
+    started = time.perf_counter()
+    halves = asyncio.run(run(args))
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+    stored = {"commit": commit, "deals": args.deals, "seconds": round(time.perf_counter() - started), "halves": halves}
+    for path in (args.out, args.record):
+        if path:
+            Path(path).write_text(json.dumps(stored, indent=None, separators=(",", ":")))
+    report(halves, before)
+    if not args.no_teams:
+        team_sections(args)
+
+
+if __name__ == "__main__":
+    main()

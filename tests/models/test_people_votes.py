@@ -1,0 +1,121 @@
+"""Votes that treat a person like an AI in the same seat, and innocent Chameleon clues that fit the secret.
+
+Evidence of innocence saturates, so a phrase that fits one's word clears its speaker as much as an
+AI's single word; every vote records the suspicion it gave each seat; an innocent Chameleon AI
+never clues the category or a word that fits the whole card. Real all-MiniLM-L6-v2 (bundled), real
+engines, the real strategic agent (no language model needed for these moves).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import games
+from bench.people import DigestMismatch, load_half
+from bot.core.agents import AgentRunner
+from games import decks
+from games.base import Action, Choice, Text, normalize
+from models.agents.games import chameleon, spy
+from models.agents.reading import INNOCENCE, pointing, suspicion
+from models.embeddings import VocabIndex
+from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
+from tests.models.test_fair_voting import _factory, spy_table
+
+
+def test_innocence_saturates_so_a_clear_phrase_clears_like_a_sharp_word() -> None:
+    prior = np.array([0.0, 0.5, 0.5])
+    sharp = np.array([[9.0, 1.0, 1.0]])  # an AI's single word at a tuned similarity
+    phrase = np.array([[5.0, 2.5, 2.0]])  # a person's phrase: less sharp, still clearly the word
+    s_sharp, s_phrase = suspicion(sharp, 0, prior), suspicion(phrase, 0, prior)
+    assert -INNOCENCE <= s_sharp < 0 and -INNOCENCE <= s_phrase < 0
+    assert s_phrase <= s_sharp + 0.15 * INNOCENCE, (s_phrase, s_sharp)
+    against = suspicion(np.array([[1.0, 9.0, 1.0]]), 0, prior)
+    assert against > 3.0  # evidence against a seat is not capped
+
+
+def _suspicion_of_seat0(index: VocabIndex, pair: tuple[str, str], seat0: str, rest: list[str], voter: int) -> float:  # noqa: F811
+    s = spy_table(pair, 2, [seat0, *rest])
+    g = games.get("spy")
+    spec = g.legal(s, voter)
+    assert isinstance(spec, Choice)
+    ev = spy.evidence(index, g.observe(s, voter), spec)
+    assert ev is not None
+    return ev["0"] - float(np.mean([v for k, v in ev.items() if k != "0"]))
+
+
+@pytest.mark.parametrize(("pair", "phrase", "rest"), [
+    (("lawyer", "judge"), "argues cases in court for clients", ["legal", "verdict", "lawsuits"]),
+    (("airplane", "helicopter"), "you fly in one on holiday, with wings", ["jet", "rotor", "airliner"]),
+])
+def test_a_person_phrase_is_suspected_no_more_than_the_ai_in_that_seat(index: VocabIndex, pair: tuple[str, str],  # noqa: F811
+                                                                         phrase: str, rest: list[str]) -> None:
+    spec = Text("describe", "", ("d",), max_words=12, max_chars=200)
+    ai = spy.descriptions(index, pair[0], spec, rest, 12)[0]
+    person = _suspicion_of_seat0(index, pair, phrase, rest, 3)
+    machine = _suspicion_of_seat0(index, pair, ai, rest, 3)
+    assert person <= machine + 0.5, (phrase, person, ai, machine)
+
+
+def test_each_vote_records_the_suspicion_it_gave_every_seat(index: VocabIndex) -> None:  # noqa: F811
+    s = spy_table(("lawyer", "judge"), 2, ["argues cases in court for clients", "legal", "verdict", "lawsuits"])
+    g = games.get("spy")
+    runner = AgentRunner(_factory(index), timeout_s=60.0, retries=1)
+    spec = g.legal(s, 3)
+    assert isinstance(spec, Choice)
+    out = asyncio.run(runner.decide(g, s, 3, game_id=1, spec="strategist", seed=5))
+    recorded = [c.prompt["suspicion"] for c in out.calls if isinstance(c.prompt, dict) and c.prompt.get("suspicion")]
+    assert recorded, "the vote's call row holds the suspicion of every option"
+    assert set(recorded[0]) == set(spec.ids())
+    assert max(recorded[0], key=recorded[0].__getitem__) == "2"
+
+
+CARDS = [(name, words) for name, words in decks.cards()][::9]
+
+
+@pytest.mark.parametrize(("name", "words"), CARDS, ids=[n for n, _ in CARDS])
+def test_an_innocent_chameleon_ai_never_clues_the_category_nor_the_whole_card(index: VocabIndex, name: str,  # noqa: F811
+                                                                               words: tuple[str, ...]) -> None:
+    g = games.get("chameleon")
+    for secret in list(words)[:4]:
+        cfg = g.make_config("classic", deal={"card": name, "secret": secret, "chameleon": 2, "first": 0})
+        s, _ = g.new(cfg, 4, 3)
+        spec = g.legal(s, 0)
+        assert isinstance(spec, Text)
+        obs = g.observe(s, 0)
+        pool = chameleon.candidates(index, obs, spec, 24)[0]
+        assert pool
+        for clue in pool:
+            assert not chameleon.names_category(clue, name), (name, secret, clue)
+        ranked = sorted(pool, key=lambda w: -chameleon.text_score(index, _judge(index), obs, Action.say("clue", w)))
+        best = ranked[0]
+        assert normalize(best) not in {normalize(w) for w in words}
+        assert chameleon.specificity(index, best, secret, words) >= chameleon.MIN_SPECIFIC, (secret, best)
+        z = pointing(index, [best], list(words))[0]
+        assert z.argmax() != -1  # a number, not a failure
+
+
+def _judge(index: VocabIndex) -> Any:  # noqa: F811
+    from models.agents.judge import EmbeddingJudge
+
+    return EmbeddingJudge(index)
+
+
+def test_the_bench_refuses_a_writer_file_whose_digest_differs(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2] / "bench" / "data" / "people"
+    split = json.loads((root / "SPLIT.json").read_text())
+    for w in ("w1", "w2", "w3", "w4", "w5", "w6"):
+        (tmp_path / f"{w}.json").write_bytes((root / f"{w}.json").read_bytes())
+    (tmp_path / "SPLIT.json").write_text(json.dumps(split))
+    assert set(load_half("test", tmp_path)) == {"w2", "w3", "w4"}
+    changed = (root / "w3.json").read_bytes().replace(b'"', b'"', 1) + b" "
+    assert hashlib.sha256(changed).hexdigest() != split["sha256"]["w3"]
+    (tmp_path / "w3.json").write_bytes(changed)
+    with pytest.raises(DigestMismatch, match="w3.json differs"):
+        load_half("test", tmp_path)
