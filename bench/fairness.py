@@ -259,11 +259,11 @@ def print_table(label: str, summary: Mapping[str, Mapping[str, Any]], other: Map
 
 def build_factory(define: str = "") -> tuple[Any, Any]:
     """The app's agent registry over one shared client pool; ``define`` adds entries (HUSHTABLE_AGENTS' JSON)."""
+    from bot.settings import default_model_cache
     from models.agents import AgentRegistry
     from models.agents.registry import entries_from_json
     from models.agents.wiring import VOCAB_CACHE, register_agents
     from models.client import ClientOptions, ClientPool
-    from models.worker.default_model import DEFAULT_CACHE_DIR
     from models.worker.embedding_backend import embedder_for
 
     pool = ClientPool(ClientOptions())
@@ -272,7 +272,7 @@ def build_factory(define: str = "") -> tuple[Any, Any]:
         registry.define(entry)
     # The app's vocabulary cache: a second run reads the embedded vocabulary instead of computing it.
     register_agents(registry, connect=pool.get, embedder_for=embedder_for,
-                    vocab_cache=DEFAULT_CACHE_DIR / VOCAB_CACHE)
+                    vocab_cache=default_model_cache() / VOCAB_CACHE)
     return registry, pool
 
 

@@ -78,9 +78,10 @@ def _settings_lines(exc: BaseException) -> list[str]:
 def _confine_caches() -> None:
     """Before any command imports a library that keeps a cache (matplotlib): that cache goes under the model
     cache, never into the home folder (`bot.settings.keep_caches_out_of_home`)."""
-    from bot.settings import Settings, default_model_cache, keep_caches_out_of_home
+    from bot.settings import Settings, check_env_file, default_model_cache, keep_caches_out_of_home
 
     try:
+        check_env_file(Path(".env"))  # reading a FIFO .env would block for ever; the command refuses it in one line
         cache = Settings().model_cache
     except Exception:  # noqa: BLE001 - the settings themselves are wrong: the command says so, in one line
         cache = default_model_cache()
@@ -89,8 +90,9 @@ def _confine_caches() -> None:
 
 def _log_file() -> Path:
     try:
-        from bot.settings import Settings
+        from bot.settings import Settings, check_env_file
 
+        check_env_file(Path(".env"))  # never block on a FIFO .env
         folder = Path(Settings().log_dir).expanduser()
     except Exception:  # the settings themselves may be what is wrong
         folder = Path(".hushtable") / "logs"

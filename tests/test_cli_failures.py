@@ -274,11 +274,15 @@ def test_an_unexpected_error_is_a_sentence_with_the_log_file(tmp_path: Path) -> 
 
 
 def test_the_log_names_the_command_never_its_arguments(work: Path) -> None:
-    # A failure the guard explains (--out is a folder): one sentence, and the log names the command only.
-    (work / "hunter2dir").mkdir(exist_ok=True)
-    out = one_sentence(cli("export", "--out", "hunter2dir", cwd=work), 1, "hunter2dir: Is a directory", "details in")
+    # A failure the guard explains (--out in a folder that does not exist): one sentence, and the log names
+    # the command only.
+    out = one_sentence(cli("export", "--out", "hunter2dir/games.jsonl", cwd=work), 1, "No such file or directory",
+                       "details in")
     text = (work / "logs" / "hushtable.log").read_text(encoding="utf-8")
-    assert "hushtable export failed" in text and "IsADirectoryError" in text and "hunter2" not in text, out
+    assert "hushtable export failed" in text and "FileNotFoundError" in text and "hunter2" not in text, out
+    # --out naming a folder is refused by the export itself, before anything is written: one line, status 2.
+    (work / "hunter2dir").mkdir(exist_ok=True)
+    one_sentence(cli("export", "--out", "hunter2dir", cwd=work), 2, "hunter2dir exists and is not a regular file")
 
 
 @pytest.mark.real_model

@@ -223,8 +223,9 @@ def _pick(m: Outgoing, text: str) -> Button | str:
     shown = sorted(numbers)
     again = (f"Type a number from {shown[0]} to {shown[-1]}" if shown == list(range(shown[0], shown[-1] + 1))
              else "Type one of the numbers shown") + ", or the option itself."
-    if text.isdigit():
-        return numbers.get(int(text), again)
+    if text.isdigit():  # ASCII digits only pick an option: `१`, `１` and `²` are no number here
+        number = typed_number(text)
+        return again if number is None else numbers.get(number, again)
     wanted = text.casefold()
 
     def names(b: Button) -> set[str]:

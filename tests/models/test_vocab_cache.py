@@ -38,16 +38,23 @@ def test_a_second_start_reads_the_matrix_and_loads_no_model(tmp_path: Path) -> N
 
 
 def test_another_vocabulary_or_model_is_another_file_and_a_bad_file_is_computed_again(tmp_path: Path) -> None:
-    _ = VocabIndex(fresh_minilm(), WORDS, cache=tmp_path).matrix
-    _ = VocabIndex(fresh_minilm(), WORDS[:-1], cache=tmp_path).matrix
-    assert len(list(tmp_path.iterdir())) == 2
+    first = VocabIndex(fresh_minilm(), WORDS, cache=tmp_path)
+    _ = first.matrix
+    other = VocabIndex(fresh_minilm(), WORDS[:-1], cache=tmp_path)
+    _ = other.matrix
+    # Another vocabulary is another file; the embedder's older matrix is pruned (the newest per embedder is kept).
+    assert other._cache_file() != first._cache_file()
+    assert list(tmp_path.iterdir()) == [other._cache_file()]
 
     class Retrained(TransformersEmbedder):
         def fingerprint(self) -> str:
             return super().fingerprint() + "|retrained"
 
-    _ = VocabIndex(Retrained("minilm"), WORDS, cache=tmp_path).matrix
-    assert len(list(tmp_path.iterdir())) == 3
+    retrained = VocabIndex(Retrained("minilm"), WORDS, cache=tmp_path)
+    _ = retrained.matrix
+    assert retrained._cache_file() not in (first._cache_file(), other._cache_file())
+    assert list(tmp_path.iterdir()) == [retrained._cache_file()]
+    _ = VocabIndex(fresh_minilm(), WORDS, cache=tmp_path).matrix  # stored again for the check below
 
     # A truncated file (a crash while another process wrote it by hand) is not read: the matrix is computed again.
     path = next(p for p in tmp_path.iterdir() if VocabIndex(fresh_minilm(), WORDS, cache=tmp_path)._cache_file() == p)

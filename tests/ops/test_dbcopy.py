@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.ops.dbcopy import CopyRefused, copy_log
 from storage import annotations as study
-from storage import evaluations, tournaments
+from storage import choices, evaluations, tournaments
 from storage.agentcalls import agent_call_values
 from storage.export import export_games
 from storage.store import AgentCallRecord, Store
-from storage.tables import AgentCallRow, ProcessRow, TableLeaseRow, metadata, table_of
+from storage.tables import AgentCallRow, PendingErasureRow, ProcessRow, TableLeaseRow, TextExpiryRow, metadata, table_of
 from tests.storage.test_backends import GAMES, play_ai_tables
 
 
@@ -58,6 +58,14 @@ async def filled_log(url: str) -> None:
         await tournaments.save_ratings(store, tid, "spy", "classic",
                                        [tournaments.RatingRecord("random", 1, 25.0, 8.3, 0.0, 50.0, 1, {"wins": 1})])
         assert await tournaments.acquire_lease(store, "scheduler", "proc-1", timedelta(minutes=1))
+        # people's choices and the privacy record: a research choice, a notice shown, an audited export,
+        # an erasure waiting for a game's end and a game whose words retention removed
+        await choices.set_research(store, "memory:2", True)
+        assert await choices.notice_due(store, "memory", "memory:2")
+        await choices.audit(store, actor="cli:op", action="export", scope="jsonl, every game", rows=6)
+        async with store.engine.begin() as conn:
+            await conn.execute(sa.insert(table_of(PendingErasureRow)).values(user_key="memory:3", requested_by="memory:3"))
+            await conn.execute(sa.insert(table_of(TextExpiryRow)).values(game_id=gid))
     # A table that is not ours: APScheduler's job store, as its SQLAlchemyJobStore makes it.
     async with await Store.open(url) as store, store.engine.begin() as conn:
         await conn.execute(sa.text("CREATE TABLE apscheduler_jobs (id VARCHAR(191) PRIMARY KEY, "
