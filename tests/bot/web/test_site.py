@@ -68,11 +68,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
-def browser(site: Site) -> Iterator[object]:
+def browser(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
+    # Chromium keeps its crash-report settings under $HOME/.config/chromium whatever its profile folder:
+    # a home of its own keeps the tests out of the user's.
+    home = tmp_path_factory.mktemp("chromium-home")
+    env: dict[str, str | float | bool] = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+                                          "XDG_CACHE_HOME": str(home / ".cache")}
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True)
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True, env=env)
         yield b
         b.close()
 
