@@ -174,10 +174,10 @@ class Glosses:
 
     def __init__(self, folder: Path | None = None) -> None:
         if folder is None:
-            from models.eval.wordnet import WordNetMissing, _folder
+            from models.eval.wordnet import WordNetMissing, database_folder
 
             try:
-                folder = _folder()
+                folder = database_folder()
             except WordNetMissing as exc:
                 raise AssociationMissing(str(exc)) from None
         # The files as SNEAK's WordNet and the agents' word senses read them (one reading per process); a
@@ -285,10 +285,10 @@ class AssociationEmbedder:
             if not callable(mark):
                 raise ValueError("the sentence encoder has no fingerprint")
             phrase = str(mark())
-        from models.eval.wordnet import _folder
+        from models.eval.wordnet import database_folder
 
         glove = StaticVectors.folder()
-        wordnet = sorted(p for p in _folder().iterdir() if p.name.startswith(("data.", "index.")))
+        wordnet = sorted(p for p in database_folder().iterdir() if p.name.startswith(("data.", "index.")))
         return (f"{self.model_id} format {FORMAT}|{self.weights}|{file_marks(glove / f for f in GLOVE_FILES)}"
                 f"|{file_marks(wordnet)}|{phrase}")
 

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from games import text as rules
-from models.eval.wordnet import _folder as wordnet_folder
+from models.eval.wordnet import database_folder as wordnet_folder
 
 GAMES_DATA = Path(__file__).resolve().parents[1] / "games" / "data"
 WORDFORMS = "wordforms.txt"

