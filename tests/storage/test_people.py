@@ -18,6 +18,7 @@ import games
 from bot.core.privacy import finish_pending, forget, member_export
 from bot.core.replays import record_of
 from games.base import Action, IllegalAction, Text, config_to_dict, rng
+from games.catalog import descriptors
 from games.play import FILLER, random_action
 from games.record import replay_record
 from storage import annotations as study
@@ -27,7 +28,7 @@ from storage.records import OutboxRecord
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord, Store
 from storage.tables import ALL_TABLES, ActionSource, GameStatus, SeatKind, table_of
 
-GAMES = ("decrypto", "spy", "chameleon", "spymasters", "justone")
+GAMES = tuple(d.id for d in descriptors())  # every game of the catalog
 MEMBER, NAME = "discord:7770001234", "Zelda Quorn"
 OTHER, OTHER_NAME = "discord:8880005678", "Bob"
 LONER, LONER_NAME = "discord:9990004321", "Yorick Plumb"

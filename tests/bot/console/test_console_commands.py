@@ -91,7 +91,7 @@ def test_every_command_at_every_prompt(tmp_path: Path) -> None:
     path = Path(m.group(2))
     assert path.is_file() and path.is_relative_to(tmp_path), path
     games = [json.loads(line) for line in path.read_text().splitlines()]
-    assert {g["game"] for g in games} == {"chameleon", "decrypto", "justone"}
+    assert {g["game"] for g in games} == {"chameleon", "decrypto", "justone"}  # the games this test opened by name above
     # The SNEAK commands of chat, at the console too (SNEAK runs beside the console).
     for verb in ("sneak", "judge"):
         child.sendline(verb)

@@ -13,6 +13,7 @@ import games
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.tournaments import manage
 from bot.tournaments.runner import TournamentRunner
+from games.catalog import descriptors
 from storage.export import pseudonym
 from storage.export_secret import export_secret
 from storage.store import Store
@@ -20,7 +21,7 @@ from tests.bot.core.conftest import ALICE, BOB, make_harness
 from tests.tournaments.agents import open_service, spec
 
 TENANT, OTHER = "discord:1", "discord:2"
-KINDS = ("decrypto", "spy", "chameleon", "spymasters", "justone")
+KINDS = tuple(d.id for d in descriptors())  # every game of the catalog
 DECOYS = ["outdoors", "everyday", "colourful", "household", "popular", "classic"]
 
 
