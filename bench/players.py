@@ -45,7 +45,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +160,9 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
             "timeout": bool(decided.get("timeout")) if decided else None,
             "model_calls": sum(1 for c in out.calls if c.operation in (AgentOperation.GENERATE, AgentOperation.SCORE) and c.model_id),
         }
-        if game_id == "chameleon" and isinstance(spec, Text) and spec.kind == "clue" and not obs.view.get("is_chameleon"):
-            move["clue"] = {"clue": out.action.value[0], "secret": obs.view["secret"], "card": list(obs.view["card"]),
-                            "category": obs.view.get("category", "")}
+        scored = SCORED_CLUES.get(game_id) if isinstance(spec, Text) and spec.kind in catalog.descriptor(game_id).clue_kinds else None
+        if scored is not None and (clue := scored(obs.view, out.action)) is not None:
+            move["clue"] = clue
         if move["role"] is None:
             hidden.append((move, seat))
         moves.append(move)
@@ -176,18 +176,29 @@ async def play(game_id: str, variant: str, seats: int, opts: dict[str, Any], see
 
 
 def _outcome(game_id: str, variant: str, d: Any) -> dict[str, Any]:
-    if d is None:
-        return {"unfinished": 1}
-    if game_id == "decrypto" and variant == "benchmark":
+    read = OUTCOMES.get(game_id)
+    return {"unfinished": 1} if d is None else read(variant, d) if read is not None else {}
+
+
+def decrypto_outcome(variant: str, d: Any) -> dict[str, Any]:
+    if variant == "benchmark":
         return {"misc": d["miscommunications"], "intercepts": d["interceptions"], "team_won": int(d["team_won"]), "turns": d["turns"]}
-    if game_id == "decrypto":
-        toks = d["tokens"]
-        return {"misc": sum(t["miscommunications"] for t in toks.values()), "intercepts": sum(t["interceptions"] for t in toks.values()),
-                "turns": d["rounds"]}
-    if game_id == "spy":
-        return {"spies_won": int(d["team"] != "villagers"), "rounds": d["rounds"]}
-    m = d["metrics"]
-    return {"caught": m["caught"], "guessed": m["guessed"], "escaped": m["escaped"]}
+    toks = d["tokens"].values()
+    return {"misc": sum(t["miscommunications"] for t in toks), "intercepts": sum(t["interceptions"] for t in toks), "turns": d["rounds"]}
+
+
+def chameleon_clue(v: Any, action: Action) -> dict[str, Any] | None:
+    """An innocent seat's clue with its card (its view ``v``), for the SoftScore columns (not the chameleon's own)."""
+    return None if v.get("is_chameleon") else {"clue": action.value[0], "secret": v["secret"], "card": list(v["card"]), "category": v.get("category", "")}
+
+
+# This bench's per-game parts, found by game id as models.parts finds a game's modules (no function here asks which
+# game it holds): a result as the outcome columns, the clue moves (descriptor's clue_kinds) the SoftScore scores.
+OUTCOMES: dict[str, Callable[[str, Any], dict[str, Any]]] = {
+    "decrypto": decrypto_outcome,
+    "spy": lambda variant, d: {"spies_won": int(d["team"] != "villagers"), "rounds": d["rounds"]},
+    "chameleon": lambda variant, d: {k: d["metrics"][k] for k in ("caught", "guessed", "escaped")}}
+SCORED_CLUES: dict[str, Callable[[Any, Action], dict[str, Any] | None]] = {"chameleon": chameleon_clue}
 
 
 def pct(xs: Sequence[float], q: float) -> float:

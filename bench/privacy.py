@@ -26,13 +26,14 @@ from pathlib import Path
 
 import games
 from bot.core.privacy import forget
+from games import catalog
 from games.base import Action, IllegalAction, Text, config_to_dict, rng
 from games.play import random_action
 from storage.records import OutboxRecord
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord, Store
 from storage.tables import ActionSource, GameStatus, SeatKind
 
-GAMES = ("decrypto", "spy", "chameleon", "spymasters", "justone")
+GAMES = catalog.ids()  # every registered game, in turn
 MEMBER, OTHER = "discord:7770001234", "discord:8880005678"
 WORDS = ("zorblaxian", "quexiform", "vrombulate", "plinxter", "glorpwise", "snarfidel")
 BUDGET_S_PER_1000 = 1.0

@@ -1,4 +1,5 @@
-"""Word banks: the bundled decks in ``games/data/`` and custom decks, checked by one set of rules.
+"""Word banks: the bundled decks in ``games/data/`` (every game's, read through ``bundled``) and custom decks,
+checked by one set of rules.
 
 A custom deck comes as file text or as the parsed lists a config holds after a JSON round
 trip; both go through the same checks, and every problem is reported with the line (text)
@@ -226,20 +227,22 @@ def custom(parse: Callable[..., T], raw: object, **options: Any) -> T:
         raise ConfigError(f"custom deck: {exc}") from None
 
 
-def _bundled(name: str) -> str:
+def bundled(name: str) -> str:
+    """The text of a bundled word bank: every game's bank is a file of ``games/data/`` named for its game
+    (``<game id>_<what>.txt``), read here and nowhere else (``tests/games/test_word_banks.py``)."""
     return resources.files("games").joinpath("data", name).read_text(encoding="utf-8")
 
 
 @cache
 def keywords() -> tuple[str, ...]:
-    return parse_keywords(_bundled(KEYWORDS_FILE))
+    return parse_keywords(bundled(KEYWORDS_FILE))
 
 
 @cache
 def pairs() -> tuple[tuple[str, str], ...]:
-    return parse_pairs(_bundled(PAIRS_FILE))
+    return parse_pairs(bundled(PAIRS_FILE))
 
 
 @cache
 def cards() -> tuple[Card, ...]:
-    return parse_cards(_bundled(CARDS_FILE))
+    return parse_cards(bundled(CARDS_FILE))

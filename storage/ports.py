@@ -4,7 +4,8 @@ Each protocol is one aggregate's questions and writes, as small as its users nee
 the table service's parts take the narrowest one (deadlines take `DeadlinePort`), and
 `TableStore`, their union, is what the table service is handed and hands on. The
 ``Store`` satisfies every one of them (checked by mypy at the bottom of this file),
-and only ``bot/app.py`` and the command-line tools name it.
+and only the start-up wiring, the command-line tools, the benches and the tools that open a
+database by URL name it (``tests/test_store_named.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.engine import EnginePlan
@@ -128,9 +129,20 @@ class InboundPort(Protocol):
     async def inbound_seen(self, key: str) -> bool: ...
 
 
+class Reachable(Protocol):
+    """What a health check asks of the log: where it lives (a SQLite file must still be there) and an engine
+    to ask it ``SELECT 1`` on a connection of its own."""
+
+    @property
+    def plan(self) -> EnginePlan: ...
+
+    @property
+    def engine(self) -> AsyncEngine: ...
+
+
 class ExportSource(UnitsOfWork, GameReader, Protocol):
     """What an export reads: the log, its agent calls and evaluations, and where the log lives
-    (a SQLite file keeps its pseudonym key beside it)."""
+    (a SQLite file keeps its pseudonym key beside it). The web view reads the same."""
 
     @property
     def plan(self) -> EnginePlan: ...
@@ -162,3 +174,6 @@ if TYPE_CHECKING:
 
     def _store_is_a_table_store(store: Store) -> TableStore:
         return store  # mypy fails here the day the store and the protocols disagree
+
+    def _store_is_reachable(store: Store) -> Reachable:
+        return store

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from bot.ops.metrics import CONTENT_TYPE, PrometheusObserver
-from storage.store import Store
+from storage.ports import Reachable
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Health:
     reason: str = "ok"
 
 
-async def check_database(store: Store) -> Health:
+async def check_database(store: Reachable) -> Health:
     """Can the log be read right now?"""
     plan = store.plan
     if plan.sqlite_file is not None:
@@ -86,7 +86,7 @@ class _Answer:
 class OpsServer:
     """The running endpoints; ``port`` is the bound port (useful with port 0 in tests)."""
 
-    def __init__(self, store: Store, observer: PrometheusObserver, *, header_timeout_s: float = HEADER_TIMEOUT_S,
+    def __init__(self, store: Reachable, observer: PrometheusObserver, *, header_timeout_s: float = HEADER_TIMEOUT_S,
                  body_timeout_s: float = BODY_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS) -> None:
         self.store = store
         self.observer = observer
@@ -113,7 +113,7 @@ class OpsServer:
             self._unlogged, self._last_log = 0, now
 
     @classmethod
-    async def start(cls, store: Store, observer: PrometheusObserver, *, host: str = "127.0.0.1", port: int = 0,
+    async def start(cls, store: Reachable, observer: PrometheusObserver, *, host: str = "127.0.0.1", port: int = 0,
                     sock: socket.socket | None = None, **limits: float) -> OpsServer:
         """Listen on ``host:port``, or on ``sock`` when the start-up has bound it already."""
         server = cls(store, observer, **limits)  # type: ignore[arg-type]

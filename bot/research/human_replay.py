@@ -35,6 +35,7 @@ import typer
 
 from bot.core.agents import AgentFactory, AgentRunner
 from games.base import Action, Seat
+from games.decrypto import Decrypto
 from games.record import Record
 from models.agents.provenance import Tally, decision_of
 
@@ -132,7 +133,8 @@ class ReplayRow:
 
 
 def is_benchmark_decrypto(rec: Record) -> bool:
-    return rec.game.id == "decrypto" and str(rec.config.variant) == "benchmark" and rec.seats == 3
+    """A three-seat game of the Decrypto engine in its benchmark variant (asked of the engine, not of its name)."""
+    return isinstance(rec.game, Decrypto) and str(rec.config.variant) == "benchmark" and rec.seats == 3
 
 
 def standard_config(rec: Record) -> Any:

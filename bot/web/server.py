@@ -21,7 +21,7 @@ from aiohttp import web
 
 from bot.web import views
 from bot.web.links import LinkRefused, Scope, verify
-from storage.store import Store
+from storage.ports import ExportSource
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,9 @@ HEADERS = {
 
 @dataclass(frozen=True)
 class Site:
-    """What the pages need: the store, the link key and the export key (for pseudonyms)."""
+    """What the pages need: the log as an export reads it, the link key and the export key (for pseudonyms)."""
 
-    store: Store
+    store: ExportSource
     key: bytes
     secret: str
 

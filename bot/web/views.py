@@ -24,8 +24,8 @@ from storage import annotations as study_repo
 from storage import tournaments as tournament_repo
 from storage.evaluations import evaluations_json
 from storage.export import pseudonym
+from storage.ports import ExportSource
 from storage.records import GameLog
-from storage.store import Store
 from storage.tables import ENDED, ActionSource, AgentCallRow, GameRow, GameStatus, SeatKind, SeatRow
 
 LIST_LIMIT = 500  # the newest games a list shows; filters narrow it further
@@ -72,7 +72,7 @@ def _when(ts: datetime | None) -> str:
     return ts.strftime("%Y-%m-%d %H:%M UTC") if ts is not None else "-"
 
 
-async def _seats_of(store: Store, ids: Sequence[int]) -> dict[int, list[SeatRow]]:
+async def _seats_of(store: ExportSource, ids: Sequence[int]) -> dict[int, list[SeatRow]]:
     out: dict[int, list[SeatRow]] = {i: [] for i in ids}
     if not ids:
         return out
@@ -83,7 +83,7 @@ async def _seats_of(store: Store, ids: Sequence[int]) -> dict[int, list[SeatRow]
     return out
 
 
-async def game_list(store: Store, scope: Scope, secret: str, f: Filters) -> list[GameItem]:
+async def game_list(store: ExportSource, scope: Scope, secret: str, f: Filters) -> list[GameItem]:
     """The tenant's ended games, newest first, narrowed by the filters."""
     since = datetime.combine(f.since, time.min, tzinfo=UTC) if f.since else None
     rows = await store.games(status=ENDED, tenant=scope.tenant, game=f.game or None, finished_since=since)
@@ -115,14 +115,14 @@ def _aware(ts: datetime) -> datetime:
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 
-async def _ended_log(store: Store, scope: Scope, game_id: int) -> GameLog:
+async def _ended_log(store: ExportSource, scope: Scope, game_id: int) -> GameLog:
     row = await _row_in_scope(store, scope, game_id)
     if row.status not in ENDED:
         raise NotShown(game_id)
     return await store.load_game(game_id)
 
 
-async def _row_in_scope(store: Store, scope: Scope, game_id: int) -> GameRow:
+async def _row_in_scope(store: ExportSource, scope: Scope, game_id: int) -> GameRow:
     if not scope.allows_game(game_id):
         raise NotShown(game_id)
     row = await store.game(game_id)
@@ -202,7 +202,7 @@ def _rule(spec: Choice | Text | None, names: Sequence[str]) -> str:
     return text
 
 
-async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Replay:
+async def replay(store: ExportSource, scope: Scope, game_id: int, secret: str) -> Replay:
     """Every step of an ended game: the public table, each seat's private view, the secrets, every
     move's source and the rule it followed."""
     log = await _ended_log(store, scope, game_id)
@@ -211,7 +211,7 @@ async def replay(store: Store, scope: Scope, game_id: int, secret: str) -> Repla
     agents = {s.seat: s.agent_spec for s in log.seats}
     people = {s.user_key for s in log.seats if s.user_key} | {row.host}
     calls: dict[tuple[int, int], AgentCallRow] = {}
-    for c in await store.calls.agent_calls(game_id):
+    for c in await store.agent_calls(game_id):
         if c.action_seq is not None:
             calls[(c.seat, c.action_seq)] = c  # the last call of a move says how it ended
     has_clues = bool(await evaluations_json(store, game_id))
@@ -284,7 +284,7 @@ def _pct(x: Any) -> str:
     return "-" if x is None else f"{100 * float(x):.0f}"
 
 
-async def clue_report(store: Store, scope: Scope, game_id: int) -> tuple[GameRow, list[Clue]]:
+async def clue_report(store: ExportSource, scope: Scope, game_id: int) -> tuple[GameRow, list[Clue]]:
     log = await _ended_log(store, scope, game_id)
     steps = {a.seq: (i, a) for i, a in enumerate(log.actions, start=1)}
     out: list[Clue] = []
@@ -326,7 +326,7 @@ def spectatable(row: GameRow, seats: Sequence[SeatRow]) -> bool:
     return (bool(seats) and all(s.kind == SeatKind.AI for s in seats)) or bool((row.lobby or {}).get("spectators"))
 
 
-async def live(store: Store, scope: Scope, game_id: int, secret: str) -> Live:
+async def live(store: ExportSource, scope: Scope, game_id: int, secret: str) -> Live:
     """A running (or ended) spectatable table's public story: only events every seat saw."""
     row = await _row_in_scope(store, scope, game_id)
     if row.status not in (GameStatus.RUNNING, *ENDED):
@@ -381,12 +381,12 @@ class Board:
     chart: tuple[tuple[str, float, float, float, float, float, float], ...]  # entrant, y, x_lo, x_mu, x_hi, mu, games
 
 
-async def tournament_list(store: Store, scope: Scope) -> list[tuple[int, str, str, str]]:
+async def tournament_list(store: ExportSource, scope: Scope) -> list[tuple[int, str, str, str]]:
     return [(t.id or 0, t.name or f"tournament #{t.id}", t.game, t.status)
             for t in reversed(await tournament_repo.tournaments(store, tenant=scope.tenant))]
 
 
-async def board(store: Store, scope: Scope, tournament_id: int) -> Board:
+async def board(store: ExportSource, scope: Scope, tournament_id: int) -> Board:
     t = await tournament_repo.tournament(store, tournament_id)
     if t is None or t.tenant != scope.tenant or scope.game is not None:
         raise NotShown(tournament_id)
@@ -430,7 +430,7 @@ class StudyTask:
     answers: int
 
 
-async def study(store: Store, scope: Scope) -> list[StudyTask]:
+async def study(store: ExportSource, scope: Scope) -> list[StudyTask]:
     """The human study's progress per task, in counts only (no item, no answer, no annotator shown)."""
     if not scope.admin or scope.game is not None:
         raise NotShown(0)

@@ -6,7 +6,6 @@ import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 
 from games import deals, decks
 from games.base import ConfigError, Seat, one_of, whole_number
@@ -19,7 +18,7 @@ CLUE_MAX_CHARS = 30
 GUESS_MAX_WORDS, GUESS_MAX_CHARS = 2, 30
 PASS = "pass"
 """The guess that skips a card (the timeout action of a guess): only the card is lost."""
-WORDS_FILE = "words.txt"
+WORDS_FILE = "justone_words.txt"
 
 
 class Variant(StrEnum):
@@ -58,7 +57,7 @@ def parse_words(raw: str | list[object] | tuple[object, ...], *, minimum: int = 
 
 @cache
 def bundled_words() -> tuple[str, ...]:
-    return parse_words(resources.files("games.justone").joinpath("data", WORDS_FILE).read_text(encoding="utf-8"))
+    return parse_words(decks.bundled(WORDS_FILE))
 
 
 # --------------------------------------------------------------------------- the deal

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 
 from games import deals, decks
 from games.base import ConfigError, Seat, one_of
@@ -90,7 +89,7 @@ def parse_words(raw: str | Sequence[object], *, minimum: int = BOARD_SIZE) -> tu
 
 @cache
 def bundled_words() -> tuple[str, ...]:
-    return parse_words(resources.files("games").joinpath("data", WORDS_FILE).read_text(encoding="utf-8"))
+    return parse_words(decks.bundled(WORDS_FILE))
 
 
 # --------------------------------------------------------------------------- deals
