@@ -25,6 +25,8 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from storage.engine import BUSY_TIMEOUT_MS
+
 log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 1.0
@@ -71,8 +73,7 @@ class Checkpointer:
 
     def _checkpoint(self) -> None:
         if self._conn is None:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA busy_timeout=5000")
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         self.runs += 1
 

@@ -127,7 +127,8 @@ class Database:
 
     @classmethod
     async def open(cls, url: str | URL, *, create: bool = True, must_exist: bool = False) -> Self:
-        """Connect and bring the schema to the newest migration (``create=False``: only check it is).
+        """Connect and bring the schema to the newest migration (``create=False``: only check it is);
+        a schema already at the newest one is only read, so opening takes no write lock.
 
         ``must_exist``: a missing SQLite file raises `DatabaseMissing` instead of becoming a new,
         empty log (commands that read a log, such as ``export`` or ``doctor``, use it)."""
@@ -140,12 +141,15 @@ class Database:
             path.parent.mkdir(parents=True, exist_ok=True)
         db = cls(make_engine(plan, own_checkpoints=path is not None), plan)
         try:
-            if create:
-                await db.migrate()
-            else:
-                current, head = await db.revision(), head_revision()
-                if current != head:
+            # The revision is read first, and only a schema behind the code takes the write lock to
+            # migrate: a command that only reads (stats, export) never waits on the lock that another
+            # process's writes hold (a SQLite file's readers in WAL mode never wait on its writer),
+            # so it does not fail with "database is locked" when a long write outlasts the busy timeout.
+            current, head = await db.revision(), head_revision()
+            if current != head:
+                if not create:
                     raise SchemaOutOfDate(f"database is at revision {current}, code expects {head}; run migrations")
+                await db.migrate()
         except BaseException:
             await db.engine.dispose()
             raise

@@ -32,9 +32,11 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 5000  # how long a write waits for another process's write to the same SQLite file
 
 SQLITE_PRAGMAS: tuple[str, ...] = (
+    # First: every later statement, the switch to WAL included (it reads the file's header), waits
+    # on another process's lock instead of failing at once with "database is locked".
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys=ON",
     # Freed space is zeroed: an erased member's words must not stay behind in free pages or in
     # the unused room of a page (storage.people).

@@ -129,6 +129,63 @@ class Sealer:
         return hmac.new(self._mac, message, hashlib.sha256).hexdigest()
 
 
+REFUSALS_LOGGED_EVERY_S = 60.0  # a kind of refused message is logged at most once in this long, with how many
+
+
+class RefusalLog:
+    """Refused relay messages logged without flooding the log: the first of a kind at once, and the
+    ones after it within ``every_s`` seconds counted and told in one line when that interval ends (or at
+    ``flush``). Anyone who may connect to the database may NOTIFY a process's channel as fast as it
+    likes; each refusal costs a log line otherwise. Every refusal is still counted in a line."""
+
+    def __init__(self, logger: logging.Logger, *, every_s: float = REFUSALS_LOGGED_EVERY_S) -> None:
+        self._log = logger
+        self.every_s = every_s
+        self._logged_at: dict[str, float] = {}  # when each kind last had its line
+        self._held: dict[str, int] = {}  # refusals of a kind counted since that line
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def refused(self, message: str) -> None:
+        """One refusal, ``message`` saying what was refused (the same text for the same kind)."""
+        now = time.monotonic()
+        last = self._logged_at.get(message)
+        if last is None or now - last >= self.every_s:
+            timer = self._timers.pop(message, None)
+            if timer is not None:
+                timer.cancel()
+            self._emit(message, 1 + self._held.pop(message, 0))
+            return
+        self._held[message] = self._held.get(message, 0) + 1
+        if message not in self._timers:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop to wake: the next refusal or ``flush`` tells these
+                return
+            self._timers[message] = loop.call_later(last + self.every_s - now, self._due, message)
+
+    def flush(self) -> None:
+        """Log what is counted and not yet told (the relay is closing)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        for message, n in list(self._held.items()):
+            self._emit(message, n)
+        self._held.clear()
+
+    def _due(self, message: str) -> None:
+        self._timers.pop(message, None)
+        n = self._held.pop(message, 0)
+        if n:
+            self._emit(message, n)
+
+    def _emit(self, message: str, n: int) -> None:
+        self._logged_at[message] = time.monotonic()
+        if n == 1:
+            self._log.warning("%s", message)
+        else:
+            self._log.warning("%s (%d times in the last %g s)", message, n, self.every_s)
+
+
 class CommandRelay:
     """This process's end of the relay: asks holders, and answers what others ask of it."""
 
@@ -147,6 +204,7 @@ class CommandRelay:
         self.asked = 0  # requests sent to other processes
         self.answered = 0  # requests of other processes answered here
         self.refused = 0  # notifications that failed the key's check, came late or came twice
+        self.refusals = RefusalLog(log)
 
     async def start(self, handler: Handler) -> None:
         """Listen for requests addressed to this process (idempotent)."""
@@ -176,6 +234,7 @@ class CommandRelay:
         for fut in self._waiting.values():
             fut.cancel()
         await self._drop_connection()
+        self.refusals.flush()
         self._handler = None
 
     async def ask(self, holder: str, body: dict[str, Any], timeout: float) -> dict[str, Any] | None:
@@ -200,12 +259,12 @@ class CommandRelay:
         part = self._sealer.check(self.channel, payload, now=now)
         if part is None:
             self.refused += 1
-            log.warning("a relay notification without this deployment's key (or too old) was ignored")
+            self.refusals.refused("a relay notification without this deployment's key (or too old) was ignored")
             return
         kind, rid, ts = part["k"], part["id"], part["ts"]
         if (kind, rid) in self._heard_ids or (kind == _ANSWER and rid not in self._waiting):
             self.refused += 1
-            log.warning("a relay message heard before, or answering nothing asked, was ignored")
+            self.refusals.refused("a relay message heard before, or answering nothing asked, was ignored")
             return
         self._forget_old(now)
         key = (kind, rid, ts)
@@ -217,7 +276,7 @@ class CommandRelay:
         body = self._sealer.open(self.channel, kind, rid, ts, "".join(parts[i] for i in range(part["n"])))
         if body is None:
             self.refused += 1
-            log.warning("a relay message that does not open with this deployment's key was ignored")
+            self.refusals.refused("a relay message that does not open with this deployment's key was ignored")
             return
         self._heard_ids[(kind, rid)] = now
         if kind == _ASK and self._handler is not None and isinstance(body.get("from"), str):
