@@ -14,7 +14,9 @@ Every finished table is witnessed in the ``witness`` table of the same database,
 in memory (not from the log): its actions (the member's values left out), winners and scores. The
 test compares the log with it after the erasure, so what it judges is in the database.
 
-    python -m tests.storage.erasure_worker URL STOP_FILE EXIT_FILE
+It logs as the bot does (``bot.ops.logs.setup_logging``) into ``LOG_DIR``, at DEBUG.
+
+    python -m tests.storage.erasure_worker URL STOP_FILE EXIT_FILE LOG_DIR
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from bot.core.memory import MemoryPlatform
 from bot.core.messages import Command, CommandKind, Place, UserRef
 from bot.core.privacy import PrivacyDesk
 from bot.core.service import TableService
+from bot.ops.logs import setup_logging
 from bot.settings import Settings
 from games.base import Text
 from games.play import random_action
@@ -130,7 +133,9 @@ class Worker:
                                                          winners=res["winners"], scores=res["scores"]))
 
 
-async def main(url: str, stop: Path, exit_file: Path) -> None:
+async def main(url: str, stop: Path, exit_file: Path, log_dir: Path) -> None:
+    # The bot's own file logging, at its most talkative level: the test searches these files too.
+    setup_logging(Settings(_env_file=None, log_dir=log_dir, log_level="DEBUG"), console=True)  # type: ignore[call-arg]
     store = await Store.open(url)
     async with store.write() as conn:
         await conn.run_sync(WITNESS.metadata.create_all)
@@ -173,4 +178,4 @@ async def main(url: str, stop: Path, exit_file: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])))

@@ -8,7 +8,8 @@ every game has ended, the member's words, id and name are nowhere in the databas
 file with its WAL, while the bot still holds it open, and after; on PostgreSQL a ``pg_dump``);
 every finished game replays to the outcome its table reached in memory (the ``witness`` table);
 no logged turn is lost (each game's log holds every action the table took, the other seats' values
-unchanged); no erasure is left waiting.
+unchanged); no erasure is left waiting. Neither the bot's log files (it logs at DEBUG) nor a backup
+made after the erasure (``hushtable backup``, while the bot runs) holds them either.
 """
 
 from __future__ import annotations
@@ -92,9 +93,10 @@ async def _nowhere(store: Store, url: str, when: str) -> None:
 
 
 async def test_forget_while_a_bot_plays_in_another_process(db_url: str, tmp_path: Path) -> None:
-    stop, exit_file = tmp_path / "stop", tmp_path / "exit"
+    stop, exit_file, logs = tmp_path / "stop", tmp_path / "exit", tmp_path / "logs"
     errors = (tmp_path / "worker.err").open("w")
-    worker = subprocess.Popen([sys.executable, "-m", "tests.storage.erasure_worker", db_url, str(stop), str(exit_file)],
+    worker = subprocess.Popen([sys.executable, "-m", "tests.storage.erasure_worker", db_url, str(stop), str(exit_file),
+                               str(logs)],
                               cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=errors, text=True)
 
     def err() -> str:
@@ -129,6 +131,14 @@ async def test_forget_while_a_bot_plays_in_another_process(db_url: str, tmp_path
         assert await _member_statuses(store) == []  # the member sits nowhere any more
 
         await _nowhere(store, db_url, "with the bot still open")
+        if store.plan.sqlite_file is not None:  # a backup made after the erasure, while the bot runs
+            backup = tmp_path / "after.db"
+            made = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "bot.cli", "backup", str(backup),
+                                                            "--database", db_url],
+                                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+            assert made.returncode == 0, made.stderr
+            raw = backup.read_bytes()
+            assert b"witness" in raw and not [s for s in SECRETS if s.lower().encode() in raw.lower()]
 
         # Every finished game: the whole log is there and replays to the outcome the table reached.
         async with store.connect() as conn:
@@ -157,6 +167,9 @@ async def test_forget_while_a_bot_plays_in_another_process(db_url: str, tmp_path
         if store is not None:
             await store.aclose()
     assert worker.returncode == 0, err()
+    logged = b"".join(p.read_bytes() for p in sorted(logs.iterdir()))
+    assert b"DEBUG" in logged, "the bot logged"
+    assert not [s for s in SECRETS if s.lower().encode() in logged.lower()], "left in the bot's log files"
     reopened = await Store.open(db_url)
     try:
         await _nowhere(reopened, db_url, "after the bot closed")
