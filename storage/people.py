@@ -428,6 +428,14 @@ def _rewrite(conn: sa.Connection, table: sa.Table, cols: Sequence[str], where: A
     return len(params)
 
 
+async def any_ended(db: Database, game_ids: Sequence[int]) -> bool:
+    """Whether any of these games has ended (finished, aborted or broken) or is gone."""
+    async with db.connect() as conn:
+        q = sa.select(_games.c.id, _games.c.status).where(_games.c.id.in_(list(game_ids)))
+        found = {int(g): GameStatus(s) for g, s in (await conn.execute(q)).all()}
+    return any(found.get(g) not in (GameStatus.LOBBY, GameStatus.RUNNING) for g in game_ids)
+
+
 async def pending_erasures(db: Database) -> list[str]:
     """Members whose erasure waits for a game to end, oldest request first."""
     async with db.connect() as conn:

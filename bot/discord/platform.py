@@ -29,6 +29,7 @@ from bot.core.messages import DeliveryFailed, Form, MessageRef, Outgoing, Place,
 from bot.core.platform import SendFenced, check_send
 from bot.discord.text import DISCORD_TEXT_LIMIT, contents
 from bot.discord.views import NO_MENTIONS, view_of
+from bot.ops.masking import member_tag
 
 log = logging.getLogger("hushtable.discord")
 
@@ -120,7 +121,7 @@ class DiscordPlatform:
             return await self._send(self.client.get_partial_messageable(int(channel_id)), m)
 
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
-        with delivery(f"DM to {user.key}"):
+        with delivery(f"DM to {member_tag(user.key)}"):
             target = self.client.get_user(int(user.user_id)) or await self.client.fetch_user(int(user.user_id))
             channel = target.dm_channel or await target.create_dm()
             return await self._send(channel, m)

@@ -24,6 +24,7 @@ from bot.core.messages import Command, CommandKind, Outgoing, Place, Reply, User
 from bot.core.ports import ServicePort
 from bot.discord.platform import PLATFORM, DiscordPlatform, delivery
 from bot.discord.views import NO_MENTIONS, FormModal, modal_values
+from bot.ops.masking import member_tag
 from models.agent_names import canonical
 
 log = logging.getLogger("hushtable.discord")
@@ -191,7 +192,7 @@ class Router:
         try:
             reply = await self.service.handle(cmd)
         except Exception:
-            log.exception("DM reply from %s failed", cmd.user.key)
+            log.exception("DM reply from %s failed", member_tag(cmd.user.key))
             reply = Reply.error("Something went wrong on our side.")
         if reply.duplicate:
             return

@@ -6,12 +6,15 @@ appear, so a driver's error that quotes its URL shows no password. Configured cr
 words a running game holds secret are registered with a `Masker` and replaced by ``[redacted]``;
 the log handlers (bot/ops/logs.py) run every record, its exception text included, through it. A held
 word is masked in its inflected forms too (``berries``, ``baking``, ``mice``: games.text.base_forms),
-never inside another word (``category`` keeps ``cat``).
+never inside another word (``category`` keeps ``cat``). Members are named in log lines by
+``member_tag`` only, never by their id or name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 import threading
 from collections.abc import Iterable
 
@@ -23,6 +26,15 @@ _KEYVALUE = re.compile(r"(?i)(?P<key>\b(?:password|passwd|pwd)\s*=\s*)(?P<pw>'[^
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")  # a word of letters, an apostrophe inside kept (Apple's)
 MASK = "***"
 REDACTED = "[redacted]"
+# Drawn per process: a member's tag links the log lines of one run, and nothing once the process is gone.
+_TAG_KEY = secrets.token_bytes(16)
+
+
+def member_tag(member: str) -> str:
+    """How a log line names a member (a user key, a platform id, a DM channel): a short keyed hash,
+    the same within this process only. Log files are not rewritten when a member is erased, so
+    they never hold a member's id or name in the first place."""
+    return "member-" + hashlib.blake2b(member.encode("utf-8"), key=_TAG_KEY, digest_size=5).hexdigest()
 
 
 def mask_passwords(text: str) -> str:

@@ -42,6 +42,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 from bot.core.messages import DeliveryFailed, MessageRef, Outgoing, Place, UserRef
 from bot.core.platform import Platform, SendFenced, check_send
 from bot.core.ports import PrivacyPort, ServicePort, SneakPort
+from bot.ops.masking import member_tag
 from bot.settings import Settings
 from bot.slack import actions, commands, events, privacy, sneak, tournaments, views
 from bot.slack.blocks import render
@@ -140,7 +141,7 @@ class SlackPlatform(Platform):
     async def dm(self, user: UserRef, m: Outgoing) -> MessageRef:
         # Closed DMs, deactivated members, missing scopes: the service falls back to
         # the "show my secret" button in the thread.
-        with delivery(f"DM to {user.user_id}"):
+        with delivery(f"DM to {member_tag(user.key)}"):
             channel = self._dm_channels.get(user.user_id)
             if channel is None:
                 opened = await self.client.conversations_open(users=user.user_id)

@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import intake
 from bot.core.messages import CommandKind, Outgoing, Place, Reply, UserRef
+from bot.ops.masking import member_tag
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
 from games.text import typed_number
@@ -219,7 +220,7 @@ async def run_export(ctx: SlackContext, args: dict[str, Any], origin: intake.Ori
     filename, data = result
     # The file goes to the admin's DM, never the channel: logs hold every secret of a game.
     try:
-        with delivery(f"export upload to {origin.user.user_id}"):
+        with delivery(f"export upload to {member_tag(origin.user.key)}"):
             opened = await client.conversations_open(users=origin.user.user_id)
             await client.files_upload_v2(
                 channel=str(opened["channel"]["id"]),

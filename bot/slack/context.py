@@ -25,6 +25,7 @@ from bot.core import intake
 from bot.core.messages import DeliveryFailed, Place, UserRef
 from bot.core.platform import SendFenced
 from bot.core.ports import PrivacyPort, ServicePort, SneakPort
+from bot.ops.masking import member_tag
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -122,7 +123,7 @@ class SlackContext:
         if cached is not None and now - cached[0] < ADMIN_CACHE_S:
             return cached[1]
         try:
-            with delivery(f"users.info for {user_id}"):
+            with delivery(f"users.info for {member_tag(user_id)}"):
                 info = await client.users_info(user=user_id)
                 user: dict[str, Any] = info.get("user") or {}
         except DeliveryFailed:

@@ -15,6 +15,7 @@ from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.messages import CommandKind, DeliveryFailed, Outgoing, Place, UserRef
+from bot.ops.masking import member_tag
 from bot.slack.blocks import render
 from bot.slack.context import PLATFORM, SlackContext, delivery
 
@@ -41,7 +42,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
                 return
             m = reply.outgoing or Outgoing(("✅ " if reply.ok else "⚠️ ") + reply.text)
             try:
-                with delivery(f"answer to a DM in {channel}"):
+                with delivery(f"answer to a DM in {member_tag(channel)}"):
                     await client.chat_postMessage(channel=channel, **render(m).kwargs())
             except DeliveryFailed:
                 pass  # the move itself is saved; only its acknowledgement was lost

@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import intake
 from bot.core.messages import Place, UserRef
+from bot.ops.masking import member_tag
 from bot.slack.blocks import escape
 from bot.slack.commands import COMMAND
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
@@ -219,7 +220,7 @@ async def submitted(ctx: SlackContext, desk: TournamentDesk, body: dict[str, Any
         r = await desk.create(origin, **args)
     except intake.IntakeError as exc:
         r = DeskReply(str(exc), ok=False)
-    with delivery(f"tournament answer to {user_id}"):
+    with delivery(f"tournament answer to {member_tag(user_id)}"):
         await client.chat_postEphemeral(channel=channel, user=user_id, text=escape(r.text))
 
 

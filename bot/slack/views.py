@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.core import intake
 from bot.core.codec import BadId, Scope, decode
 from bot.core.messages import DeliveryFailed, Outgoing, Place, UserRef
+from bot.ops.masking import member_tag
 from bot.slack.blocks import form_values, render
 from bot.slack.context import PLATFORM, Ack, SlackContext, delivery
 
@@ -64,7 +65,7 @@ async def run_submission(ctx: SlackContext, body: dict[str, Any], view: dict[str
         return
     m = render(reply.outgoing or Outgoing(("✅ " if reply.ok else "⚠️ ") + reply.text))
     try:
-        with delivery(f"answer to a form of {user.user_id}"):
+        with delivery(f"answer to a form of {member_tag(user.key)}"):
             if channel.startswith("D") or not channel:
                 opened = await client.conversations_open(users=user.user_id)
                 await client.chat_postMessage(channel=str(opened["channel"]["id"]), **m.kwargs())

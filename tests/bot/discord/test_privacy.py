@@ -1,4 +1,4 @@
-"""`/privacy`, `/research`, `/mydata`, `/forget-me` (with its confirmation button) and `/audit`
+"""`/privacy` (with its research buttons), `/research`, `/mydata`, `/forget-me` (with its confirmation button) and `/audit`
 through real discord.py against the fake Discord: every answer only to the member, the data as an
 attached file, nothing erased before the member presses "Erase me", the audit for admins."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from bot.core.privacy import PrivacyDesk
-from bot.discord.privacy import CONFIRM_ID
+from bot.discord.privacy import CONFIRM_ID, RESEARCH_OFF_ID, RESEARCH_ON_ID
 from storage import people
 from tests.bot.discord.conftest import Harness
 
@@ -33,6 +33,14 @@ async def test_privacy_commands(harness: Harness) -> None:
     shown = await fake.slash(alice, "privacy")
     assert "https://example.org/privacy" in shown.text and "forget-me" in shown.text
     assert "out of research" in (await fake.slash(alice, "research")).text
+    # The notice's buttons: another member's click changes nothing; the asker's records their choice.
+    notice = shown.messages[-1]
+    other = await fake.click(carol, notice, RESEARCH_ON_ID)
+    assert "Only the member who asked" in other.text and await people.research_choices(h.store) == {}
+    assert "Thanks" in (await fake.click(alice, notice, RESEARCH_ON_ID)).text
+    assert await people.research_choices(h.store) == {me: True}
+    assert "left out" in (await fake.click(alice, notice, RESEARCH_OFF_ID)).text
+    assert await people.research_choices(h.store) == {me: False}
     assert "Thanks" in (await fake.slash(alice, "research", choice="on")).text
     assert await people.research_choices(h.store) == {me: True}
 

@@ -4,14 +4,16 @@ served over HTTP on 127.0.0.1 and driven by signed requests."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from bot.core.ports import SneakPort
 from bot.core.service import TableService
+from bot.ops import logs
 from bot.settings import Settings
 from bot.slack.adapter import SlackBot, build_app, serve_http
 from models.agents import AgentRegistry
@@ -106,3 +108,25 @@ def no_error_logs(caplog: pytest.LogCaptureFixture) -> object:
     yield
     errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
     assert not errors, "\n".join(f"{r.name}: {r.getMessage()}" for r in errors)
+
+
+LIBRARIES = ("slack_sdk", "slack_bolt", "aiohttp", "asyncio")  # levels restored after the test
+
+
+@pytest.fixture
+def debug_log(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The bot's own file logging at DEBUG (``request.param``: text or json, default text); its file."""
+    settings = SimpleNamespace(log_dir=tmp_path / "logs", log_format=getattr(request, "param", "text"), log_level="DEBUG",
+                               slack_bot_token="xoxb-test-token")
+    levels = {n: logging.getLogger(n).level for n in LIBRARIES}
+    root_level = logging.getLogger().level
+    path = logs.setup_logging(settings, console=False)
+    yield path
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, logs._OURS, False):
+            root.removeHandler(h)
+            h.close()
+    root.setLevel(root_level)
+    for n, level in levels.items():
+        logging.getLogger(n).setLevel(level)

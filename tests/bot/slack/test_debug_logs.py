@@ -7,35 +7,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from bot.ops import logs
 from games.base import contains_word
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.play import play_to_end, secrets_of
 from tests.bot.slack.test_games import ALICE, BOB, open_table
-
-LIBRARIES = ("slack_sdk", "slack_bolt", "aiohttp", "asyncio")  # levels restored after the test
-
-
-@pytest.fixture
-def debug_log(tmp_path: Path, request: pytest.FixtureRequest):
-    settings = SimpleNamespace(log_dir=tmp_path / "logs", log_format=request.param, log_level="DEBUG",
-                               slack_bot_token="xoxb-test-token")
-    levels = {n: logging.getLogger(n).level for n in LIBRARIES}
-    root_level = logging.getLogger().level
-    path = logs.setup_logging(settings, console=False)
-    yield path
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, logs._OURS, False):
-            root.removeHandler(h)
-            h.close()
-    root.setLevel(root_level)
-    for n, level in levels.items():
-        logging.getLogger(n).setLevel(level)
 
 
 @pytest.mark.parametrize("debug_log", ["text", "json"], indirect=True)
