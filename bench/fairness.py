@@ -168,7 +168,7 @@ def ending(game: str, s: Any, outsider: int) -> dict[str, Any]:
         out = [seat for _, seat in s.eliminated]
         return {"outsider_caught": outsider in out, "seat0_out": HUMAN in out, "rounds": s.round,
                 "eliminated": [[r, seat] for r, seat in s.eliminated]}
-    return {"outsider_caught": s.accused == outsider and s.guess is not None and normalize(s.guess) != normalize(s.secret),
+    return {"outsider_caught": bool(s.history) and s.history[-1].outcome.value == "caught",
             "seat0_out": s.accused == HUMAN, "rounds": 1, "eliminated": [[1, s.accused]] if s.accused is not None else []}
 
 
