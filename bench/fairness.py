@@ -144,17 +144,47 @@ def human_text(human: Mapping[str, Sequence[str]], deal: Deal, spec: Text, said:
     return pool[said:] + pool[:said]
 
 
+def later_ballots(game: str, s: Any) -> list[dict[str, Any]]:
+    """Every ballot after round 1's first (Who-is-Spy's run-offs and later rounds, the Chameleon's run-off):
+    round, stage and voter -> target, and who was still in the game."""
+    if game == "spy":
+        out = []
+        gone: set[int] = set()
+        for v in s.votes:
+            if not (v.round == 1 and v.stage == "vote"):
+                out.append({"round": v.round, "stage": v.stage, "ballot": {str(a): b for a, b in v.ballots},
+                            "alive": [x for x in range(s.seats) if x not in gone]})
+            if v.eliminated is not None:
+                gone.add(v.eliminated)
+        return out
+    return [{"round": 1, "stage": "runoff", "ballot": {str(a): b for a, b in b.votes}, "alive": list(range(s.seats))}
+            for b in s.ballots[1:]]
+
+
+def ending(game: str, s: Any, outsider: int) -> dict[str, Any]:
+    """How the deal ended: the outsider caught (Who-is-Spy: the spy voted out in any round; the Chameleon: accused
+    and naming a wrong word), seat 0 voted out in any round, and the rounds played."""
+    if game == "spy":
+        out = [seat for _, seat in s.eliminated]
+        return {"outsider_caught": outsider in out, "seat0_out": HUMAN in out, "rounds": s.round,
+                "eliminated": [[r, seat] for r, seat in s.eliminated]}
+    return {"outsider_caught": bool(s.history) and s.history[-1].outcome.value == "caught",
+            "seat0_out": s.accused == HUMAN, "rounds": 1, "eliminated": [[1, s.accused]] if s.accused is not None else []}
+
+
 async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: bool,
-               human: Mapping[str, Sequence[str]], table_no: int) -> dict[str, Any]:
-    """Round 1 of one deal; seat 0 a person (``human_seat``) or the agent."""
+               human: Mapping[str, Sequence[str]], table_no: int, to_end: bool = False) -> dict[str, Any]:
+    """Round 1 of one deal (``to_end``: the whole game, round 1's measures kept apart); seat 0 a person
+    (``human_seat``) or the agent."""
     g: Game = games.get(deal.game)
     s, _ = g.new(g.make_config(VARIANT[deal.game], **deal.options), 4, deal.seed)
     runner = AgentRunner(factory, timeout_s=180.0, retries=3, fallback_spec="embed:minilm")
     r = rng(deal.seed, "fair-human")
     moves: list[dict[str, Any]] = []
     said: list[str] = []
-    for _ in range(200):
-        if g.result(s) is not None or round_one_over(deal.game, s):
+    stopped = False
+    for _ in range(400):
+        if g.result(s) is not None or (not to_end and round_one_over(deal.game, s)):
             break
         seat = min(g.to_act(s))
         spec = g.legal(s, seat)
@@ -168,6 +198,9 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
                     said.append(text)
                     break
                 else:
+                    if round_one_over(deal.game, s):  # a later round: the person has nothing new to say
+                        stopped = True
+                        break
                     raise RuntimeError(f"no human description of {deal.word!r} the rules accept")
             else:
                 assert isinstance(spec, Choice)
@@ -185,9 +218,13 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
                       "first_try": str(out.source) == "ai" and not any(c.error for c in out.calls)})
     texts = ([{"seat": seat, "text": t} for rnd, seat, t in s.descriptions if rnd == 1] if deal.game == "spy"
              else [{"seat": seat, "text": t} for seat, t in s.clues])
-    return {"game": deal.game, "seed": deal.seed, "agent": agent, "arm": "human" if human_seat else "ai", "word": deal.word,
-            "outsider": deal.outsider, "out": voted_out(deal.game, s), "ballot": {str(k): v for k, v in first_ballot(deal.game, s).items()},
-            "said": texts, "moves": moves}
+    row = {"game": deal.game, "seed": deal.seed, "agent": agent, "arm": "human" if human_seat else "ai", "word": deal.word,
+           "outsider": deal.outsider, "out": voted_out(deal.game, s), "ballot": {str(k): v for k, v in first_ballot(deal.game, s).items()},
+           "said": texts, "moves": moves}
+    if to_end:
+        row["later"] = later_ballots(deal.game, s)
+        row["end"] = {**ending(deal.game, s, deal.outsider), "complete": g.result(s) is not None and not stopped}
+    return row
 
 
 def share(xs: Sequence[bool]) -> float:

@@ -244,7 +244,7 @@ async def run_half(half: str, args: argparse.Namespace, registry: Any) -> dict[s
                     table_no += 1
                     try:
                         row = await play(deal, agent, registry, human_seat=human_seat, human={normalize(deal.word): texts},
-                                         table_no=table_no)
+                                         table_no=table_no, to_end=True)
                     except RuntimeError:  # none of the person's texts passes the rules (e.g. it names the word)
                         break
                     pair.append({**row, "half": half})

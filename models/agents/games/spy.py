@@ -185,9 +185,16 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
     # it); each seat is then asked whether it fits that word better than ours, not whether it fits any neighbour.
     pair = pair_posterior(prior, list(rels.values()))
     susp = {opt: suspicion(z, 0, pair) for opt, z in zs.items()}
-    rel_all = np.sum(list(rels.values()), axis=0) if rels else np.zeros(len(words) - 1)
+    # Seats voted out in earlier rounds and revealed as villagers spoke the villagers' word: their descriptions
+    # of every round are evidence about whether that word is mine (they are nobody's suspects any more).
+    known = [by_seat[str(e["seat"])] for e in v["eliminated"] if e.get("role") == "villager" and by_seat.get(str(e["seat"]))
+             and str(e["seat"]) != me]
+    revealed = [((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0)
+                for z in (pointing(index, texts, words) for texts in known)]
+    everyone = [*rels.values(), *revealed]
+    rel_all = np.sum(everyone, axis=0) if everyone else np.zeros(len(words) - 1)
     # I am the spy: every other seat points at one word that is not mine.
-    heard = any(by_seat.get(o) for o in opts)
+    heard = any(by_seat.get(o) for o in opts) or bool(known)
     log_p = rel_all + np.log(np.maximum(prior[1:], 1e-12))
     me_llr = float(np.logaddexp.reduce(log_p)) if heard else -math.inf
     me_llr = me_llr if me_llr > 0 else SELF_INNOCENCE * me_llr
