@@ -89,9 +89,15 @@ def report_text(rep: ClueReport, names: dict[int, str]) -> str:
 
     evs = ", ".join(rep.evaluators)
     lines = [f"{TITLE} (0-100; evaluator{'s' if len(rep.evaluators) > 1 else ''}: {evs}):", MEANING]
+    reads = "the evaluators read" if len(rep.evaluators) > 1 else "the evaluator reads"
     for c in rep.informed:
         if c.mean is None:
             lines.append(f"- {who(c)}: \u201c{c.message}\u201d: not scored")
+            continue
+        if c.poorly_read:  # a name: the numbers say how the evaluator read it, not how good the clue was
+            lines.append(f"- {who(c)}: \u201c{c.message}\u201d: a name or reference \u2014 {reads} names poorly; "
+                         f"score not shown as a verdict (its reading: utility {_metric(c, 'utility')}, leakage "
+                         f"{_metric(c, 'leakage')}, SoftScore {_metric(c, 'soft')}; not ranked)")
             continue
         lines.append(f"- {who(c)}: \u201c{c.message}\u201d: utility {_metric(c, 'utility')}, "
                      f"leakage {_metric(c, 'leakage')}, SoftScore {_metric(c, 'soft')}"

@@ -68,6 +68,28 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         (out / name).write_text(text + "\n", encoding="utf-8")
         typer.echo("\nwrote " + ", ".join(str(p) for p in [out / name, *(extra or [])]))
 
+    def _human_agreement(database: str | None) -> str:
+        """``agreement --human``: the stored study's answers against the evaluators' stored judgements."""
+        from models.eval.human_agreement import NoAnswers, human_agreement, render
+        from storage.store import Store
+
+        e = env()
+
+        async def go() -> str:
+            store = await Store.open(database or e.database_url, must_exist=True)
+            try:
+                return render(await human_agreement(store))
+            finally:
+                await store.aclose()
+
+        try:
+            text = run_on_log(go())
+        except NoAnswers as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(text)
+        return text
+
     _GEN_HELP = "Agent spec that writes messages (repeatable; the three reference baselines are always scored)."
     _EV_HELP = "Evaluator spec (repeatable)."
     _DECK_HELP = "Cards (card file or category-norms CSV; default: the bundled cards)."
@@ -80,12 +102,21 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
         seed: int = typer.Option(0, "--seed"),
         out: Path = typer.Option(Path("sneak-agreement"), "--out", help="Folder for the text and the table."),
+        human: bool = typer.Option(False, "--human", help="Instead: the clue-report evaluators against the human "
+                                   "study's answers (/judge), per clue and kind of clue, from the database; the "
+                                   "evaluators are those whose stored judgements the study's items carry."),
+        database: str | None = typer.Option(None, "--database", help="With --human: database URL (default: "
+                                            "HUSHTABLE_DATABASE_URL)."),
     ) -> None:
-        """SNEAK 4.1: do the evaluators agree? Spread of scores and rank correlation of the methods."""
+        """SNEAK 4.1: do the evaluators agree? Spread of scores and rank correlation of the methods. With --human:
+        do they agree with people?"""
         from models.eval.analysis import agreement as agree
         from models.eval.analysis import agreement_text, messages_for, score_all
 
         check_folder(out)
+        if human:
+            _save(out, "human_agreement.txt", _human_agreement(database))
+            return
         chosen = _analysis_cards(deck, cards)
 
         async def work(s: Any) -> str:

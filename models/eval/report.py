@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from models.eval.clue_kind import POORLY_READ, ClueKind, clue_kind
 from models.eval.live import row_scores
 from models.eval.metrics import Scores, mean_scores
 from storage.evaluations import evaluations
@@ -40,6 +41,14 @@ class ClueScore:
     # The clue is the card's category itself: it fits every word of the card alike, so it tells a
     # friend nothing of the secret, whatever an evaluator's numbers say; never ranked the best clue.
     names_category: bool = False
+    # The clue's kind (``models/eval/clue_kind.py``): a name or reference is read poorly by the evaluators, so
+    # its numbers are shown but not as a verdict on the clue, and it is never ranked the best clue.
+    kind: ClueKind = ClueKind.ASSOCIATION
+
+    @property
+    def poorly_read(self) -> bool:
+        """Whether the evaluators read clues of this kind poorly (their numbers are no verdict on it)."""
+        return self.kind in POORLY_READ
 
     @property
     def mean(self) -> Scores | None:
@@ -70,10 +79,10 @@ class ClueReport:
         return [c for c in self.clues if c.bluff]
 
     def best(self) -> ClueScore | None:
-        """The informed clue with the highest mean SoftScore (a bluff, or a clue that only names the
-        category, is never ranked)."""
+        """The informed clue with the highest mean SoftScore (a bluff, a clue that only names the
+        category, or a name the evaluators read poorly, is never ranked)."""
         scored = [(c.mean.soft, -c.action_seq, -c.part, c) for c in self.informed
-                  if c.mean is not None and not c.names_category]
+                  if c.mean is not None and not c.names_category and not c.poorly_read]
         return max(scored, key=lambda t: t[:3])[3] if scored else None
 
 
@@ -103,14 +112,18 @@ async def clue_report(store: Store, game_id: int, evaluators: Sequence[str]) -> 
             per[key][r.evaluator] = s
     if not info:
         return None
+    from models.eval.wordnet import wordnet
+
+    wn = wordnet()  # read once per process; the service has it for its decoys already
     clues = []
     for key in sorted(info):
         inst = info[key]
         seat = inst.get("seat")
         message = str(inst.get("message", ""))
+        category = str(inst.get("category") or "")
         clues.append(ClueScore(key[0], key[1], seat if isinstance(seat, int) else None, message,
                                bool(inst.get("bluff")), dict(per.get(key, {})), tuple(failed.get(key, ())),
-                               names_category(message, str(inst.get("category") or ""))))
+                               names_category(message, category), clue_kind(message, category, wn)))
     return ClueReport(game_id, wanted, tuple(clues))
 
 

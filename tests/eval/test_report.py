@@ -279,3 +279,49 @@ def test_the_report_says_what_its_numbers_mean_and_never_ranks_the_category_itse
     assert lines[1] == MEANING and "Utility:" in MEANING and "leakage:" in MEANING and "SoftScore:" in MEANING
     assert "\u201cbread\u201d: utility 90, leakage 10, SoftScore 76 (the category itself" in text
     assert lines[-1] == "Best SoftScore of a player who knew the secret: 40 (Ben, \u201ccrust\u201d)."
+
+
+def test_a_name_is_reported_as_read_poorly_never_as_a_bad_clue() -> None:
+    """The evaluators read a clue through its words' general meaning; a name (Herschel for Telescope) carries
+    its meaning through knowledge of one thing, so its low numbers are no verdict and it is never ranked."""
+    from bot.sneak import report_text
+    from models.eval.clue_kind import ClueKind, clue_kind
+    from models.eval.metrics import Scores
+    from models.eval.report import ClueReport, ClueScore
+    from models.eval.wordnet import wordnet
+
+    assert clue_kind("Herschel", "Telescope", wordnet()) is ClueKind.REFERENCE
+    ev, other = "embed:minilm", "embed:assoc"
+    one = ClueReport(1, (ev,), (
+        ClueScore(3, 0, 0, "Herschel", False, {ev: Scores(0.95, 0.0, 0.95, 1.0)}, kind=ClueKind.REFERENCE),
+        ClueScore(4, 0, 1, "lens", False, {ev: Scores(0.5, 0.2, 0.40, 1.0)}),
+    ))
+    text = report_text(one, {0: "Ann", 1: "Ben"})
+    assert ("- Ann: \u201cHerschel\u201d: a name or reference \u2014 the evaluator reads names poorly; score not shown "
+            "as a verdict (its reading: utility 95, leakage 0, SoftScore 95; not ranked)") in text
+    assert "- Ben: \u201clens\u201d: utility 50, leakage 20, SoftScore 40" in text
+    assert text.splitlines()[-1] == "Best SoftScore of a player who knew the secret: 40 (Ben, \u201clens\u201d)."
+    two = ClueReport(1, (ev, other), (
+        ClueScore(3, 0, 0, "Herschel", False, {ev: Scores(0.1, 0.0, 0.1, 0.0), other: Scores(0.1, 0.0, 0.1, 0.0)},
+                  kind=ClueKind.REFERENCE),))
+    text = report_text(two, {0: "Ann"})
+    assert "the evaluators read names poorly; score not shown as a verdict" in text
+    assert "Best SoftScore" not in text  # the only clue is a name: nothing is ranked
+
+
+async def test_the_stored_report_gives_each_clue_its_kind(tmp_path: Path) -> None:
+    from models.eval.clue_kind import clue_kind
+    from models.eval.report import clue_report
+    from models.eval.wordnet import wordnet
+    from storage.evaluations import evaluations
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        gid = await _scored_chameleon(h, seed=8)
+        rep = await clue_report(h.store, gid, ["embed:minilm"])
+        assert rep is not None
+        category = {r.action_seq: r.instance["category"] for r in await evaluations(h.store, game_ids=[gid])}
+        assert [c.kind for c in rep.clues] == [clue_kind(c.message, category[c.action_seq], wordnet()) for c in rep.clues]
+    finally:
+        await h.service.stop()
+        await h.store.aclose()

@@ -4,6 +4,7 @@ guild's games in channels each member can read, never a game they played or watc
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from models.eval.decoys import FixedDecoys
 from models.eval.evaluators import EmbeddingEvaluator
@@ -13,6 +14,7 @@ from models.worker.embedding_backend import embedder_for
 from storage import annotations as notes
 from tests.bot.discord.conftest import Harness
 from tests.bot.discord.fake_discord import FakeDiscord
+from tests.eval.human_agreement_check import check_agreement_command, varied_answer
 from tests.eval.logging_helpers import log_random_game
 
 DECOYS = FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular", "classic"])
@@ -91,3 +93,25 @@ async def test_items_stay_in_the_guild_in_channels_the_member_reads_away_from_it
     # A direct message has no guild: only benchmark items, none here.
     dm = await fake.slash(outsider, "judge", channel_id=fake.dm_channel(outsider))
     assert dm.text.startswith("No item to judge right now")
+
+
+async def test_the_agreement_command_compares_the_evaluator_with_the_members_answers(harness: Harness,
+                                                                                       tmp_path: Path) -> None:
+    fake = harness.fake
+    assert harness.store is not None
+    tenant = f"discord:{fake.guild_id}"
+    for seed in (6, 7):  # two games, three informed clues each
+        await log_random_game(harness.store, "chameleon", "sneak", 4, seed=seed, humans=(), agent="random",
+                              platform="discord", place=str(fake.channel_id), tenant=tenant)
+    await _score(harness)
+    for k in range(10):  # each member judges one role of each of the six clues: ten fill every item
+        m = fake.add_member(name=f"m{k}")
+        ix = await fake.slash(m, "judge")
+        turn = 0
+        while "Answer with the option's number: /judge answer:N (1-" in ix.text:
+            n = len(re.findall(r"^\d+\. ", ix.text, re.M))
+            ix = await fake.slash(m, "judge", answer=varied_answer(k, turn, n))
+            turn += 1
+        assert turn == 6
+    text = await check_agreement_command(harness.store, harness.settings.database_url, tmp_path / "agree", 6)
+    assert "embed:minilm: " in text  # where it is far from people, or that it is nowhere

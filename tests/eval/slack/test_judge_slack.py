@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any
 
 from models.eval.decoys import FixedDecoys
@@ -14,6 +15,7 @@ from models.worker.embedding_backend import embedder_for
 from storage import annotations as notes
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import TEAM
+from tests.eval.human_agreement_check import check_agreement_command, varied_answer
 from tests.eval.logging_helpers import log_random_game
 
 CHANNEL = "CGAMES"
@@ -79,3 +81,21 @@ async def test_items_stay_in_the_workspace_in_channels_the_member_is_in_away_fro
     # Without channels:read Slack lists nothing: no logged clue at all, and the member is told plainly.
     st.fake.scopes = [s for s in st.fake.scopes if s != "channels:read"]
     assert (await _say(st, "UNEW", "judge"))["text"].startswith("No item to judge right now")
+
+
+async def test_the_agreement_command_compares_the_evaluator_with_the_members_answers(stack: Stack,
+                                                                                       tmp_path: Path) -> None:
+    st = stack
+    for seed in (6, 7):  # two games, three informed clues each
+        await log_random_game(st.store, "chameleon", "sneak", 4, seed=seed, humans=(), agent="random",
+                              platform="slack", place=CHANNEL, tenant=f"slack:{TEAM}")
+    await score_games(st.store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], DECOYS)
+    for k in range(10):  # each member judges one role of each of the six clues: ten fill every item
+        text = (await _say(st, f"UM{k}", "judge"))["text"]
+        turn = 0
+        while "/hushtable judge N (1-" in text:
+            n = len(re.findall(r"^\d+\. ", text, re.M))
+            text = (await _say(st, f"UM{k}", f"judge {varied_answer(k, turn, n)}"))["text"]
+            turn += 1
+        assert turn == 6
+    await check_agreement_command(st.store, st.settings.database_url, tmp_path / "agree", 6)
