@@ -17,8 +17,12 @@ first, from the code and hint history of the turns before it:
   person's, so the table also gives the turns whose encoder seat was the
   evaluated agent (``PT own``) and the accuracy on those alone.
 
-Eve's prompts hold what her move's prompt holds (the paper's Listing 7): the
-code and hint history and the current turn's hints. Every answer that cannot
+Eve's prompts hold the team's hint history by keyword of the turns before, and
+nothing else, as the benchmark's code asks them (its ``get_gopnik_prompt``:
+asked before Eve sees the turn's hints, without the past codes);
+``--show-current-hints`` asks them with what her move's prompt holds instead
+(the paper's Listing 7: the past codes, the hint history and the current turn's
+hints), and the table says which was asked. Every answer that cannot
 be read is counted per prompt (``A unparsed``: such a turn cannot be scored;
 ``B/C unparsed``, ``PT unparsed``: failures), never dropped silently.
 
@@ -59,7 +63,7 @@ from typing import Any
 from games.text import fold
 from models.types import GenerateRequest, Inference, InferenceError, Message
 
-PROMPT_VERSION = "tom-1"
+PROMPT_VERSION = "tom-2"  # tom-2: Eve sees the hint history only by default; no second order without a description
 MAX_TOKENS = 64
 
 
@@ -236,12 +240,38 @@ RULES = ("Decrypto: a team has four secret keywords numbered 1-4. Each turn the 
          "code.")
 
 
-def eve_prompts(turn: DecryptoTurn) -> dict[str, tuple[Message, ...]]:
-    """Prompts A, B and C of the Smarties task for one turn (asked independently)."""
+def _by_keyword(turn: DecryptoTurn) -> str:
+    """The hint history as the benchmark's code writes it: one line per keyword, its hints in turn order."""
+    return "\n".join(f"    Keyword {d}: {', '.join(bd[d] for _, bd in turn.history if d in bd)}" for d in "1234")
+
+
+def eve_prompts(turn: DecryptoTurn, *, show_current_hints: bool = False) -> dict[str, tuple[Message, ...]]:
+    """Prompts A, B and C of the Smarties task for one turn (asked independently): by default with the hint history
+    by keyword only, as the benchmark's code asks them; ``show_current_hints``: the past codes, the history and
+    this turn's hints (what Eve's move prompt holds)."""
     system = Message("system", f"{RULES} You are Eve, the interceptor.")
+    fmt = "Answer on one line: ANSWER: keyword1, keyword2, keyword3, keyword4"
+    if not show_current_hints:
+        head = (f"Turn {len(turn.history) + 1}: You are the Interceptor. This is the hint history so far:\n"
+                f"Hint History:\n{_by_keyword(turn)}")
+        revealed = ("These are the four secret keywords shared by the Encoder and Decoder:\nKeywords:\n"
+                    + "\n".join(f"    {i}. {k}" for i, k in enumerate(turn.keywords, start=1))
+                    + "\nThe keywords are now revealed to you.")
+        return {
+            "A": (system, Message("user", f"{head}\n\nGiven this hint history, what do you think are the four secret "
+                                          f"keywords shared by the Encoder and Decoder (in the order of the hint "
+                                          f"history)? {fmt}")),
+            "B": (system, Message("user", f"{head}\n\n{revealed}\n\nBefore the keywords were revealed to you and you "
+                                          "had only seen the game history, up to and including the hint history so "
+                                          f"far, what did you think were the four keywords (in the order of the hint "
+                                          f"history)? {fmt}")),
+            "C": (system, Message("user", f"{head}\n\n{revealed}\n\nAnother player, the Second Interceptor, hasn't "
+                                          "seen the secret keywords. When they first see the game history, up to and "
+                                          "including the hint history so far, what will they think are the four "
+                                          f"keywords (in the order of the hint history)? {fmt}")),
+        }
     history = f"{_history_text(turn)}\n\nThe hints given by the Encoder for this turn are: {', '.join(turn.hints)}."
     reveal = f"The four keywords have now been revealed: {', '.join(turn.keywords)}."
-    fmt = "Answer on one line: ANSWER: keyword1, keyword2, keyword3, keyword4"
     return {
         "A": (system, Message("user", f"{history}\n\nWhat do you think the four keywords are (in order 1-4)? {fmt}")),
         "B": (system, Message("user", f"{history}\n\n{reveal} Before this reveal, what did you think the four keywords "
@@ -275,6 +305,7 @@ class SpyTable:
     first: dict[int, tuple[str, Identity]] | None  # seat -> guessed (keyword, identity), or None: unanswered
     second: tuple[str, Identity] | None = None  # the guest's guess of what the others will guess about it
     guest: bool = False
+    described: bool = True  # the seat gave a description in round 1 (the second order asks "based on your description")
 
 
 def spy_setting(details: dict[str, Any]) -> tuple[list[str | None], list[Identity], list[tuple[int, str]]]:
@@ -336,6 +367,8 @@ def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Seq
                 if words[s] is not None:  # Mr. White has no keyword to guess
                     one_word.append(fold(w) == fold(words[s] or ""))
                 one_id.append(i is ids[s])
+        if not t.described:  # never asked the second order: it is about its description
+            continue
         about = [f[t.seat] for o in others if (h := by_seat.get(o)) is not None and not h.guest
                  and (f := h.first) is not None]
         for pos, bucket in ((0, two_word), (1, two_id)):
@@ -353,9 +386,9 @@ def spy_scores(words: Sequence[str | None], ids: Sequence[Identity], tables: Seq
 
     return {"seats": len(tables), "guests": len(guests), "self_identity": share(self_id), "one_word": share(one_word),
             "one_identity": share(one_id), "two_word": share(two_word), "two_identity": share(two_id),
-            "unanswered": sum(1 for t in guests if t.first is None) + sum(1 for t in guests if t.second is None)
+            "unanswered": sum(1 for t in guests if t.first is None) + sum(1 for t in guests if t.described and t.second is None)
             + sum(1 for t in tables if not t.guest and t.first is None),
-            "ties": ties}
+            "ties": ties, "undescribed": sum(1 for t in guests if not t.described)}
 
 
 SPY_RULES = ("Who is the Spy: every player but the spy got the same secret keyword; the spy got a similar but "
@@ -364,6 +397,8 @@ SPY_RULES = ("Who is the Spy: every player but the spy got the same secret keywo
 
 
 def spy_prompts(seat: int, word: str | None, said: Sequence[tuple[int, str]], seats: int) -> dict[str, tuple[Message, ...]]:
+    """The first-order question, and the second-order one ("based on your description") only for a seat that gave a
+    description: a seat that gave none (it timed out, or left) has nothing for the others to judge it by."""
     system = Message("system", f"{SPY_RULES} You are Player {seat + 1}.")
     mine = f"Your keyword is {word}." if word else "You got no keyword."
     talk = "\n".join(f"Player {s + 1}: {t}" for s, t in said)
@@ -373,7 +408,10 @@ def spy_prompts(seat: int, word: str | None, said: Sequence[tuple[int, str]], se
     second = (f"{mine}\nThe descriptions so far:\n{talk}\n\nBased on your description, what do you think other players "
               "will guess your keyword and identity to be? Please put yourself in the shoes of other players and "
               "guess your own keyword and identity. Answer on one line: ANSWER: keyword, spy or villager")
-    return {"first": (system, Message("user", first)), "second": (system, Message("user", second))}
+    out: dict[str, tuple[Message, ...]] = {"first": (system, Message("user", first))}
+    if any(s == seat for s, _ in said):
+        out["second"] = (system, Message("user", second))
+    return out
 
 
 # --------------------------------------------------------------------------- asking
@@ -392,10 +430,11 @@ async def ask(client: Inference, messages: Sequence[Message], *, max_tokens: int
 
 
 async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int, dict[str, Any]]],
-                       seat_agents: dict[int, dict[int, str | None]] | None = None,
-                       ) -> tuple[DecryptoTable, list[dict[str, Any]]]:
+                       seat_agents: dict[int, dict[int, str | None]] | None = None, *,
+                       show_current_hints: bool = False) -> tuple[DecryptoTable, list[dict[str, Any]]]:
     """Ask every turn of these games (id, result details); the table and the records to store. ``seat_agents``
-    (game -> seat -> agent spec) says whose hints each turn's were."""
+    (game -> seat -> agent spec) says whose hints each turn's were; ``show_current_hints``: Eve's prompts hold the
+    turn's hints and the past codes too (see ``eve_prompts``)."""
     table = DecryptoTable(agent)
     records: list[dict[str, Any]] = []
     for gid, details in games:
@@ -410,7 +449,7 @@ async def run_decrypto(client: Inference, agent: str, games: Sequence[tuple[int,
                                    "pt": {"question": _messages(asked), "raw": pt_raw, "parsed": parse_code(pt_raw),
                                           "score": _asdict(pt)}}
             if turn.history:  # every turn except the first
-                prompts = eve_prompts(turn)
+                prompts = eve_prompts(turn, show_current_hints=show_current_hints)
                 raw = {k: await ask(client, m) for k, m in prompts.items()}
                 parsed = {k: parse_words(raw[k], 4) for k in ("A", "B", "C")}
                 sc = smarties(turn.keywords, parsed["A"], parsed["B"], parsed["C"])
@@ -437,12 +476,13 @@ async def run_spy(client: Inference, agent: str, games: Sequence[tuple[int, dict
             prompts = spy_prompts(seat, words[seat], said, n)
             model = client if seat in guests else (host or client)
             first_raw = await ask(model, prompts["first"], max_tokens=24 * n, prefill="Player 1:")
-            second_raw = await ask(client, prompts["second"], max_tokens=24) if seat in guests else None
+            described = "second" in prompts
+            second_raw = await ask(client, prompts["second"], max_tokens=24) if seat in guests and described else None
             t = SpyTable(seat, words[seat], ids[seat], parse_players(first_raw, n),
-                         parse_self(second_raw) if second_raw is not None else None, seat in guests)
+                         parse_self(second_raw) if second_raw is not None else None, seat in guests, described)
             tables.append(t)
             records.append({"game_id": gid, "seat": seat, "seat_role": "guest" if seat in guests else "host",
-                            "question": {k: _messages(m) for k, m in prompts.items()},
+                            "question": {k: _messages(m) for k, m in prompts.items() if k == "first" or seat in guests},
                             "first": first_raw, "second": second_raw,
                             "parsed": {"first": None if t.first is None else
                                        {str(k): list(v) for k, v in t.first.items()},
@@ -469,16 +509,17 @@ def mean_rows(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, 
     return out
 
 
-def settings_digest(agent: str) -> str:
-    return hashlib.sha256(f"{PROMPT_VERSION}:{agent}".encode()).hexdigest()[:16]
+def settings_digest(agent: str, variant: str = "") -> str:
+    return hashlib.sha256(f"{PROMPT_VERSION}:{agent}{':' + variant if variant else ''}".encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------- storing beside the game
 
 
-def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, Any]]) -> list[Any]:
+def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, Any]], variant: str = "") -> list[Any]:
     """The answers as evaluation rows of their game (evaluator ``tom:<experiment>:<agent>``; no metrics columns:
-    the scores are in ``metric``), so they are kept and exported with the game."""
+    the scores are in ``metric``), so they are kept and exported with the game. ``variant`` names a prompt choice
+    (``eve-current-hints``): it keys the settings, so answers to other prompts are never mixed."""
     from storage.evaluations import EvaluationRecord
 
     out = []
@@ -489,8 +530,9 @@ def to_records(experiment: Experiment, agent: str, records: Sequence[dict[str, A
             seq, part, what = int(r["seat"]), 0, {"seat": r["seat"]}
         out.append(EvaluationRecord(
             game_id=int(r["game_id"]), action_seq=seq, part=part, game=experiment.value,
-            evaluator=f"tom:{experiment.value}:{agent}", settings=settings_digest(agent),
-            settings_json={"kind": "tom", "prompts": PROMPT_VERSION, "agent": agent},
+            evaluator=f"tom:{experiment.value}:{agent}", settings=settings_digest(agent, variant),
+            settings_json={"kind": "tom", "prompts": PROMPT_VERSION, "agent": agent,
+                           **({"variant": variant} if variant else {})},
             instance={"experiment": experiment.value, **what}, decoys=[], perm_seed=0, ally_probs=None,
             cham_probs=None, utility=None, leakage=None, soft=None, binary=None,
             metric={k: v for k, v in r.items() if k not in ("game_id",)},
@@ -505,13 +547,23 @@ DECRYPTO_KEYS = ("turns_asked", "turns_scored", "a_unparsed", "bc_unparsed", "rc
                  "fb_strong", "pt_turns", "pt_unanswered", "pt_accuracy", "pt_predicted_intercept", "pt_real_intercept",
                  "pt_own_turns", "pt_own_accuracy")
 SPY_KEYS = ("self_identity", "one_word", "one_identity", "two_word", "two_identity")
+SPY_COUNTS = ("games", "guests", "unanswered", "ties", "undescribed")
 
 
 def _pct(x: object) -> str:
     return "    -" if x is None else f"{100 * float(x):5.0f}" if isinstance(x, float) else f"{x:5d}"
 
 
-def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
+# The Decrypto paper gives Figure 4 as bars; its text states these numbers (section 4.1, Figure 4's caption).
+PAPER_DECRYPTO_TOM = (
+    "Paper (Decrypto, section 4.1 and Figure 4, six models; the figure's bars are not given as numbers, these are "
+    "its text's): RC weak and FB weak: 'most models ... high accuracy'; RC strong and FB strong: <= 10 for every "
+    "model; PT: real interception rate ~52; every model but Llama 3.1-70B and o3-high predicts an interception on "
+    "nearly every turn (PT pred. int. near 100); Llama 3.1-70B alone predicts fewer than the real rate. Eve's "
+    "questions there: the hint history by keyword only (the benchmark's code).")
+
+
+def render_decrypto(rows: dict[str, dict[str, Any]], *, show_current_hints: bool = False) -> str:
     heads = ("asked", "scored", "A unparsed", "B/C unparsed", "RC weak", "RC strong", "FB weak", "FB strong",
              "PT turns", "PT unparsed", "PT acc.", "PT pred. int.", "real int.", "PT own", "PT own acc.")
     width = max([5, *(len(a) for a in rows)]) + 2
@@ -519,20 +571,40 @@ def render_decrypto(rows: dict[str, dict[str, Any]]) -> str:
              "agent's keyword guess A was wrong; asked: turns after the first; an unparsed A cannot be scored; "
              "PT own: turns whose hints the agent gave, as the paper asks; PT acc. and PT pred. int. over the answered "
              "turns, an unparsed answer counted apart)",
+             "Eve's questions (A, B, C) showed " + ("the past codes, the hint history and this turn's hints "
+                                                    "(--show-current-hints, what her move's prompt holds)"
+                                                    if show_current_hints else
+                                                    "the hint history by keyword only, as the benchmark's code asks"),
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
         lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in DECRYPTO_KEYS))
+    lines.append(PAPER_DECRYPTO_TOM)
     return "\n".join(lines)
 
 
+# SpyGame's Table 7 (section 4.3): guest agents among GPT-3.5-Turbo hosts, shares 0-1.
+PAPER_SPY_TOM: dict[str, tuple[float, float, float, float, float]] = {
+    "Text-Davinci-002": (0.20, 0.22, 0.72, 0.27, 0.47),
+    "Text-Davinci-003": (0.14, 0.25, 0.72, 0.35, 0.61),
+    "GPT-3.5-Turbo": (0.23, 0.17, 0.77, 0.37, 0.59),
+    "GPT-4": (0.17, 0.38, 0.72, 0.35, 0.67),
+}
+
+
 def render_spy(rows: dict[str, dict[str, Any]]) -> str:
-    heads = ("Self-Identity", "1-Word", "1-Identity", "2-Word", "2-Identity", "games", "guests", "unanswered", "2-order ties")
+    heads = ("Self-Identity", "1-Word", "1-Identity", "2-Word", "2-Identity", "games", "guests", "unanswered",
+             "2-order ties", "no descr.")
     width = max([5, *(len(a) for a in rows)]) + 2
     lines = ["Who-is-Spy theory of mind before the first vote (SpyGame, section 4.3; the agent in the spy's seat, "
              "the hosts' first-order answers as the second order's truth; shares 0-100)",
              f"{'Agent':<{width}}" + "".join(f"{h:>14}" for h in heads)]
     for agent, r in rows.items():
-        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in (*SPY_KEYS, "games", "guests", "unanswered", "ties")))
+        lines.append(f"{agent:<{width}}" + "".join(f"{_pct(r[k]):>14}" for k in (*SPY_KEYS, *SPY_COUNTS)))
+    lines.append("(no descr.: guests that gave no round-1 description; they are not asked the second order, which is "
+                 "'based on your description', and are left out of 2-Word and 2-Identity)")
+    lines.append("Paper (SpyGame, Table 7; the guest among GPT-3.5-Turbo hosts, 100 games per keyword):")
+    for name, vals in PAPER_SPY_TOM.items():
+        lines.append(f"{name:<{width}}" + "".join(f"{100 * v:>14.0f}" for v in vals))
     return "\n".join(lines)
 
 
@@ -551,6 +623,9 @@ def _command(experiment: Experiment) -> Any:
         host: str | None = typer.Option(None, "--host", help="Who-is-Spy: the model asked in the host (villager) "
                                         "seats, whose first-order answers are the second order's truth (default: "
                                         "the evaluated model)."),
+        show_current_hints: bool = typer.Option(False, "--show-current-hints", help="Decrypto: Eve's questions also "
+                                                "show the past codes and the turn's hints, as her move's prompt does "
+                                                "(default: the hint history only, as the benchmark's code asks)."),
     ) -> None:
         from bot.settings import Settings
         from models.client import ClientPool
@@ -558,6 +633,8 @@ def _command(experiment: Experiment) -> Any:
         from storage.store import DatabaseMissing, Store
         from storage.tables import GameStatus
 
+        if show_current_hints and experiment is not Experiment.DECRYPTO:
+            raise typer.BadParameter("--show-current-hints is a Decrypto option (Eve's questions)")
         bad = [a for a in (*agent, *([host] if host else [])) if not a.startswith("llm:")]
         if bad:
             raise typer.BadParameter(f"{bad[0]} is not a language model: theory-of-mind questions go to llm:... agents")
@@ -584,16 +661,19 @@ def _command(experiment: Experiment) -> Any:
                     if experiment is Experiment.DECRYPTO:
                         seat_agents = {gid: {s.seat: s.agent_spec for s in (await store.load_game(gid)).seats}
                                        for gid, _ in picked}
-                        dt, recs = await run_decrypto(client, name, picked, seat_agents)
+                        dt, recs = await run_decrypto(client, name, picked, seat_agents,
+                                                      show_current_hints=show_current_hints)
                         table[name] = dt.row()
                     else:
                         hosts = await pool.get(host[len("llm:"):] or "default") if host else None
                         per_game, recs = await run_spy(client, name, picked, hosts)
                         table[name] = {**mean_rows(per_game, SPY_KEYS), "games": len(per_game),
-                                       **{k: sum(int(g[k]) for g in per_game) for k in ("guests", "unanswered", "ties")}}
+                                       **{k: sum(int(g[k]) for g in per_game) for k in SPY_COUNTS if k != "games"}}
                     if keep:
-                        await save_evaluations(store, to_records(experiment, name, recs))
-                return render_decrypto(table) if experiment is Experiment.DECRYPTO else render_spy(table)
+                        variant = "eve-current-hints" if show_current_hints and experiment is Experiment.DECRYPTO else ""
+                        await save_evaluations(store, to_records(experiment, name, recs, variant))
+                return (render_decrypto(table, show_current_hints=show_current_hints)
+                        if experiment is Experiment.DECRYPTO else render_spy(table))
             finally:
                 await pool.aclose()
                 await store.aclose()

@@ -12,6 +12,7 @@ Generation parse failures are counted per instance and left out of the means.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from models.embeddings import DEFAULT_K, VocabIndex
 from models.eval.baselines import Baseline, NoMessage, WordNetBaselines
 from models.eval.decoys import DecoyStrategy, EmbeddingDecoys, LLMDecoys, WordNetDecoys
 from models.eval.evaluators import ClientFor, EmbedderFor, load_evaluators
-from models.eval.generators import Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind
+from models.eval.generators import Baselines, EmbedGenerator, Generated, LLMGenerator, generate_all, generator_kind, shots_of
 from models.eval.instances import Instance, bench_instances
 from models.eval.methods import METHODS, MethodGenerator
 from models.eval.plot import Point
@@ -78,6 +79,8 @@ class BenchResult:
     errors: dict[str, int] = field(default_factory=dict)  # evaluation failures by reason (most common first)
     missing: dict[str, int] = field(default_factory=dict)  # baseline -> instances without a message
     decoys_name: str = ""
+    # Every generated message with the generator's raw reply: CoT's reasoning, SETS's samples, verdicts and votes.
+    generations: list[dict[str, object]] = field(default_factory=list)
 
     def points(self) -> list[Point]:
         return [Point(r.group, r.scores.x100()["leakage"], r.scores.x100()["utility"], r.scores.x100()["soft"])
@@ -105,11 +108,12 @@ async def make_generator(spec: str, *, refine: bool, client_for: ClientFor, inde
         method = params.get("method", "zero-shot")
         if method not in METHODS:
             raise ValueError(f"generation method must be one of {', '.join(METHODS)}, not {method!r}")
+        shots = shots_of(params)
         if method != "zero-shot":
             if refine:
                 raise ValueError("--refine (RMR) is a method of its own: not with method=cot or sets")
-            return MethodGenerator(await client_for(arg or "default"), spec, method)
-        return LLMGenerator(await client_for(arg or "default"), spec, refine=refine)
+            return MethodGenerator(await client_for(arg or "default"), spec, method, shots=shots)
+        return LLMGenerator(await client_for(arg or "default"), spec, refine=refine, shots=shots)
     if (arg or BUNDLED_EMBEDDER) != BUNDLED_EMBEDDER:
         if embedder_for is None:
             raise ValueError(f"{spec} cannot generate here; use embed:{BUNDLED_EMBEDDER}")
@@ -153,6 +157,7 @@ async def run_bench(
     failures = 0
     examples: list[dict[str, object]] = []
     missing: Counter[str] = Counter()
+    traces = [trace(gen.spec, inst, g) for inst, g in zip(base, generated, strict=True)]
     for inst, g in zip(base, generated, strict=True):
         msgs: dict[str, str] = {}
         for b in Baseline:
@@ -185,4 +190,16 @@ async def run_bench(
     verdicts = [v for v in (validity(rows, e.spec) for e in evaluators) if v is not None]
     seconds["total"] = time.perf_counter() - t0
     return BenchResult(cfg, rows, verdicts, len(base), failures, seconds, examples, errors, dict(missing),
-                       decoys.name)
+                       decoys.name, traces)
+
+
+def trace(spec: str, inst: Instance, g: Generated) -> dict[str, object]:
+    """One generation as kept in ``generations.jsonl``: the instance, the message (None: a parse failure) and the
+    generator's raw output (SETS's audit as an object, CoT's reasoning and the zero-shot reply as text)."""
+    raw: object = g.raw
+    if g.raw.startswith("{"):
+        try:
+            raw = json.loads(g.raw)
+        except ValueError:
+            raw = g.raw
+    return {"generator": spec, "category": inst.category, "secret": inst.secret, "message": g.message, "raw": raw}

@@ -4,6 +4,7 @@ the benchmark's files."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any, TypeVar
 import typer
 
 from models.eval.bench import BenchResult, method_order
+from models.eval.generators import prompting
 from models.eval.plot import scatter
 from models.eval.summary import PAPER_BASELINES, Row, render, to_csv, to_json
 
@@ -146,11 +148,14 @@ def write_bench(res: BenchResult, out: Path) -> list[Path]:
             "baselines": res.config.baselines, "refine": res.config.refine, "instances": res.instances,
             "generation_failures": res.generation_failures, "missing_baselines": res.missing,
             "seconds": {k: round(v, 1) for k, v in res.seconds.items()}, "examples": res.examples,
-            "errors": res.errors}
-    paths = [out / "table.txt", out / "results.csv", out / "results.json"]
+            "errors": res.errors, "prompting": prompting(res.config.generator),
+            "generations": "generations.jsonl"}
+    paths = [out / "table.txt", out / "results.csv", out / "results.json", out / "generations.jsonl"]
     paths[0].write_text(bench_text(res) + "\n", encoding="utf-8")
     paths[1].write_text(to_csv(res.rows), encoding="utf-8")
     paths[2].write_text(to_json(res.rows, res.verdicts, meta), encoding="utf-8")
+    # One line per instance: the message and the generator's raw output (CoT traces, SETS candidates and votes).
+    paths[3].write_text("".join(json.dumps(g, ensure_ascii=False) + "\n" for g in res.generations), encoding="utf-8")
     points = res.points()
     if points:
         paths += scatter(points, out / "utility_leakage",
@@ -162,7 +167,8 @@ def write_bench(res: BenchResult, out: Path) -> list[Path]:
 def bench_text(res: BenchResult) -> str:
     lines = [render(res.rows, title=f"SNEAK benchmark: generator {res.config.generator}, {res.instances} instances "
                     f"({res.config.setting}; {res.config.deck_name}; decoys {res.decoys_name}; baselines "
-                    f"{res.config.baselines}), generation parse failures {res.generation_failures}, scale 0-100",
+                    f"{res.config.baselines}), generation parse failures {res.generation_failures}, scale 0-100; "
+                    f"prompt {prompting(res.config.generator)}",
                     order=method_order)]
     if res.missing:
         lines.append("Baselines without a message (left out): " + ", ".join(f"{k} {v}" for k, v in res.missing.items()))

@@ -16,8 +16,10 @@ construction, so they validate nothing):
 Generators (``--generator SPEC``): ``embed:NAME?k=16`` says what the embedding
 agents say as a Chameleon clue (a seeded draw among the ``k`` vocabulary words
 nearest the secret, off the card); ``llm:SPEC`` asks a model with the paper's
-message prompt (after one worked example, the reply prefilled with
-``<message>``) and reads the last ``<message>...</message>`` span; an answer
+message prompt, zero-shot as the paper prompts (the reply prefilled with
+``<message>``; ``llm:SPEC?shots=1`` puts one worked example before the request,
+for small models that otherwise copy the format's "..."), and reads the last
+``<message>...</message>`` span; an answer
 without one is retried up to ``RETRIES`` times by seeded sampling, then counted
 as a generation parse failure. ``--refine`` asks once more for a more indirect
 message conditioned on the first (recursive message refinement, section 3.2).
@@ -46,6 +48,27 @@ MAX_MESSAGE_WORDS = 5
 RETRIES = 2
 RETRY_TEMPERATURE = 0.8
 EXAMPLE_ANSWER = "moves in an L"  # the worked example's answer in data/prompts.toml
+SHOTS = (0, 1)  # zero-shot (the paper's) or one worked example (``?shots=1``)
+
+
+def shots_of(params: dict[str, str]) -> int:
+    """The ``shots`` parameter of an ``llm:`` generator spec: 0 (default, the paper's) or 1; ValueError otherwise."""
+    raw = params.get("shots", "0")
+    if raw not in {str(n) for n in SHOTS}:
+        raise ValueError(f"shots must be 0 (zero-shot, the paper's) or 1 (one worked example), not {raw!r}")
+    return int(raw)
+
+
+def prompting(spec: str) -> str:
+    """How a generator spec is prompted, for the tables' headers."""
+    try:
+        kind, _, params = parse_spec(spec)
+    except ValueError:
+        return "?"
+    if kind != "llm":
+        return "no prompt (embedding generator)"
+    return "one-shot (a worked example before the request, ?shots=1)" if params.get("shots") == "1" else \
+        "zero-shot (the paper's; ?shots=1 adds a worked example)"
 
 
 
@@ -111,17 +134,18 @@ def parse_message(text: str) -> str | None:
 class LLMGenerator:
     """The paper's message prompt; the reply is prefilled with ``<message>`` so small models only continue it."""
 
-    def __init__(self, client: Inference, spec: str, *, refine: bool = False, max_tokens: int = 24) -> None:
+    def __init__(self, client: Inference, spec: str, *, refine: bool = False, max_tokens: int = 24, shots: int = 0) -> None:
         self.client = client
         self.spec = spec + ("+rmr" if refine else "")
         self.refine = refine
         self.max_tokens = max_tokens
+        self.shots = shots
 
     async def _ask(self, name: str, **values: str) -> Generated:
         """Greedy first; after an answer with no message, up to ``RETRIES`` seeded samples."""
         raw = ""
         for attempt in range(1 + RETRIES):
-            req = GenerateRequest(prompt(name, **values), max_tokens=self.max_tokens,
+            req = GenerateRequest(prompt(name, example=self.shots > 0, **values), max_tokens=self.max_tokens,
                                   temperature=0.0 if attempt == 0 else RETRY_TEMPERATURE, seed=attempt,
                                   stop=("</message>", "\n"), prefill="<message>")
             try:

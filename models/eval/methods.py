@@ -8,21 +8,27 @@ for a GPU worker or an OpenAI-compatible endpoint.
 - **CoT** (Wei et al., 2022): the message prompt asks for one or two sentences of reasoning about
   what sets the secret apart, then the message; the last ``<message>`` span of the reply is read
   (greedy, then up to ``RETRIES`` seeded samples when there is none, as the zero-shot generator).
-- **SETS** (Chen et al., 2025a: sampling, self-verification, self-correction): ``SAMPLES`` messages
-  are sampled from the zero-shot prompt (temperature ``SAMPLE_TEMPERATURE``, seeds 0..n-1); the same
-  model verifies each (label scoring of "good: A / not good: B", the probability of A is its
-  score); each message scoring under one half is corrected once (a prompt naming the weak message)
-  and verified again, the better of the two kept; the best-scoring message wins (equal scores: the
-  one sampled most often, then the first). The model's own verdicts decide: no evaluator is asked,
-  so the method cannot fit the evaluators that score it. ``Generated.raw`` keeps every candidate
-  with its score for audit.
+- **SETS** (Chen et al., 2025a: sampling, self-verification, self-correction, then a majority vote):
+  ``SAMPLES`` messages are sampled from the message prompt (temperature ``SAMPLE_TEMPERATURE``, seeds
+  0..n-1); the same model verifies each (label scoring of "good: A / not good: B"; verified when A
+  has at least half the probability); a sample that fails is corrected (a prompt naming the weak
+  message) and the correction verified, up to ``CORRECTION_ROUNDS`` times, the last correction being
+  the sample's final message. The final message is the majority vote over the verified finals
+  (messages compared after ``normalize``), over all finals when none is verified; a tied vote goes to
+  the message sampled first. The verifier's probability only decides verified or not: it never picks
+  the winner. The model's own verdicts decide: no evaluator is asked, so the method cannot fit the
+  evaluators that score it. ``Generated.raw`` keeps every sample, its verdicts and corrections and the
+  votes (``sneak bench`` writes it to ``generations.jsonl``).
+
+Both take the message prompt as the generator's ``?shots`` says: zero-shot by default (the paper's),
+one worked example with ``?shots=1``.
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -36,6 +42,8 @@ from models.types import GenerateRequest, Inference, InferenceError, Message, Sc
 
 METHODS = ("zero-shot", "cot", "sets")
 SAMPLES = 4
+CORRECTION_ROUNDS = 1  # Chen et al. let a failed sample be corrected over several rounds; one keeps the cost at most 3 calls a sample
+VERIFIED = 0.5  # the verifier's probability of "good" at which a message counts as verified
 SAMPLE_TEMPERATURE = 0.8
 COT_TOKENS = 96
 MESSAGE_TOKENS = 24
@@ -51,9 +59,9 @@ def _values(inst: Instance, **more: str) -> dict[str, str]:
     return {"category": inst.category, "candidates": ", ".join(inst.candidates), "secret": inst.secret, **more}
 
 
-def cot_messages(inst: Instance) -> tuple[Message, ...]:
-    """The zero-shot system prompt and worked example, then the reasoning request."""
-    base = prompt("message", **_values(inst))
+def cot_messages(inst: Instance, *, example: bool = False) -> tuple[Message, ...]:
+    """The message prompt's system message (and its worked example with ``example``), then the reasoning request."""
+    base = prompt("message", example=example, **_values(inst))
     return (*base[:-1], Message("user", Template(_methods()["cot"]["user"]).substitute(_values(inst))))
 
 
@@ -62,9 +70,11 @@ def verify_messages(inst: Instance, message: str) -> tuple[Message, ...]:
     return (Message("system", t["system"]), Message("user", Template(t["user"]).substitute(_values(inst, message=message))))
 
 
-def correct_messages(inst: Instance, message: str) -> tuple[Message, ...]:
-    system = Template(templates()["message"]["system"]).substitute(_values(inst))
-    return (Message("system", system),
+def correct_messages(inst: Instance, message: str, *, example: bool = False) -> tuple[Message, ...]:
+    t = templates()["message"]
+    system = Template(t["system"]).substitute(_values(inst))
+    shot = (Message("user", t["example_user"]), Message("assistant", t["example_assistant"])) if example else ()
+    return (Message("system", system), *shot,
             Message("user", Template(_methods()["correct"]["user"]).substitute(_values(inst, message=message))))
 
 
@@ -74,21 +84,47 @@ def _usable(message: str | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    message: str
-    score: float
-    corrected_from: str | None = None
+    """One sample's way through SETS: its message, each verdict and correction, and where it ended."""
+
+    sample: int
+    sampled: str
+    steps: tuple[tuple[str, float], ...]  # (message, the verifier's probability of "good") in order
+    final: str
+    verified: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {"sample": self.sample, "sampled": self.sampled,
+                "steps": [{"message": m, "score": round(p, 4), "verified": p >= VERIFIED} for m, p in self.steps],
+                "final": self.final, "verified": self.verified}
+
+
+def majority(finals: Sequence[Candidate]) -> tuple[str, dict[str, int], bool]:
+    """SETS's vote: the most frequent final message among the verified ones (all, when none is); a tie goes to
+    the message sampled first. Returns (message, votes by message, whether the vote was over verified ones)."""
+    verified = [c for c in finals if c.verified]
+    pool = verified or list(finals)
+    votes: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for c in pool:  # in sampling order
+        key = normalize(c.final)
+        votes[key] = votes.get(key, 0) + 1
+        first.setdefault(key, c.final)
+    top = max(votes.values())
+    winner = next(k for k in votes if votes[k] == top)  # dicts keep insertion order: the first sampled
+    return first[winner], {first[k]: n for k, n in votes.items()}, bool(verified)
 
 
 class MethodGenerator:
     """CoT or SETS around one language model (``spec`` names it in the tables, ``+cot`` / ``+sets`` added)."""
 
-    def __init__(self, client: Inference, spec: str, method: str, *, samples: int = SAMPLES) -> None:
+    def __init__(self, client: Inference, spec: str, method: str, *, samples: int = SAMPLES, shots: int = 0) -> None:
         if method not in ("cot", "sets"):
             raise ValueError(f"generation method must be one of {', '.join(METHODS)}, not {method!r}")
         self.client = client
         self.spec = spec
         self.method = method
         self.samples = samples
+        self.shots = shots
 
     async def _generate(self, messages: tuple[Message, ...], *, temperature: float, seed: int, max_tokens: int,
                         prefill: bool) -> tuple[str | None, str]:
@@ -105,7 +141,7 @@ class MethodGenerator:
         raw = ""
         for attempt in range(1 + RETRIES):
             try:
-                message, raw = await self._generate(cot_messages(inst), temperature=0.0 if attempt == 0 else
+                message, raw = await self._generate(cot_messages(inst, example=self.shots > 0), temperature=0.0 if attempt == 0 else
                                                     RETRY_TEMPERATURE, seed=attempt, max_tokens=COT_TOKENS,
                                                     prefill=False)
             except (InferenceError, ValueError) as exc:
@@ -121,39 +157,53 @@ class MethodGenerator:
         return float(res.probs[0] / total) if total > 0 else 0.0
 
     async def sets(self, inst: Instance) -> Generated:
+        verdicts: dict[str, float] = {}  # scoring is deterministic: each distinct message is verified once
+        corrections: dict[str, str | None] = {}  # and corrected once (greedy)
+
+        async def verify(message: str) -> float:
+            key = normalize(message)
+            if key not in verdicts:
+                verdicts[key] = await self._verify(inst, message)
+            return verdicts[key]
+
+        async def correct(message: str) -> str | None:
+            key = normalize(message)
+            if key not in corrections:
+                fixed, _ = await self._generate(correct_messages(inst, message, example=self.shots > 0), temperature=0.0,
+                                                seed=0, max_tokens=MESSAGE_TOKENS, prefill=True)
+                corrections[key] = fixed if fixed is not None and normalize(fixed) != key else None
+            return corrections[key]
+
+        sampled: list[str | None] = []
+        finals: list[Candidate] = []
         try:
-            sampled: list[str] = []
             for seed in range(self.samples):
-                message, _ = await self._generate(prompt("message", **_values(inst)), temperature=SAMPLE_TEMPERATURE,
-                                                  seed=seed, max_tokens=MESSAGE_TOKENS, prefill=True)
-                if message is not None:
-                    sampled.append(message)
-            if not sampled:
-                return Generated(None, json.dumps({"method": "sets", "candidates": []}))
-            kept: list[Candidate] = []
-            for message in dict.fromkeys(sampled):  # each distinct message verified once
-                score = await self._verify(inst, message)
-                best = Candidate(message, score)
-                if score < 0.5:
-                    fixed, _ = await self._generate(correct_messages(inst, message), temperature=0.0, seed=0,
-                                                    max_tokens=MESSAGE_TOKENS, prefill=True)
-                    if fixed is not None and normalize(fixed) != normalize(message):
-                        again = await self._verify(inst, fixed)
-                        if again > score:
-                            best = Candidate(fixed, again, corrected_from=message)
-                kept.append(best)
+                message, _ = await self._generate(prompt("message", example=self.shots > 0, **_values(inst)),
+                                                  temperature=SAMPLE_TEMPERATURE, seed=seed, max_tokens=MESSAGE_TOKENS,
+                                                  prefill=True)
+                sampled.append(message)
+                if message is None:
+                    continue
+                steps = [(message, await verify(message))]
+                for _ in range(CORRECTION_ROUNDS):
+                    if steps[-1][1] >= VERIFIED:
+                        break
+                    fixed = await correct(steps[-1][0])
+                    if fixed is None:
+                        break
+                    steps.append((fixed, await verify(fixed)))
+                finals.append(Candidate(seed, message, tuple(steps), steps[-1][0], steps[-1][1] >= VERIFIED))
         except (InferenceError, ValueError) as exc:
             return Generated(None, f"{type(exc).__name__}: {exc}")
-        counts = Counter(normalize(m) for m in sampled)
-        order = {c.message: i for i, c in enumerate(kept)}
-        win = max(kept, key=lambda c: (c.score, counts[normalize(c.corrected_from or c.message)], -order[c.message]))
-        audit = {"method": "sets", "sampled": sampled,
-                 "candidates": [{"message": c.message, "score": round(c.score, 4), "corrected_from": c.corrected_from}
-                                for c in kept], "chosen": win.message}
-        return Generated(win.message, json.dumps(audit, ensure_ascii=False))
+        audit: dict[str, object] = {"method": "sets", "sampled": sampled, "candidates": [c.to_json() for c in finals]}
+        if not finals:
+            return Generated(None, json.dumps(audit, ensure_ascii=False))
+        win, votes, over_verified = majority(finals)
+        audit.update(votes=votes, vote_over="verified" if over_verified else "all (none verified)", chosen=win)
+        return Generated(win, json.dumps(audit, ensure_ascii=False))
 
     async def __call__(self, inst: Instance) -> Generated:
         return await (self.cot(inst) if self.method == "cot" else self.sets(inst))
 
 
-__all__ = ["METHODS", "MethodGenerator", "cot_messages", "correct_messages", "verify_messages"]
+__all__ = ["METHODS", "Candidate", "MethodGenerator", "majority", "cot_messages", "correct_messages", "verify_messages"]

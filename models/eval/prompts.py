@@ -34,11 +34,12 @@ def templates() -> dict[str, dict[str, str]]:
 PROMPT_VERSION = hashlib.sha256(_raw().encode()).hexdigest()[:12]
 
 
-def prompt(name: str, **values: str) -> tuple[Message, ...]:
-    """The messages of template ``name`` with every ``$placeholder`` filled: system, the worked
-    example (user, assistant) when the template has one, then the request."""
+def prompt(name: str, *, example: bool = False, **values: str) -> tuple[Message, ...]:
+    """The messages of template ``name`` with every ``$placeholder`` filled: system, then the request.
+    ``example``: the template's worked example (user, assistant) goes before the request, when it has one
+    (the SNEAK paper prompts zero-shot: a one-shot prompt is a named choice, ``?shots=1``)."""
     t = templates()[name]
-    example = ((Message("user", t["example_user"]), Message("assistant", t["example_assistant"]))
-               if "example_user" in t else ())
-    return (Message("system", Template(t["system"]).substitute(values)), *example,
+    example_turns = ((Message("user", t["example_user"]), Message("assistant", t["example_assistant"]))
+                     if example and "example_user" in t else ())
+    return (Message("system", Template(t["system"]).substitute(values)), *example_turns,
             Message("user", Template(t["user"]).substitute(values)))

@@ -88,6 +88,25 @@ def test_bench_writes_table_csv_json_and_plot(tmp_path: Path) -> None:
     assert (out / "results.csv").read_text().startswith("group,evaluator,n,failures,utility")
     for name in ("utility_leakage.png", "utility_leakage.svg", "table.txt"):
         assert (out / name).stat().st_size > 0
+    # Every generation is kept with the generator's raw output (CoT traces and SETS candidates for those methods).
+    kept = [json.loads(line) for line in (out / "generations.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(kept) == 12 and {k["generator"] for k in kept} == {"embed:minilm"}
+    assert [k["secret"] for k in kept] == list(first[1][:12]) and all(k["message"] == k["raw"] for k in kept)
+    assert data["meta"]["generations"] == "generations.jsonl" and data["meta"]["prompting"].startswith("no prompt")
+    assert "prompt no prompt (embedding generator)" in res.output
+
+
+def test_a_sets_trace_is_kept_as_an_object() -> None:
+    from models.eval.bench import trace
+    from models.eval.generators import Generated
+    from models.eval.instances import Instance
+
+    inst = Instance(game="bench", category="Fruit", candidates=("apple", "pear"), secret="pear", message="")
+    audit = {"method": "sets", "sampled": ["green"], "candidates": [], "votes": {"green": 1}, "chosen": "green"}
+    kept = trace("llm:x?method=sets", inst, Generated("green", json.dumps(audit)))
+    assert kept == {"generator": "llm:x?method=sets", "category": "Fruit", "secret": "pear", "message": "green", "raw": audit}
+    cot = trace("llm:x?method=cot", inst, Generated("bell", "It rings. <message>bell</message>"))
+    assert cot["raw"] == "It rings. <message>bell</message>"
 
 
 def test_validate_prints_a_verdict_per_ordering_on_a_researchers_deck(tmp_path: Path) -> None:

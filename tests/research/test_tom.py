@@ -70,9 +70,11 @@ class ScriptedModel:
 
     def _answer(self, system: str, user: str) -> str:
         if "You are Eve" in system:
-            rnd = len(re.findall(r"^Turn \d+:", user, re.M)) + 1
+            now = re.match(r"Turn (\d+): You are the Interceptor", user)  # the benchmark's code's prompt
+            rnd = int(now.group(1)) if now else len(re.findall(r"^Turn \d+:", user, re.M)) + 1
             a, b, c = EVE[rnd]
-            return b if "Before this reveal" in user else c if "second interceptor" in user else a
+            return (b if "Before this reveal" in user or "Before the keywords were revealed" in user
+                    else c if "second interceptor" in user.lower() else a)
         if "You are Alice" in system:
             code = re.search(r"hints for the code (\d-\d-\d)", user)
             assert code is not None
@@ -103,10 +105,25 @@ async def test_decrypto_smarties_and_perspective_taking_match_the_hand_computati
     # Eve really intercepted on round 2 only.
     assert row["pt_turns"] == 4
     assert row["pt_accuracy"] == 0.5 and row["pt_predicted_intercept"] == 0.5 and row["pt_real_intercept"] == 0.25
-    assert sum("Before this reveal" in q for q in model.asked) == 3  # B asked on every turn after the first
-    # Eve is shown the current turn's hints, as in her move's prompt (the paper's Listing 7).
-    assert all("The hints given by the Encoder for this turn are: h1" in q for q in model.asked
+    b_asked = [q for q in model.asked if "Before the keywords were revealed" in q]
+    assert len(b_asked) == 3  # B asked on every turn after the first
+    # Eve sees the hint history by keyword only, as the benchmark's code asks (get_gopnik_prompt): round 3's
+    # questions hold rounds 1 and 2's hints by keyword, not round 3's hints, and no code.
+    third = next(q for q in b_asked if q.startswith("Turn 3:"))
+    assert "    Keyword 1: h00, h11\n    Keyword 2: h01\n    Keyword 3: h02, h12\n    Keyword 4: h10" in third
+    assert "h2" not in third and not re.search(r"\d-\d-\d", third)
+    # --show-current-hints: what her move's prompt holds (the paper's Listing 7), the same answers read.
+    shown = ScriptedModel()
+    table2, _ = await run_decrypto(shown, "llm:scripted", [(7, DECRYPTO)], show_current_hints=True)
+    assert table2.row() == row
+    assert all("The hints given by the Encoder for this turn are: h1" in q for q in shown.asked
                if "Before this reveal" in q and "Turn 1:" in q and "Turn 2:" not in q)
+    assert sum("Before this reveal" in q for q in shown.asked) == 3
+    from bot.research.tom import render_decrypto
+
+    assert "the hint history by keyword only" in render_decrypto({"llm:scripted": row})
+    assert "--show-current-hints" in render_decrypto({"llm:scripted": row}, show_current_hints=True)
+    assert "Paper (Decrypto, section 4.1 and Figure 4" in render_decrypto({"llm:scripted": row})
     # Unparsed answers are counted: round 4's C ("no idea") on a scored turn; every A was read.
     assert row["a_unparsed"] == 0 and row["bc_unparsed"] == 1 and row["pt_unanswered"] == 0
     # No seat agents given: no turn's hints are known to be the agent's own.
@@ -149,6 +166,24 @@ async def test_spy_asks_the_spy_seat_both_orders_and_the_hosts_the_first_as_the_
     assert got["unanswered"] == 0 and got["ties"] == 0
     assert parse_players("Player 1: cat, villager\nPlayer 2: dog, spy", 2) is not None
     assert parse_players("Player 1: cat, villager", 2) is None  # every player or nothing
+
+
+async def test_a_guest_that_gave_no_description_is_not_asked_based_on_your_description() -> None:
+    said: list[dict[str, Any]] = SPY["descriptions"]  # type: ignore[assignment]
+    silent = {**SPY, "descriptions": [d for d in said if d["seat"] != 1]}  # the spy timed out
+    model = ScriptedModel()
+    scores, records = await run_spy(model, "llm:scripted", [(9, silent)])
+    (got,) = scores
+    assert not any("based on your description" in q.lower() for q in model.asked) and len(model.asked) == 4
+    assert records[1]["second"] is None and set(records[1]["question"]) == {"first"}
+    # No second order for it: left out of 2-Word and 2-Identity (never a wrong answer), counted apart.
+    assert got["two_word"] is None and got["two_identity"] is None
+    assert got["undescribed"] == 1 and got["unanswered"] == 0
+    assert got["one_word"] == pytest.approx(2 / 3)  # the first order is asked as before
+    from bot.research.tom import render_spy
+
+    text = render_spy({"llm:scripted": {**got, "games": 1}})
+    assert "no descr." in text and "Paper (SpyGame, Table 7" in text and "GPT-4" in text
 
 
 async def test_a_tied_host_plurality_is_left_out_and_a_blank_seat_has_no_word_to_guess() -> None:
