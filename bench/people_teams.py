@@ -28,6 +28,7 @@ difference it can detect (alpha 0.05, power 0.8).
     PYTHONPATH=$PWD .venv/bin/python bench/people_teams.py --half both
     PYTHONPATH=$PWD .venv/bin/python bench/people_teams.py --half dev --agents strategist --games justone
     PYTHONPATH=$PWD .venv/bin/python bench/people_teams.py --record-before   # on unchanged code: the 'before' file
+    PYTHONPATH=$PWD .venv/bin/python bench/people_teams.py --agents strategist --games decrypto,spymasters --record-before reading
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ from models.agents.provenance import decision_of  # noqa: E402
 
 PEOPLE = ROOT / "bench" / "data" / "people"
 BEFORE = ROOT / "bench" / "data" / "people_before_teams.json"
+BEFORE_READING = ROOT / "bench" / "data" / "people_before_reading.json"
+"""The default before the reading of people's hints (Decrypto, Spymasters): read after BEFORE, so it names the newer 'previous default'."""
 GAMES = ("justone", "decrypto", "spymasters")
 HALVES = {"dev": "development", "test": "test"}
 Z = 1.959964
@@ -394,11 +397,18 @@ async def run_all(agents: Sequence[str], halves: Sequence[str], which: Sequence[
     return res
 
 
-def before() -> tuple[str, dict[str, Any]]:
-    if not BEFORE.exists():
-        return "", {}
-    data = json.loads(BEFORE.read_text(encoding="utf-8"))
-    return str(data["commit"]), dict(data["results"])
+def before() -> dict[str, dict[str, tuple[str, dict[str, Any]]]]:
+    """Per game and half: (the commit it was recorded at, the strategist's results) from the newest 'before' file that has it."""
+    out: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+    for path in (BEFORE, BEFORE_READING):
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for game, halves in dict(data["results"]).items():
+            for half, by in halves.items():
+                if by.get("strategist"):
+                    out.setdefault(game, {})[half] = (str(data["commit"]), by["strategist"])
+    return out
 
 
 def sections(args: argparse.Namespace) -> None:
@@ -407,19 +417,22 @@ def sections(args: argparse.Namespace) -> None:
     which = [g.strip() for g in getattr(args, "games", ",".join(GAMES)).split(",") if g.strip()]
     agents = [a.strip() for a in getattr(args, "agents", "strategist,embed:minilm,random").split(",") if a.strip()]
     res = asyncio.run(run_all(agents, halves, which))
-    commit, old = before()
-    if getattr(args, "record_before", False):
+    old = before()
+    record = getattr(args, "record_before", None)
+    if record:
+        path = BEFORE if record == "teams" else BEFORE_READING
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         keep = {g: {h: {a: r for a, r in by.items() if a == "strategist"} for h, by in hs.items()} for g, hs in res.items()}
-        BEFORE.write_text(json.dumps({"commit": head, "agent": "strategist", "results": keep}, indent=1) + "\n", encoding="utf-8")
-        print(f"recorded {BEFORE.relative_to(ROOT)} at {head}")
+        path.write_text(json.dumps({"commit": head, "agent": "strategist", "results": keep}, indent=1) + "\n", encoding="utf-8")
+        print(f"recorded {path.relative_to(ROOT)} at {head}")
         return
     for game in which:
         print(f"\n== {game}")
         for half in halves:
             rows = dict(res[game][half])
-            if old.get(game, {}).get(half, {}).get("strategist"):
-                rows[f"previous default ({commit})"] = old[game][half]["strategist"]
+            if half in old.get(game, {}):
+                commit, r = old[game][half]
+                rows[f"previous default ({commit})"] = r
             SHOW[game](rows, half)
     print("\n== size of each half")
     for half in halves:
@@ -431,7 +444,8 @@ def main() -> None:
     p.add_argument("--half", choices=("dev", "test", "both"), default="both")
     p.add_argument("--agents", default="strategist,embed:minilm,random")
     p.add_argument("--games", default=",".join(GAMES))
-    p.add_argument("--record-before", action="store_true", help="save the strategist's results as the 'before' file")
+    p.add_argument("--record-before", nargs="?", const="teams", choices=("teams", "reading"), default=None,
+                   help="save the strategist's results as a 'before' file: people_before_teams.json (the default) or people_before_reading.json")
     sections(p.parse_args())
 
 
