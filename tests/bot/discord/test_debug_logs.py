@@ -7,12 +7,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from bot.ops import logs
 from games.base import contains_word
+from tests.bot.debug_logging import debug_logging
 from tests.bot.discord.conftest import Harness
 from tests.bot.discord.driver import Players, open_table, secrets_of
 
@@ -21,20 +20,8 @@ LIBRARIES = ("discord", "discord.http", "discord.gateway", "discord.client", "di
 
 @pytest.fixture
 def debug_log(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
-    settings = SimpleNamespace(log_dir=tmp_path / "logs", log_format=request.param, log_level="DEBUG",
-                               discord_token="fake-token")
-    levels = {n: logging.getLogger(n).level for n in LIBRARIES}
-    root_level = logging.getLogger().level
-    path = logs.setup_logging(settings, console=False)
-    yield path
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, logs._OURS, False):
-            root.removeHandler(h)
-            h.close()
-    root.setLevel(root_level)
-    for n, level in levels.items():
-        logging.getLogger(n).setLevel(level)
+    with debug_logging(tmp_path / "logs", request.param, LIBRARIES, discord_token="fake-token") as path:
+        yield path
 
 
 @pytest.mark.parametrize("debug_log", ["text", "json"], indirect=True)

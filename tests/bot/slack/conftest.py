@@ -7,17 +7,16 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from bot.core.ports import SneakPort
 from bot.core.service import TableService
-from bot.ops import logs
 from bot.settings import Settings
 from bot.slack.adapter import SlackBot, build_app, serve_http
 from models.agents import AgentRegistry
 from storage.store import Store
+from tests.bot.debug_logging import debug_logging
 from tests.bot.slack.fake_slack import FakeSlack, SlackClientSim
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -116,17 +115,5 @@ LIBRARIES = ("slack_sdk", "slack_bolt", "aiohttp", "asyncio")  # levels restored
 @pytest.fixture
 def debug_log(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
     """The bot's own file logging at DEBUG (``request.param``: text or json, default text); its file."""
-    settings = SimpleNamespace(log_dir=tmp_path / "logs", log_format=getattr(request, "param", "text"), log_level="DEBUG",
-                               slack_bot_token="xoxb-test-token")
-    levels = {n: logging.getLogger(n).level for n in LIBRARIES}
-    root_level = logging.getLogger().level
-    path = logs.setup_logging(settings, console=False)
-    yield path
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        if getattr(h, logs._OURS, False):
-            root.removeHandler(h)
-            h.close()
-    root.setLevel(root_level)
-    for n, level in levels.items():
-        logging.getLogger(n).setLevel(level)
+    with debug_logging(tmp_path / "logs", getattr(request, "param", "text"), LIBRARIES, slack_bot_token="xoxb-test-token") as path:
+        yield path
