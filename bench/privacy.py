@@ -4,7 +4,7 @@ A log is filled with games of every kind (Decrypto, Who-is-Spy, Chameleon, Spyma
 One), each with the member in seat 0 writing their own words, another member in seat 1 and AI
 seats, logged as the bot logs them (events, a channel message per turn, an agent call per AI
 move). Then ``bot.core.privacy.forget`` erases the member: every game redacted by replay and
-unlinked, one transaction per game, the WAL checkpointed and truncated. Printed per size: turns
+unlinked, a batch of games per transaction, the WAL checkpointed and truncated. Printed per size: turns
 stored, games, the erasure's wall time, that time per 1,000 turns, its CPU time per 1,000 turns
 (the machine's load average is printed first: on a shared machine wall time stretches with it),
 and beside it the budget it

@@ -227,6 +227,27 @@ async def test_a_running_game_is_erased_when_it_ends(store: Store) -> None:
         assert s not in text, s
 
 
+def test_a_scrubber_passes_over_stored_text_only_when_nothing_in_it_is_replaced() -> None:
+    """An erasure decodes only the rows whose stored JSON text ``Scrubber.may_hold`` picks: it must pick
+    every row the scrubber changes, spelled as SQLite stores JSON (ASCII, escaped) or as PostgreSQL prints it."""
+    scrub = people.Scrubber([(NAME, people.ERASED_NAME), ('Say "hi" \\ bye', "withheld"), ("kelvin", "erased"),
+                             ("zorblaxian", "redacted")])
+    values: list[Any] = [
+        {"text": "Zelda Quorn said: zorblaxian"}, {"text": "ZELDA QUORN"}, ["say \"HI\" \\ bye"], {"Zorblaxian": 1},
+        {"text": "\u212aelvin"},  # the Kelvin sign: a case-blind match of "kelvin" outside ASCII
+        {"text": "Zelda\nQuorn"}, {"text": "caf\u00e9 zorblaxian"}, {"text": "nothing of hers"}, {"n": 3, "t": None},
+        "zorblaxians", {"text": "Zelda Quorns"}]
+    changed = 0
+    for v in values:
+        for stored in (json.dumps(v), json.dumps(v, ensure_ascii=False), json.dumps(v, separators=(",", ":"))):
+            if scrub.json(v) != v:
+                changed += 1
+                assert scrub.may_hold(stored), stored
+    assert changed >= 6 * 3
+    assert not scrub.may_hold(json.dumps({"text": "nothing of hers", "by": "Bob"}))  # passed over, not decoded
+    assert not people.Scrubber([]).may_hold(json.dumps({"text": "Zelda Quorn"}))
+
+
 def test_bad_member_is_one_sentence() -> None:
     for bad in ("", "123", "discord", "erased:abc", "discord: 1"):
         with pytest.raises(people.BadMember, match="PLATFORM:ID"):
