@@ -30,14 +30,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import tempfile
 import time
 from pathlib import Path
 
 import games
 from bot.core.privacy import forget
-from games.base import Action, IllegalAction, Text, config_to_dict, rng
-from games.play import random_action
+from games.base import Action, Text, config_to_dict
+from games.play import random_turns
 from storage.records import OutboxRecord
 from storage.store import ActionRecord, AgentCallRecord, EventRecord, SeatRecord, Store
 from storage.tables import ActionSource, GameStatus, SeatKind
@@ -46,6 +47,13 @@ GAMES = ("decrypto", "spy", "chameleon", "spymasters", "justone")
 MEMBER, OTHER = "discord:7770001234", "discord:8880005678"
 WORDS = ("zorblaxian", "quexiform", "vrombulate", "plinxter", "glorpwise", "snarfidel")
 BUDGET_S_PER_1000 = 1.0
+
+
+def member_words(seat: int, spec: Text, _r: random.Random, step: int, attempt: int) -> Action | None:
+    """The member (seat 0) writes their own words, another with each try the rules refuse; the rest is random."""
+    if seat != 0:
+        return None
+    return Action(spec.kind, tuple(WORDS[(step + attempt + i) % len(WORDS)] for i in range(len(spec.fields))))
 
 
 async def log_game(store: Store, game_id: str, seed: int) -> int:
@@ -63,34 +71,13 @@ async def log_game(store: Store, game_id: str, seed: int) -> int:
     await store.start_game(gid, seed=seed, config=config_to_dict(cfg), seats=seats,
                            events=[EventRecord.of(e) for e in deal], rules_version=f"{game.id}/1")
     turns = 0
-    for step in range(5000):
-        acting = sorted(game.to_act(state))
-        if not acting:
-            break
-        r = rng(seed, "bench", step)
-        seat = r.choice(acting)
-        spec = game.legal(state, seat)
-        assert spec is not None
-        for attempt in range(60):
-            if seat == 0 and isinstance(spec, Text):
-                action = Action(spec.kind, tuple(WORDS[(step + attempt + i) % len(WORDS)] for i in range(len(spec.fields))))
-            else:
-                action = random_action(spec, r)
-            try:
-                state, evs = game.apply(state, seat, action)
-                break
-            except IllegalAction:
-                continue
-        else:
-            fallback = game.timeout_action(state, seat)
-            assert fallback is not None
-            action = fallback
-            state, evs = game.apply(state, seat, action)
+    for turn in random_turns(game, state, seed, salt="bench", write=member_words):
+        state, seat, action, step = turn.state, turn.seat, turn.action, turn.step
         human = seat < 2
         await store.append_turn(
             gid, action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI,
                                         actor=humans[seat] if human else "random"),
-            events=[EventRecord.of(e) for e in evs], inbound_key=None,
+            events=[EventRecord.of(e) for e in turn.events], inbound_key=None,
             agent_calls=[] if human else [AgentCallRecord(seat, "random", prompt=[{"role": "user", "content": "move"}])],
             outbox=[OutboxRecord(f"{gid}:{step}", None, {"text": " / ".join(action.value)})])
         turns += 1

@@ -17,9 +17,9 @@ import sqlalchemy as sa
 import games
 from bot.core.privacy import finish_pending, forget, member_export
 from bot.core.replays import record_of
-from games.base import Action, IllegalAction, Text, config_to_dict, rng
+from games.base import Action, Text, config_to_dict
 from games.catalog import descriptors
-from games.play import FILLER, random_action
+from games.play import FILLER, random_turns
 from games.record import replay_record
 from storage import annotations as study
 from storage import people
@@ -73,29 +73,12 @@ async def log_game(store: Store, game_id: str, seed: int, humans: tuple[tuple[st
     await store.start_game(gid, seed=seed, config=config_to_dict(cfg), seats=seats,
                            events=[EventRecord.of(e) for e in deal], rules_version=f"{game.id}/1")
     said: list[str] = []
-    for step in range(2000):
-        acting = sorted(game.to_act(state))
-        if not acting:
-            break
-        r = rng(seed, "people", step)
-        seat = r.choice(acting)
-        spec = game.legal(state, seat)
-        assert spec is not None
-        for attempt in range(60):
-            if seat < len(humans) and isinstance(spec, Text):
-                action = _member_text(spec, step + attempt, humans[seat][2], r)
-            else:
-                action = random_action(spec, r)
-            try:
-                state, evs = game.apply(state, seat, action)
-                break
-            except IllegalAction:
-                continue
-        else:
-            fallback = game.timeout_action(state, seat)
-            assert fallback is not None
-            action = fallback
-            state, evs = game.apply(state, seat, action)
+
+    def own_words(seat: int, spec: Text, r: random.Random, step: int, attempt: int) -> Action | None:
+        return _member_text(spec, step + attempt, humans[seat][2], r) if seat < len(humans) else None
+
+    for turn in random_turns(game, state, seed, salt="people", max_steps=2000, write=own_words):
+        state, seat, action, step = turn.state, turn.seat, turn.action, turn.step
         human = seat < len(humans)
         said += list(action.value)
         body = {"text": f"{seats[seat].display_name} said: {' / '.join(action.value)}", "to": f"<@{seat}>"}
@@ -103,7 +86,7 @@ async def log_game(store: Store, game_id: str, seed: int, humans: tuple[tuple[st
                                                   raw_output=" ".join(action.value))]
         ok = await store.append_turn(gid, action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI,
                                                                  actor=humans[seat][0] if human else "random"),
-                                     events=[EventRecord.of(e) for e in evs], inbound_key=f"discord:ev-{gid}-{step}",
+                                     events=[EventRecord.of(e) for e in turn.events], inbound_key=f"discord:ev-{gid}-{step}",
                                      agent_calls=calls, outbox=[OutboxRecord(f"{gid}:{step}", None, body)])
         assert ok
         if not finish and step >= 3 and game.to_act(state):
