@@ -7,14 +7,16 @@ the actions they made (``actor``), the words they wrote (text actions, and every
 from them: events, the outbox's messages, agent prompts, SNEAK evaluations and study items),
 their study answers, their research choice and notices, tournaments they created.
 
-Erasure (``erase_game``, ``erase_member``) unlinks the user key (a fresh ``erased:<hex>`` per
+Erasure (``erase_game``/``erase_games``, ``erase_member``) unlinks the user key (a fresh ``erased:<hex>`` per
 game, so nothing links the erased seats across games or to an earlier export's pseudonym),
 replaces the display name with ``ERASED_NAME``, writes the redacted actions and events the
 caller planned (``GameErasure``: the engine-side plan, made by ``bot.core.redact``, since the
-store knows no game) and scrubs every derived row of that game with a ``Scrubber``. Each game
-is one write transaction; on a server database its row is locked first (the turn log takes the
-same lock), so a process writing beside it waits. A game that has not ended is left alone: the
-member's erasure is recorded as pending (``pending_erasures``) and finished when it ends.
+store knows no game) and scrubs every derived row of that game with a ``Scrubber`` (a JSON
+column is read as its stored text and decoded only when ``Scrubber.may_hold`` finds something to
+replace in it). A batch of games is one write transaction (``erase_games``), each statement run
+once for the whole batch; on a server database the games' rows are locked first (the turn log
+takes the same lock), so a process writing beside it waits. A game that has not ended is left
+alone: the member's erasure is recorded as pending (``pending_erasures``) and finished when it ends.
 
 On SQLite every connection runs with ``secure_delete`` (``storage.engine.SQLITE_PRAGMAS``) and
 ``truncate_wal`` checkpoints the WAL into the file and truncates it, so no old copy of a page
@@ -25,6 +27,7 @@ erasure touched.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import secrets
 import sqlite3
@@ -139,6 +142,10 @@ class Scrubber:
         self._table = table
         olds = sorted(table, key=len, reverse=True)
         self._re = re.compile("|".join(rf"(?<!\w){re.escape(o)}(?!\w)" for o in olds), re.IGNORECASE) if olds else None
+        # The strings as stored JSON text spells them (quotes and backslashes escaped), for ``may_hold``;
+        # only for ASCII strings, whose case ASCII text folds as the regex does.
+        self._stored = re.compile("|".join(re.escape(json.dumps(o)[1:-1]) for o in olds), re.IGNORECASE) \
+            if olds and all(o.isascii() for o in olds) else None
 
     def __bool__(self) -> bool:
         return self._re is not None
@@ -156,6 +163,17 @@ class Scrubber:
         if isinstance(value, dict):
             return {self.text(k) if isinstance(k, str) else k: self.json(v) for k, v in value.items()}
         return value
+
+    def may_hold(self, stored: str) -> bool:
+        """Whether JSON text as a database stores it may hold a string this scrubber replaces: False
+        only when none is in it, so a row can be passed over without decoding it. Text outside ASCII
+        or with ``\\u`` escapes is always decoded (a case-blind match there may be a letter outside
+        ASCII, such as the Kelvin sign for ``k``)."""
+        if self._re is None:
+            return False
+        if self._stored is None or not stored.isascii() or "\\u" in stored:
+            return True
+        return self._stored.search(stored) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,43 +284,75 @@ async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
     """Erase the member from one ended (or broken) game in one write transaction: the planned
     actions and events, identity unlinked, every derived row scrubbed. The number of rows changed;
     None, with nothing written, when the game has not ended (the erasure waits for it)."""
-    gid = plan.game_id
-    unlinked = unlink_key()
+    done = await erase_games(db, key, [plan])
+    return None if done.running else done.rows
 
-    def run(conn: sa.Connection) -> int | None:
-        q = sa.select(_games.c.status).where(_games.c.id == gid)
-        if conn.dialect.name != "sqlite":
-            q = q.with_for_update()
-        status = (conn.execute(q)).scalar()
-        if status is None:
-            return 0
-        if GameStatus(status) not in (*ENDED, GameStatus.BROKEN):
-            return None
-        names = [str(n) for n in (conn.execute(sa.select(_seats.c.display_name).where(
-            _seats.c.game_id == gid, _seats.c.user_key == key))).scalars()]
-        lobby = (conn.execute(sa.select(_games.c.lobby).where(_games.c.id == gid))).scalar()
-        names += _lobby_names(lobby, key)
-        scrub = Scrubber([*plan.texts, *identity_pairs(key, names, unlinked)])
-        n = 0
-        n += _write_plan(conn, plan)
-        if plan.result is not None:
-            n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
-        n += (conn.execute(sa.update(_seats).where(_seats.c.game_id == gid, _seats.c.user_key == key)
-                                 .values(user_key=unlinked, display_name=ERASED_NAME))).rowcount
-        n += (conn.execute(sa.update(_actions).where(_actions.c.game_id == gid, _actions.c.actor == key)
-                                 .values(actor=unlinked))).rowcount
-        n += (conn.execute(sa.update(_games).where(_games.c.id == gid, _games.c.host == key)
-                                 .values(host=unlinked))).rowcount
-        if scrub:
-            n += _rewrite(conn, _games, ["lobby", "result"], _games.c.id == gid, scrub)
-            n += _rewrite(conn, _events, ["data"], _events.c.game_id == gid, scrub)
-            n += _rewrite(conn, _outbox, ["body"], _outbox.c.game_id == gid, scrub)
-            n += _rewrite(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id == gid, scrub)
-            n += _rewrite(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id == gid, scrub)
-            n += _rewrite(conn, _items, ["item"], _items.c.game_id == gid, scrub)
-        return n
+
+@dataclass(frozen=True, slots=True)
+class ErasedGames:
+    rows: int  # rows changed
+    running: tuple[int, ...]  # games found not ended, left whole (the erasure waits for them)
+
+
+async def erase_games(db: Database, key: str, plans: Sequence[GameErasure]) -> ErasedGames:
+    """``erase_game`` for several games in one write transaction, each statement for all of them
+    at once (their rows locked first on a server database): one commit and a dozen statements
+    instead of a commit and a dozen statements per game."""
+
+    def run(conn: sa.Connection) -> ErasedGames:
+        return _erase_games(conn, key, plans)
 
     return await db.write_sync(run)
+
+
+# Per-game updates of an erasure, built once, run as one executemany for a batch of games.
+_UNLINK_SEATS = sa.update(_seats).where(_seats.c.game_id == sa.bindparam("g"), _seats.c.user_key == sa.bindparam("k")) \
+    .values(user_key=sa.bindparam("u"), display_name=ERASED_NAME)
+_UNLINK_ACTOR = sa.update(_actions).where(_actions.c.game_id == sa.bindparam("g"), _actions.c.actor == sa.bindparam("k")) \
+    .values(actor=sa.bindparam("u"))
+_UNLINK_HOST = sa.update(_games).where(_games.c.id == sa.bindparam("g"), _games.c.host == sa.bindparam("k")) \
+    .values(host=sa.bindparam("u"))
+_SET_RESULT = sa.update(_games).where(_games.c.id == sa.bindparam("g")).values(result=sa.bindparam("r", type_=sa.JSON))
+
+
+def _erase_games(conn: sa.Connection, key: str, plans: Sequence[GameErasure]) -> ErasedGames:
+    ids = sorted({p.game_id for p in plans})
+    if not ids:
+        return ErasedGames(0, ())
+    q = sa.select(_games.c.id, _games.c.status, _games.c.lobby).where(_games.c.id.in_(ids)).order_by(_games.c.id)
+    if conn.dialect.name != "sqlite":
+        q = q.with_for_update()
+    found = {int(g): (GameStatus(status), lobby) for g, status, lobby in conn.execute(q).all()}
+    running = tuple(g for g in ids if g in found and found[g][0] not in (*ENDED, GameStatus.BROKEN))
+    todo = [p for p in plans if p.game_id in found and p.game_id not in running]  # a game gone: nothing to erase
+    if not todo:
+        return ErasedGames(0, running)
+    names: dict[int, list[str]] = {}
+    for g, name in conn.execute(sa.select(_seats.c.game_id, _seats.c.display_name).where(
+            _seats.c.game_id.in_([p.game_id for p in todo]), _seats.c.user_key == key)).all():
+        names.setdefault(int(g), []).append(str(name))
+    unlinked = {p.game_id: unlink_key() for p in todo}
+    scrubs = {p.game_id: Scrubber([*p.texts, *identity_pairs(key, [*names.get(p.game_id, []),
+                                                                   *_lobby_names(found[p.game_id][1], key)],
+                                                             unlinked[p.game_id])])
+              for p in todo}
+    n = _write_plans(conn, todo)
+    results = [{"g": p.game_id, "r": dict(p.result)} for p in todo if p.result is not None]
+    if results:
+        n += conn.execute(_SET_RESULT, results).rowcount
+    params = [{"g": g, "k": key, "u": u} for g, u in unlinked.items()]
+    n += conn.execute(_UNLINK_SEATS, params).rowcount
+    n += conn.execute(_UNLINK_ACTOR, params).rowcount
+    n += conn.execute(_UNLINK_HOST, params).rowcount
+    scrubs = {g: sc for g, sc in scrubs.items() if sc}
+    if scrubs:
+        n += _rewrite_games(conn, _games, ["lobby", "result"], _games.c.id, scrubs)
+        n += _rewrite_games(conn, _events, ["data"], _events.c.game_id, scrubs)
+        n += _rewrite_games(conn, _outbox, ["body"], _outbox.c.game_id, scrubs)
+        n += _rewrite_games(conn, _calls, ["prompt", "raw_output", "error"], _calls.c.game_id, scrubs)
+        n += _rewrite_games(conn, _evals, ["instance", "decoys", "metric"], _evals.c.game_id, scrubs)
+        n += _rewrite_games(conn, _items, ["item"], _items.c.game_id, scrubs)
+    return ErasedGames(n, running)
 
 
 def _lobby_names(lobby: Any, key: str) -> list[str]:
@@ -368,8 +418,7 @@ async def expire_game(db: Database, plan: GameErasure) -> int:
         done = (conn.execute(sa.select(_expiry.c.game_id).where(_expiry.c.game_id == gid))).first()
         if status is None or GameStatus(status) not in ENDED or done is not None:
             return 0
-        n = 0
-        n += _write_plan(conn, plan)
+        n = _write_plans(conn, [plan])
         if plan.result is not None:
             n += (conn.execute(sa.update(_games).where(_games.c.id == gid).values(result=dict(plan.result)))).rowcount
         # Private messages go whole; what the table's channel was told is scrubbed like the rest.
@@ -393,13 +442,15 @@ _SET_EVENT = sa.update(_events).where(_events.c.game_id == sa.bindparam("g"), _e
 _BY_KEY: dict[tuple[str, tuple[str, ...]], sa.Update] = {}
 
 
-def _write_plan(conn: sa.Connection, plan: GameErasure) -> int:
+def _write_plans(conn: sa.Connection, plans: Sequence[GameErasure]) -> int:
     """The planned actions' values and events' data, each table in one executemany."""
     n = 0
-    if plan.actions:
-        n += conn.execute(_SET_ACTION, [{"g": plan.game_id, "s": q, "v": list(v)} for q, v in plan.actions.items()]).rowcount
-    if plan.events:
-        n += conn.execute(_SET_EVENT, [{"g": plan.game_id, "s": q, "v": dict(d)} for q, d in plan.events.items()]).rowcount
+    acts = [{"g": p.game_id, "s": q, "v": list(v)} for p in plans for q, v in p.actions.items()]
+    if acts:
+        n += conn.execute(_SET_ACTION, acts).rowcount
+    evs = [{"g": p.game_id, "s": q, "v": dict(d)} for p in plans for q, d in p.events.items()]
+    if evs:
+        n += conn.execute(_SET_EVENT, evs).rowcount
     return n
 
 
@@ -412,15 +463,47 @@ def _update_by_key(table: sa.Table, cols: Sequence[str]) -> sa.Update:
     return _BY_KEY[key]
 
 
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    text: str | None  # a JSON column's stored text, not decoded (nothing in it to scrub)
+
+
 def _rewrite(conn: sa.Connection, table: sa.Table, cols: Sequence[str], where: Any, scrub: Scrubber) -> int:
-    """Scrub the JSON columns ``cols`` of the rows ``where`` picks (one executemany); how many rows changed."""
+    """Scrub the columns ``cols`` of the rows ``where`` picks (one executemany); how many rows changed."""
+    return _scrub_rows(conn, table, cols, where, lambda _row: scrub, None)
+
+
+def _rewrite_games(conn: sa.Connection, table: sa.Table, cols: Sequence[str], game: sa.Column[Any],
+                   scrubs: Mapping[int, Scrubber]) -> int:
+    """Scrub the columns ``cols`` of every row of these games, each with its game's Scrubber."""
+    return _scrub_rows(conn, table, cols, game.in_(list(scrubs)), lambda row: scrubs[int(row[-1])], game)
+
+
+def _scrub_rows(conn: sa.Connection, table: sa.Table, cols: Sequence[str], where: Any,
+                scrub_of: Callable[[Sequence[Any]], Scrubber], game: sa.Column[Any] | None) -> int:
+    """Scrub ``cols`` of the rows ``where`` picks, with ``scrub_of(row)``'s Scrubber, in one executemany.
+    JSON columns are read as their stored text and decoded only when the Scrubber finds it may hold
+    something to replace (``Scrubber.may_hold``): most rows of a game never quote the member."""
     pk = list(table.primary_key.columns)
-    rows = (conn.execute(sa.select(*pk, *(table.c[c] for c in cols)).where(where))).all()
+    is_json = [isinstance(table.c[c].type, sa.JSON) for c in cols]
+    read = [sa.cast(table.c[c], sa.Text) if j else table.c[c] for c, j in zip(cols, is_json, strict=True)]
+    rows = conn.execute(sa.select(*pk, *read, *([game] if game is not None else [])).where(where)).all()
     params = []
     for row in rows:
-        ident, vals = row[: len(pk)], row[len(pk):]
-        new = [scrub.json(v) for v in vals]
-        if new != list(vals):
+        scrub = scrub_of(row)
+        ident, vals = row[: len(pk)], row[len(pk): len(pk) + len(cols)]
+        changed, new = False, []
+        for val, j in zip(vals, is_json, strict=True):
+            if val is None or (j and not scrub.may_hold(val)):
+                new.append(_Stored(val) if j else val)
+                continue
+            old = json.loads(val) if j else val
+            out = scrub.json(old)
+            changed = changed or out != old
+            new.append(out)
+        if changed:
+            new = [json.loads(v.text) if isinstance(v, _Stored) and v.text is not None else
+                   None if isinstance(v, _Stored) else v for v in new]
             params.append({**{f"k_{c.name}": i for c, i in zip(pk, ident, strict=True)},
                            **{f"v_{c}": v for c, v in zip(cols, new, strict=True)}})
     if params:

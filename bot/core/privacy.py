@@ -4,7 +4,8 @@
 ``member_export`` is everything stored about one member as JSON (``storage.people.member_data``),
 audited. ``forget`` erases one member: each of their ended games is redacted
 (``bot.core.redact.member_erasure``: their texts replaced by stand-ins the engine accepts, the
-events rebuilt by replay) and unlinked (``storage.people.erase_game``), one transaction per game;
+events rebuilt by replay) and unlinked (``storage.people.erase_games``), a few games (up to
+``WRITE_BATCH_TURNS`` turns) per transaction;
 a game not ended yet is left for ``finish_pending``, run when a game ends and by the CLI; then
 the member-wide rows (study answers, choices, notices, audit subject) go, and free space is
 scrubbed (``storage.people.scrub_free_space``). Every step is audited, never with content.
@@ -28,6 +29,9 @@ from storage.tables import ActionSource, GameStatus, SeatKind
 
 CONSENT_MODES = ("opt-in", "notice", "off")
 LOAD_BATCH = 50  # games whose logs an erasure reads at once
+# Turns of games an erasure writes in one transaction: one commit for many games, yet short enough
+# that a bot playing on the same database waits a moment for its next turn, not seconds.
+WRITE_BATCH_TURNS = 300
 
 log = logging.getLogger(__name__)
 
@@ -108,18 +112,33 @@ async def _erase_ended(store: PeopleStore, key: str, erased: list[int], broken: 
     waiting = [g.game_id for g in mine if g.game_id not in ended]
     ids = sorted(ended)
     for start in range(0, len(ids), LOAD_BATCH):  # a batch of logs in four queries, not four per game
+        plans: list[people.GameErasure] = []
+        turns = 0
         for game_log in await store.load_games(ids[start:start + LOAD_BATCH]):
-            plan = member_erasure(game_log, key)
-            n = await people.erase_game(store, key, plan)
-            if n is None:  # it was running after all (a resumed game): it waits
-                waiting.append(plan.game_id)
-                continue
-            erased.append(plan.game_id)
-            rows += n
-            if not plan.replays:
-                broken.append(plan.game_id)
-                log.warning("game %s: after erasure its log no longer replays to its stored outcome", plan.game_id)
+            plans.append(member_erasure(game_log, key))
+            turns += len(game_log.actions)
+            if turns >= WRITE_BATCH_TURNS:
+                rows += await _write(store, key, plans, erased, broken, waiting)
+                plans, turns = [], 0
+        rows += await _write(store, key, plans, erased, broken, waiting)
     return waiting, rows
+
+
+async def _write(store: PeopleStore, key: str, plans: list[people.GameErasure], erased: list[int], broken: list[int],
+                 waiting: list[int]) -> int:
+    """Write planned erasures in one transaction; sort their games into erased, broken and waiting."""
+    if not plans:
+        return 0
+    done = await people.erase_games(store, key, plans)
+    for plan in plans:
+        if plan.game_id in done.running:  # it was running after all (a resumed game): it waits
+            waiting.append(plan.game_id)
+            continue
+        erased.append(plan.game_id)
+        if not plan.replays:
+            broken.append(plan.game_id)
+            log.warning("game %s: after erasure its log no longer replays to its stored outcome", plan.game_id)
+    return done.rows
 
 
 async def finish_pending(store: PeopleStore) -> int:

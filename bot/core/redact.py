@@ -199,7 +199,7 @@ def _blind(log: GameLog, picked: set[int]) -> Redaction:
 
 def member_erasure(log: GameLog, key: str) -> GameErasure:
     """The plan that erases member ``key`` from one game: their written texts redacted
-    (``redact_log``), for ``storage.people.erase_game`` to write."""
+    (``redact_log``), for ``storage.people.erase_games`` to write."""
     seats = {s.seat for s in log.seats if s.user_key == key}
 
     def whose(_seq: int, seat: int, source: str, actor: str) -> bool:

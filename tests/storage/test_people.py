@@ -17,9 +17,9 @@ import sqlalchemy as sa
 import games
 from bot.core.privacy import finish_pending, forget, member_export
 from bot.core.replays import record_of
-from games.base import Action, IllegalAction, Text, config_to_dict, rng
+from games.base import Action, Text, config_to_dict
 from games.catalog import descriptors
-from games.play import FILLER, random_action
+from games.play import FILLER, random_turns
 from games.record import replay_record
 from storage import annotations as study
 from storage import people
@@ -73,29 +73,12 @@ async def log_game(store: Store, game_id: str, seed: int, humans: tuple[tuple[st
     await store.start_game(gid, seed=seed, config=config_to_dict(cfg), seats=seats,
                            events=[EventRecord.of(e) for e in deal], rules_version=f"{game.id}/1")
     said: list[str] = []
-    for step in range(2000):
-        acting = sorted(game.to_act(state))
-        if not acting:
-            break
-        r = rng(seed, "people", step)
-        seat = r.choice(acting)
-        spec = game.legal(state, seat)
-        assert spec is not None
-        for attempt in range(60):
-            if seat < len(humans) and isinstance(spec, Text):
-                action = _member_text(spec, step + attempt, humans[seat][2], r)
-            else:
-                action = random_action(spec, r)
-            try:
-                state, evs = game.apply(state, seat, action)
-                break
-            except IllegalAction:
-                continue
-        else:
-            fallback = game.timeout_action(state, seat)
-            assert fallback is not None
-            action = fallback
-            state, evs = game.apply(state, seat, action)
+
+    def own_words(seat: int, spec: Text, r: random.Random, step: int, attempt: int) -> Action | None:
+        return _member_text(spec, step + attempt, humans[seat][2], r) if seat < len(humans) else None
+
+    for turn in random_turns(game, state, seed, salt="people", max_steps=2000, write=own_words):
+        state, seat, action, step = turn.state, turn.seat, turn.action, turn.step
         human = seat < len(humans)
         said += list(action.value)
         body = {"text": f"{seats[seat].display_name} said: {' / '.join(action.value)}", "to": f"<@{seat}>"}
@@ -103,7 +86,7 @@ async def log_game(store: Store, game_id: str, seed: int, humans: tuple[tuple[st
                                                   raw_output=" ".join(action.value))]
         ok = await store.append_turn(gid, action=ActionRecord.of(seat, action, source=ActionSource.HUMAN if human else ActionSource.AI,
                                                                  actor=humans[seat][0] if human else "random"),
-                                     events=[EventRecord.of(e) for e in evs], inbound_key=f"discord:ev-{gid}-{step}",
+                                     events=[EventRecord.of(e) for e in turn.events], inbound_key=f"discord:ev-{gid}-{step}",
                                      agent_calls=calls, outbox=[OutboxRecord(f"{gid}:{step}", None, body)])
         assert ok
         if not finish and step >= 3 and game.to_act(state):
@@ -225,6 +208,27 @@ async def test_a_running_game_is_erased_when_it_ends(store: Store) -> None:
     text = await dump(store)
     for s in (*UNIQUE, MEMBER, NAME):
         assert s not in text, s
+
+
+def test_a_scrubber_passes_over_stored_text_only_when_nothing_in_it_is_replaced() -> None:
+    """An erasure decodes only the rows whose stored JSON text ``Scrubber.may_hold`` picks: it must pick
+    every row the scrubber changes, spelled as SQLite stores JSON (ASCII, escaped) or as PostgreSQL prints it."""
+    scrub = people.Scrubber([(NAME, people.ERASED_NAME), ('Say "hi" \\ bye', "withheld"), ("kelvin", "erased"),
+                             ("zorblaxian", "redacted")])
+    values: list[Any] = [
+        {"text": "Zelda Quorn said: zorblaxian"}, {"text": "ZELDA QUORN"}, ["say \"HI\" \\ bye"], {"Zorblaxian": 1},
+        {"text": "\u212aelvin"},  # the Kelvin sign: a case-blind match of "kelvin" outside ASCII
+        {"text": "Zelda\nQuorn"}, {"text": "caf\u00e9 zorblaxian"}, {"text": "nothing of hers"}, {"n": 3, "t": None},
+        "zorblaxians", {"text": "Zelda Quorns"}]
+    changed = 0
+    for v in values:
+        for stored in (json.dumps(v), json.dumps(v, ensure_ascii=False), json.dumps(v, separators=(",", ":"))):
+            if scrub.json(v) != v:
+                changed += 1
+                assert scrub.may_hold(stored), stored
+    assert changed >= 6 * 3
+    assert not scrub.may_hold(json.dumps({"text": "nothing of hers", "by": "Bob"}))  # passed over, not decoded
+    assert not people.Scrubber([]).may_hold(json.dumps({"text": "Zelda Quorn"}))
 
 
 def test_bad_member_is_one_sentence() -> None:
