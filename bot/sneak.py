@@ -31,7 +31,7 @@ from typing import Any
 
 import typer
 
-from bot.core.finished import AiTablesPort, FinishedTable
+from bot.core.finished import AiTablesPort, FinishedTable, finished_log
 from bot.core.messages import Outgoing
 from bot.core.privacy import ResearchFilter
 from bot.core.redact import MARKER
@@ -237,12 +237,16 @@ class SneakService:
         # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
         return desc.sneak is SneakScoring.ALWAYS or (lobby or {}).get(REPORT_OPTION) is True
 
-    async def report(self, game_id: int) -> str | None:
-        """Score what is not stored yet and describe the game's clues; None for a game without a report."""
-        row = await self.store.game(game_id)
+    async def report(self, game_id: int, finished: FinishedTable | None = None) -> str | None:
+        """Score what is not stored yet and describe the game's clues; None for a game without a report.
+        ``finished``: the table that just finished (the finish listener's), whose record is the log: it is
+        not read again; without it (or when it does not say who sat and moved) the log is read once."""
+        row = await self.store.game(game_id)  # one row: the lobby says whether the table asked for a report
         if row is None or not self.wanted(row.game, row.lobby):
             return None
-        glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
+        glog = finished_log(finished, row) if finished is not None and finished.game_id == game_id else None
+        if glog is None:
+            glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
         withheld = await self._withheld(glog)
         hook = hooks().get(row.game)
         if hook is not None:
@@ -314,7 +318,7 @@ class SneakService:
 
     async def on_finish(self, finished: FinishedTable) -> Outgoing | None:
         try:
-            text = await self.report(finished.game_id)
+            text = await self.report(finished.game_id, finished)
         except Exception as exc:  # a report must never break the table; the log says why (by type)
             log.error("SNEAK clue report failed for game %s: %s", finished.game_id, type(exc).__name__)
             return None
