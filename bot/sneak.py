@@ -244,7 +244,13 @@ class SneakService:
         row = await self.store.game(game_id)  # one row: the lobby says whether the table asked for a report
         if row is None or not self.wanted(row.game, row.lobby):
             return None
-        glog = finished_log(finished, row) if finished is not None and finished.game_id == game_id else None
+        glog = None
+        if finished is not None and finished.game_id == game_id:
+            try:
+                glog = finished_log(finished, row)
+            except Exception as exc:  # noqa: BLE001 - a record that no longer replays: the log is read instead
+                log.warning("game %s: its finished table's record did not replay (%s); reading its log",
+                            game_id, type(exc).__name__)
         if glog is None:
             glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
         withheld = await self._withheld(glog)
