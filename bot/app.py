@@ -125,6 +125,7 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
     service.join_notice = privacy.notice  # one line about privacy on a member's first join in a tenant
     service.export_filter = privacy.export_filter  # admins' exports: consenting members' words only, audited
     sneak.consents = privacy.consents  # the human study asks only members who consented to research
+    sneak.research_filter = privacy.report_filter  # clue reports quote only what a research export would
     tournaments = TournamentService(service)
     ops.observer.watch_scheduler(tournaments.scheduled_jobs)  # hushtable_scheduler_jobs
     return App(settings, store, service, pool, tournaments, sneak, ops, registry, privacy)

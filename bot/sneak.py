@@ -31,11 +31,13 @@ from typing import Any
 
 import typer
 
-from bot.core.finished import AiTablesPort, FinishedTable
+from bot.core.finished import AiTablesPort, FinishedTable, finished_log
 from bot.core.messages import Outgoing
+from bot.core.privacy import ResearchFilter
+from bot.core.redact import MARKER
 from games.catalog import find
 from games.descriptor import ClueScoring, SneakScoring
-from games.labels import fill_labels
+from games.labels import fill_labels, seat_ref
 from models.eval.cli import EvalEnv, make_app
 from models.eval.decoys import DecoyStrategy, WordNetDecoys
 from models.eval.evaluators import ClientFor, EmbedderFor, Evaluator, resolve, warm_up
@@ -47,6 +49,7 @@ from models.eval.study import HumanStudy
 from models.eval.validate import admitted
 from models.eval.wordnet import wordnet
 from storage.annotations import Scope
+from storage.people import Scrubber
 from storage.records import GameLog
 from storage.store import Store
 
@@ -55,6 +58,8 @@ log = logging.getLogger(__name__)
 """(member key, tenant) -> whether the member agreed to take part in research; the study asks no one else."""
 
 REPORT_OPTION = "sneak_report"
+# How a clue of a member who has not agreed to research is shown: the research export's marker.
+WITHHELD = f"[{MARKER}]"
 DEFAULT_EVALUATORS = ("embed:minilm",)  # the evaluators that pass validation (models/eval/data/validated.json)
 TITLE = "SNEAK clue report"
 
@@ -81,18 +86,32 @@ MEANING = ("Utility: how surely a friend who knows the secret tells this clue fr
            "SoftScore: the utility with the leakage taken off, high for a clue that helps friends and hides the secret.")
 
 
-def report_text(rep: ClueReport, names: dict[int, str]) -> str:
-    """The chat text of a clue report (0-100)."""
+def withheld_line(n: int) -> str:
+    """The report's count of the clues it does not quote (members who have not agreed to research)."""
+    return (f"({n} clue(s) shown as {WITHHELD}: their authors have not agreed that their words go into research; "
+            "see `privacy`.)")
+
+
+def report_text(rep: ClueReport, names: dict[int, str], withheld: Collection[int] = ()) -> str:
+    """The chat text of a clue report (0-100); the clues of the moves in ``withheld`` (action seqs) are
+    shown as the research export's marker, their numbers kept, and counted."""
 
     def who(c: ClueScore) -> str:
         return names.get(c.seat, "?") if c.seat is not None else "?"
+
+    def said(c: ClueScore) -> str:
+        return WITHHELD if c.action_seq in withheld else f"\u201c{c.message}\u201d"
 
     evs = ", ".join(rep.evaluators)
     lines = [f"{TITLE} (0-100; evaluator{'s' if len(rep.evaluators) > 1 else ''}: {evs}):", MEANING]
     reads = "the evaluators read" if len(rep.evaluators) > 1 else "the evaluator reads"
     for c in rep.informed:
         if c.mean is None:
-            lines.append(f"- {who(c)}: \u201c{c.message}\u201d: not scored")
+            lines.append(f"- {who(c)}: {said(c)}: not scored")
+            continue
+        if c.action_seq in withheld:  # no note on its kind either: "a name", "the category" say what it was
+            lines.append(f"- {who(c)}: {WITHHELD}: utility {_metric(c, 'utility')}, leakage {_metric(c, 'leakage')}, "
+                         f"SoftScore {_metric(c, 'soft')}")
             continue
         if c.poorly_read:  # a name: the numbers say how the evaluator read it, not how good the clue was
             lines.append(f"- {who(c)}: \u201c{c.message}\u201d: a name or reference \u2014 {reads} names poorly; "
@@ -107,15 +126,18 @@ def report_text(rep: ClueReport, names: dict[int, str]) -> str:
         lines.append("Bluffs (said without knowing the secret; not ranked): how well each blended in, as the "
                      "utility it would have had from a player who knew:")
         for c in rep.bluffs:
-            lines.append(f"- {who(c)}: \u201c{c.message}\u201d: " +
+            lines.append(f"- {who(c)}: {said(c)}: " +
                          (f"blend-in utility {_metric(c, 'utility')}" if c.mean is not None else "not scored"))
     best = rep.best()
     if best is not None and best.mean is not None:
         lines.append(f"Best SoftScore of a player who knew the secret: {_n(best.mean.x100()['soft'])} "
-                     f"({who(best)}, \u201c{best.message}\u201d).")
+                     f"({who(best)}, {said(best)}).")
     failed = sum(len(c.failed) for c in rep.clues)
     if failed:
         lines.append(f"({failed} judgement(s) failed and are left out.)")
+    quiet = sum(1 for c in rep.clues if c.action_seq in withheld)
+    if quiet:
+        lines.append(withheld_line(quiet))
     return "\n".join(lines)
 
 
@@ -171,6 +193,9 @@ class SneakService:
         self.embedder_for = embedder_for
         # Whether a member consented to research (``bot.core.privacy``); the study asks only those.
         self.consents: Callable[[str], Awaitable[bool]] | None = None
+        # The research exports' filter (``bot.core.privacy``): a report quotes only the clues it would export.
+        # None (tests of the scoring alone, AI-only tournaments): every clue is quoted.
+        self.research_filter: Callable[[], Awaitable[ResearchFilter]] | None = None
         self.specs = tuple(admitted(evaluators))  # EvaluatorRefused (one line) for an unvalidated evaluator
         self._decoys = decoys
         self._evaluators: list[Evaluator] | None = None
@@ -212,15 +237,26 @@ class SneakService:
         # The table option `sneak_report=yes` is kept in the lobby (bot/core/commands.py), not in the rules.
         return desc.sneak is SneakScoring.ALWAYS or (lobby or {}).get(REPORT_OPTION) is True
 
-    async def report(self, game_id: int) -> str | None:
-        """Score what is not stored yet and describe the game's clues; None for a game without a report."""
-        row = await self.store.game(game_id)
+    async def report(self, game_id: int, finished: FinishedTable | None = None) -> str | None:
+        """Score what is not stored yet and describe the game's clues; None for a game without a report.
+        ``finished``: the table that just finished (the finish listener's), whose record is the log: it is
+        not read again; without it (or when it does not say who sat and moved) the log is read once."""
+        row = await self.store.game(game_id)  # one row: the lobby says whether the table asked for a report
         if row is None or not self.wanted(row.game, row.lobby):
             return None
-        glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
+        glog = None
+        if finished is not None and finished.game_id == game_id:
+            try:
+                glog = finished_log(finished, row)
+            except Exception as exc:  # noqa: BLE001 - a record that no longer replays: the log is read instead
+                log.warning("game %s: its finished table's record did not replay (%s); reading its log",
+                            game_id, type(exc).__name__)
+        if glog is None:
+            glog = await self.store.load_game(game_id)  # read once: scored, and its seats named, from this copy
+        withheld = await self._withheld(glog)
         hook = hooks().get(row.game)
         if hook is not None:
-            return await self._own_report(glog, hook)
+            return await self._own_report(glog, hook, withheld)
         evaluators, decoys = await self._ready()
         await score_games(self.store, evaluators, decoys, log=glog)
         try:
@@ -231,9 +267,19 @@ class SneakService:
         if rep is None:
             return None
         names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
-        return report_text(rep, names)
+        return report_text(rep, names, frozenset(withheld))
 
-    async def _own_report(self, glog: GameLog, hook: ClueHook) -> str | None:
+    async def _withheld(self, glog: GameLog) -> dict[int, tuple[str, ...]]:
+        """The game's clue moves whose words a research export withholds (by action seq: the texts)."""
+        if self.research_filter is None:
+            return {}
+        desc = find(glog.row.game)
+        kinds = desc.clue_kinds if desc is not None else frozenset()
+        clue_seqs = {a.seq for a in glog.actions if a.kind in kinds}
+        found = (await self.research_filter()).withheld_texts(glog)
+        return {seq: texts for seq, texts in found.items() if seq in clue_seqs and texts}
+
+    async def _own_report(self, glog: GameLog, hook: ClueHook, withheld: dict[int, tuple[str, ...]]) -> str | None:
         """A game whose clues are scored its own way (``models/eval/games``' ``ClueHook``): its
         report as the hook writes it, seats named as at the table."""
         desc = find(hook.game)
@@ -244,7 +290,22 @@ class SneakService:
             return None
         names = {s.seat: s.display_name or f"Player {s.seat + 1}" for s in glog.seats}
         by = f" (0-100; evaluator{'s' if len(self.specs) > 1 else ''}: {', '.join(self.specs)})" if needs else ""
-        return "\n".join([f"{TITLE}{by}:", *(fill_labels(line, names) for line in rep.lines)])
+        # The hook scores the words as said; the text quotes them as an export would: the marker in their place
+        # (as whole words, as exports scrub the rows derived from a game), in the lines that name their seat
+        # only, so that another player's clue of the same word stays quoted.
+        seat_of = {a.seq: a.seat for a in glog.actions}
+        said: dict[int, list[str]] = {}
+        for seq, texts in withheld.items():
+            said.setdefault(seat_of[seq], []).extend(texts)
+        scrubs = {seat_ref(seat): Scrubber([(f"\u201c{t}\u201d", WITHHELD) for t in ts] + [(t, WITHHELD) for t in ts])
+                  for seat, ts in said.items()}
+        lines = []
+        for line in rep.lines:
+            for token, scrub in scrubs.items():
+                line = scrub.text(line) if token in line else line
+            lines.append(fill_labels(line, names))
+        quiet = sum(len(texts) for texts in withheld.values())
+        return "\n".join([f"{TITLE}{by}:", *lines, *([withheld_line(quiet)] if quiet else [])])
 
     async def averages(self, user_key: str, tenant: str | None) -> str:
         """The ``/sneak`` answer for a person (their games of this tenant)."""
@@ -263,7 +324,7 @@ class SneakService:
 
     async def on_finish(self, finished: FinishedTable) -> Outgoing | None:
         try:
-            text = await self.report(finished.game_id)
+            text = await self.report(finished.game_id, finished)
         except Exception as exc:  # a report must never break the table; the log says why (by type)
             log.error("SNEAK clue report failed for game %s: %s", finished.game_id, type(exc).__name__)
             return None

@@ -17,7 +17,7 @@ import games as game_registry
 from bot.core import commands as c
 from bot.core.commands import Refused
 from bot.core.delivery import Delivery
-from bot.core.finished import FinishedTable, FinishListener
+from bot.core.finished import FinishedSeat, FinishedTable, FinishListener
 from bot.core.lobby import Lobbies, host_user
 from bot.core.messages import Place
 from bot.core.replays import record_of
@@ -103,8 +103,11 @@ class AiTables:
                 # Ended before anyone here waited (another process, an earlier run): the log tells it.
                 glog = await self.store.load_game(game_id)
                 names = tuple(s.display_name for s in sorted(glog.seats, key=lambda s: s.seat))
+                seats = tuple(FinishedSeat(s.seat, str(s.kind), s.user_key, s.agent_spec, s.display_name)
+                              for s in sorted(glog.seats, key=lambda s: s.seat))
                 outcome = FinishedTable(game_id, row.game, row.variant, place_of(row), row.tenant, record_of(glog),
-                                        Result.from_json(row.result), names)
+                                        Result.from_json(row.result), names, seats,
+                                        tuple((str(a.source), a.actor) for a in glog.actions))
             self.resolve(game_id, outcome)  # whoever else waits on this future hears it now
             return outcome
         return await asyncio.shield(fut)
@@ -117,7 +120,10 @@ class AiTables:
         """A table is over: its waiters hear, and (when it finished) the listeners run."""
         finished = None if result is None else FinishedTable(
             table.game_id, table.engine.id, table.cfg.variant, table.place, table.tenant, table.record(result), result,
-            tuple(table.names))
+            tuple(table.names),
+            tuple(FinishedSeat(s.seat, s.kind.value, s.user.key if s.user is not None else None, s.agent, s.name)
+                  for s in table.seats),
+            tuple(table.movers))
         self.resolve(table.game_id, finished)
         if finished is not None and self._finish_listeners:
             self.spawn(self._run_finish_listeners(finished))

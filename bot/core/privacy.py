@@ -170,14 +170,29 @@ class ResearchFilter:
         if self._audit is not None:
             await self._audit(games, self.total)
 
-    def __call__(self, log: GameLog) -> Withheld:
+    def _whose(self, log: GameLog) -> Callable[[int, int, str, str], bool] | None:
+        """Which actions' texts are withheld (``redact_log``'s picker); None when every member consented."""
         quiet = {s.seat for s in log.seats if s.kind == SeatKind.HUMAN and not self.consents(s.user_key)}
         keys = {s.user_key for s in log.seats if s.seat in quiet}
 
         def whose(_seq: int, seat: int, source: str, actor: str) -> bool:
             return (seat in quiet and source == ActionSource.HUMAN) or actor in keys
 
-        if not quiet:
+        return whose if quiet else None
+
+    def withheld_texts(self, log: GameLog) -> dict[int, tuple[str, ...]]:
+        """The texts an export of ``log`` withholds, by action seq (what the member wrote): the same
+        choice as ``__call__``'s, for the clue reports that quote clues. Counts nothing in ``total``."""
+        whose = self._whose(log)
+        if whose is None:
+            return {}
+        red = redact_log(log, whose)
+        replaced = {old for old, _new in red.texts}
+        return {a.seq: tuple(v for v in a.value if v in replaced) for a in log.actions if a.seq in red.actions}
+
+    def __call__(self, log: GameLog) -> Withheld:
+        whose = self._whose(log)
+        if whose is None:
             return Withheld(log, lambda v: v, 0)
         red = redact_log(log, whose)
         if red.withheld == 0:
@@ -311,6 +326,11 @@ class PrivacyDesk:
         if not entries:
             return "Nothing audited yet."
         return "\n".join(f"{e.at:%Y-%m-%d %H:%M} {e.actor}: {e.action} ({e.scope}; {e.rows} row(s))" for e in entries)
+
+    async def report_filter(self) -> ResearchFilter:
+        """The research filter as it stands now, unaudited: what the SNEAK clue reports use to quote
+        only consenting members' clues (``bot.sneak``)."""
+        return ResearchFilter(consent_rule(self.consent, await people.research_choices(self.store)))
 
     async def export_filter(self, actor: str, what: str) -> ResearchFilter:
         """The filter of an admin's export in chat, which audits it once written."""

@@ -150,6 +150,8 @@ class Table(Generic[S, C]):
     # reading its log again (``bot.core.ports.FinishedTable``).
     actions: list[tuple[Seat, Action]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    # Who made each of those actions, as logged: (``ActionSource`` value, actor), in the same order.
+    movers: list[tuple[str, str]] = field(default_factory=list)
 
     def record(self, result: Result | None) -> Record:
         """The game as played so far, as ``bot.core.replays.record_of`` would read it from the log."""
@@ -281,4 +283,5 @@ def rebuild(glog: GameLog) -> Table:
     lobby = row.lobby or {}
     return Table(row.id, rec.game, rec.config, rec.seed, seats, state, place_of(row), row.platform,
                  float(lobby.get("deadline_s") or 0), tenant=row.tenant, quiet=bool(lobby.get("quiet")),
-                 seq=max(rec.lines, default=0), actions=list(rec.actions), lines=list(rec.lines))
+                 seq=max(rec.lines, default=0), actions=list(rec.actions), lines=list(rec.lines),
+                 movers=[(str(a.source), a.actor) for a in glog.actions])

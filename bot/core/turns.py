@@ -125,6 +125,7 @@ class Turns:
             table.seq += 1
             table.actions.append((seat, action))
             table.lines.append(table.seq)
+            table.movers.append((source.value, actor))
             self.observer.action(table.engine.id, source.value)
             for c in calls:
                 self.observer.ai_move(c.agent_spec, c.operation, c.latency_ms / 1000, c.fallback)
@@ -160,6 +161,7 @@ class Turns:
             table.seq = row.seq
             table.actions.append((row.seat, action))
             table.lines.append(row.seq)
+            table.movers.append((str(row.source), row.actor))
             log.warning("game %s: action %s was logged although its commit answer was lost; caught up",
                         table.game_id, row.seq)
             await self._applied(table, row.seat, state, events, ())

@@ -34,6 +34,7 @@ async def log_random_game(
     store: Store, game: str, variant: str, seats: int, seed: int, *, humans: Sequence[int] = (0,),
     agent: str = "llm:default", options: dict[str, Any] | None = None, platform: str = "console", place: str = "tty",
     user_keys: dict[int, str] | None = None, tenant: str | None = None, host: str | None = None,
+    lobby: dict[str, Any] | None = None,
 ) -> tuple[int, Result | None]:
     """Play ``game`` with random moves and log it: seats in ``humans`` are people (user key
     ``platform:user<seat>`` unless ``user_keys`` names it), the rest ``agent``."""
@@ -42,7 +43,8 @@ async def log_random_game(
     cfg = engine.make_config(variant, **(options or {}))
     pt = play_random(engine, cfg, seats, seed)
     gid = await store.create_game(game=engine.id, variant=cfg.variant, config={}, platform=platform, place=place,
-                                  place_name="", host=host or f"{platform}:host", lobby={}, tenant=tenant or platform)
+                                  place_name="", host=host or f"{platform}:host", lobby=lobby or {},
+                                  tenant=tenant or platform)
     assert gid is not None
     from games.base import config_to_dict
 

@@ -325,3 +325,54 @@ async def test_the_stored_report_gives_each_clue_its_kind(tmp_path: Path) -> Non
     finally:
         await h.service.stop()
         await h.store.aclose()
+
+
+async def test_the_report_after_a_game_scores_the_finished_tables_record_without_reading_the_log(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The finish listener hands on the table's record, seats and movers: the report scores from them
+    and never loads the game's log; what it scores and says is what the log would give."""
+    import contextvars
+
+    from bot.core.finished import FinishedTable, finished_log
+    from models.eval.games import instances_from_log
+
+    h = await make_harness(f"sqlite+aiosqlite:///{tmp_path}/hush.db")
+    try:
+        reporter = SneakService(h.store, client_for=no_models, embedder_for=embedder_for, evaluators=["embed:minilm"])
+        inside = contextvars.ContextVar("inside", default=False)
+        reads: list[tuple[int, bool]] = []
+        load_game = h.store.load_game
+
+        async def counted(game_id: int) -> Any:
+            reads.append((game_id, inside.get()))
+            return await load_game(game_id)
+
+        monkeypatch.setattr(h.store, "load_game", counted)
+        heard: list[FinishedTable] = []
+
+        async def listener(finished: FinishedTable) -> Any:
+            heard.append(finished)
+            token = inside.set(True)
+            try:
+                return await reporter.on_finish(finished)
+            finally:
+                inside.reset(token)
+
+        h.service.ai_tables.add_finish_listener(listener)
+        gid = await h.service.ai_tables.open_ai_table(tenant="memory", place=HERE, game="chameleon", variant="sneak",
+                                                      options={}, agents=["random"] * 4, seed=6)
+        assert await h.service.ai_tables.wait_finished(gid) is not None
+        await h.service.wait_idle(timeout=120)
+        posted = next(s.message.text for s in h.platform.public() if s.message.text.startswith("SNEAK clue report"))
+        assert [gid for gid, during in reads if during] == []  # the report read no log
+        assert len(heard) == 1
+        row = await h.store.game(gid)
+        assert row is not None
+        rebuilt = finished_log(heard[0], row)
+        assert rebuilt is not None
+        logged = await h.store.load_game(gid)
+        assert instances_from_log(rebuilt) == instances_from_log(logged) != []
+        assert await reporter.report(gid) == posted  # from the log, the same report
+    finally:
+        await h.service.stop()
+        await h.store.aclose()

@@ -21,7 +21,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from games.catalog import ids
+from games.catalog import find, ids
 from models.eval.instances import Instance, LogLike
 from models.parts import Part, part
 
@@ -79,6 +79,13 @@ def registry() -> Mapping[str, SneakGame]:
 def hooks() -> Mapping[str, ClueHook]:
     """Every registered game whose clue module scores its clues its own way (``ClueHook``), by game id."""
     return MappingProxyType({g: d for g, d in _entries().items() if isinstance(d, ClueHook)})
+
+
+def clue_kinds(game: str) -> frozenset[str]:
+    """The action kinds that are clues in ``game``: its descriptor's ``clue_kinds``, read at each call (none
+    for an unknown game). The mappers and hooks here read them, never a kind of their own."""
+    desc = find(game)
+    return desc.clue_kinds if desc is not None else frozenset()
 
 
 def scored_games() -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from models.eval.games import SneakGame
+from models.eval.games import SneakGame, clue_kinds
 from models.eval.instances import ActionLike, EventLike, Instance, LogLike, only_seat, speaker_of, walk
 
 GAME = "chameleon"
@@ -28,6 +28,7 @@ def chameleon_instances(log: LogLike) -> list[Instance]:
     st: dict[str, Any] = {"category": None, "card": (), "secret": None, "chameleon": None}
     out: list[Instance] = []
     seed = log.row.seed or 0
+    clues = clue_kinds(GAME)  # which actions are clues: the game's descriptor says
 
     def on_event(e: EventLike) -> None:
         if e.kind == "round_start":
@@ -39,7 +40,7 @@ def chameleon_instances(log: LogLike) -> list[Instance]:
                 st["chameleon"] = only_seat(e.audience)
 
     def on_action(a: ActionLike) -> None:
-        if a.kind != "clue" or not a.value or st["secret"] is None or not st["card"]:
+        if a.kind not in clues or not a.value or st["secret"] is None or not st["card"]:
             return
         bluff = a.seat == st["chameleon"]
         who, kind = speaker_of(a)

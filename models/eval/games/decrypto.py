@@ -16,7 +16,7 @@ from typing import Any
 
 from games import decks
 from games.base import normalize, rng
-from models.eval.games import SneakGame
+from models.eval.games import SneakGame, clue_kinds
 from models.eval.instances import ActionLike, EventLike, Instance, LogLike, only_seat, speaker_of, walk
 
 GAME = "decrypto"
@@ -45,6 +45,7 @@ def decrypto_instances(log: LogLike) -> list[Instance]:
     code_of: dict[int, tuple[str, list[int]]] = {}  # encoder seat -> (team, code) of its latest code
     out: list[Instance] = []
     seed = log.row.seed or 0
+    clues = clue_kinds(GAME)  # which actions are clues: the game's descriptor says
     deck = _keyword_deck(log.row.config)
 
     def on_event(e: EventLike) -> None:
@@ -57,7 +58,7 @@ def decrypto_instances(log: LogLike) -> list[Instance]:
                 code_of[seat] = (str(e.data["team"]), [int(x) for x in str(e.data["code"]).split("-")])
 
     def on_action(a: ActionLike) -> None:
-        if a.kind != "hints" or a.seat not in code_of:
+        if a.kind not in clues or a.seat not in code_of:
             return
         team, code = code_of[a.seat]
         team_kw = keywords.get(team)

@@ -17,7 +17,7 @@ from typing import Any
 
 from games import decks
 from games.base import normalize, rng
-from models.eval.games import SneakGame
+from models.eval.games import SneakGame, clue_kinds
 from models.eval.instances import ActionLike, EventLike, Instance, LogLike, only_seat, speaker_of, walk
 
 GAME = "spy"
@@ -55,6 +55,7 @@ def spy_instances(log: LogLike) -> list[Instance]:
     words: dict[int, str | None] = {}
     out: list[Instance] = []
     seed = log.row.seed or 0
+    clues = clue_kinds(GAME)  # which actions are clues: the game's descriptor says
     pending: list[ActionLike] = []
 
     def on_event(e: EventLike) -> None:
@@ -64,7 +65,7 @@ def spy_instances(log: LogLike) -> list[Instance]:
                 words[seat] = None if e.data.get("blank") else e.data.get("word")
 
     def on_action(a: ActionLike) -> None:
-        if a.kind == "describe" and a.value:
+        if a.kind in clues and a.value:
             pending.append(a)
 
     walk(log, on_event, on_action)

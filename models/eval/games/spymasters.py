@@ -33,7 +33,7 @@ from typing import Any
 from games.base import normalize
 from games.labels import seat_ref
 from models.eval.evaluators import Evaluator
-from models.eval.games import ClueHook, OwnReport
+from models.eval.games import ClueHook, OwnReport, clue_kinds
 from models.eval.instances import ActionLike, EventLike, Instance, LogLike, speaker_of, walk
 
 GAME = "spymasters"
@@ -158,9 +158,10 @@ def board_clues(log: LogLike) -> list[BoardClue]:
     written: dict[int, ActionLike] = {}  # spymaster seat -> its clue action
     out: list[BoardClue] = []
     seed = log.row.seed or 0
+    clues = clue_kinds(GAME)  # which actions are clues: the game's descriptor says
 
     def on_action(a: ActionLike) -> None:
-        if a.kind == "clue" and a.value:
+        if a.kind in clues and a.value:
             written[a.seat] = a
 
     def on_event(e: EventLike) -> None:
@@ -175,17 +176,17 @@ def board_clues(log: LogLike) -> list[BoardClue]:
             other = "blue" if team == "red" else "red"
             hidden = [(w, c) for w, c in zip(st["words"], st["key"], strict=True) if normalize(w) not in st["revealed"]]
             action = written.pop(seat, None)
-            who, kind = speaker_of(action) if action is not None else ("", "")
             team_words = tuple(w for w, c in hidden if c == team)
-            if not team_words:
+            if action is None or not team_words:  # not caused by a move the descriptor calls a clue
                 return
+            who, kind = speaker_of(action)
             out.append(BoardClue(
                 clue=str(e.data["clue"]), number=int(e.data["number"]), team=team,
                 board=tuple(w for w, _ in hidden), team_words=team_words,
                 opponent_words=tuple(w for w, c in hidden if c == other),
                 assassin=tuple(w for w, c in hidden if c == "assassin"),
                 seat=seat, speaker=who, speaker_kind=kind, game_id=log.row.id,
-                action_seq=action.seq if action is not None else e.action_seq, seed=seed,
+                action_seq=action.seq, seed=seed,
             ))
 
     walk(log, on_event, on_action)
