@@ -55,8 +55,6 @@ from storage.store import Store
 
 log = logging.getLogger(__name__)
 
-"""(member key, tenant) -> whether the member agreed to take part in research; the study asks no one else."""
-
 REPORT_OPTION = "sneak_report"
 # How a clue of a member who has not agreed to research is shown: the research export's marker.
 WITHHELD = f"[{MARKER}]"
