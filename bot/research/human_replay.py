@@ -136,8 +136,9 @@ def is_benchmark_decrypto(rec: Record) -> bool:
 
 
 def standard_config(rec: Record) -> Any:
-    """The record's game under the benchmark's end rules (two tokens of either kind)."""
-    return dataclasses.replace(rec.config, max_interceptions=2, max_miscommunications=2)
+    """The record's game under the benchmark's end rules (two tokens of either kind; an imported game that played
+    on after its end, ``play_on``, ends there too)."""
+    return dataclasses.replace(rec.config, max_interceptions=2, max_miscommunications=2, play_on=False)
 
 
 def _queues(rec: Record) -> dict[Seat, list[Action]]:
