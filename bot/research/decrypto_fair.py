@@ -14,7 +14,13 @@ What the file may hold that our rules do not, and what happens to it
 it, the policy applies and every application is marked with the game:
 
 - a turn recorded after the game ended (the paper's human players went on to
-  turn 8): not played; kept verbatim with the imported game;
+  turn 8, as the benchmark's human-play loop lets them): played on in the
+  imported game (the engine's ``play_on``: the result stays the one decided, at
+  its turn and tokens, and the later turns are the game's moves, so an export
+  of the game holds every turn the file holds). Where the later turns cannot
+  all be played (they stop before turn 8, or one breaks a rule no mode
+  accepts), the game ends where it was decided and those turns are kept
+  verbatim with the imported game;
 - a hint our rules refuse as too long (more than two words, over 30
   characters): accepted as given, the game's hint limits raised to fit it, and
   marked;
@@ -64,7 +70,8 @@ class IssueKind(StrEnum):
 POLICY: Mapping[IssueKind, str] = {
     IssueKind.HINT_TOO_LONG: "accepted as given; the game's hint limits are raised to fit it; marked",
     IssueKind.INVALID_GUESS: "counted as a wrong guess (abstain); marked",
-    IssueKind.PAST_END: "not played; kept verbatim with the imported game",
+    IssueKind.PAST_END: "played on to the last turn as the benchmark's human-play loop does, the result the one decided "
+                        "(where they cannot all be played: not played, kept verbatim with the imported game)",
     IssueKind.ENDS_EARLY: "logged as an aborted game (no result; left out of stats)",
 }
 """What ``--lenient`` does with each kind of issue; kinds not listed are never accepted."""
@@ -121,6 +128,7 @@ class Played:
     played_turns: int
     hint_limits: tuple[int, int] | None = None  # (words, characters) when raised for a hint
     extra: Mapping[str, Any] = field(default_factory=dict)
+    played_on: int = 0  # turns played after the game was decided (the engine's play_on)
 
     @property
     def fatal(self) -> tuple[Issue, ...]:
@@ -239,13 +247,21 @@ def deal_of(keywords: Sequence[str], codes: Mapping[int, tuple[int, int, int]]) 
 def play(ep: Episode) -> Played:
     """Play an episode through the engine, finding every issue (the lenient policy applied).
 
-    Hint limits are raised only for hints of turns that are played: a first pass
-    finds where the game ends, a second (when needed) plays with the limits of
-    the played turns alone. The end does not depend on the hints, only on guesses.
+    Turns recorded after the game was decided are played on (the engine's ``play_on``) when all of them
+    can be and they reach the last turn, as the benchmark's human-play loop plays them; otherwise the game
+    ends where it was decided. Hint limits are raised only for hints of turns that are played: a first pass
+    finds where the game ends, a second (when needed) plays with the limits of the played turns alone. The
+    end does not depend on the hints, only on guesses.
     """
     first = _play(ep, _limits(ep, ep.turns))
     needed = _limits(ep, ep.turns[: first.played_turns])
-    return first if needed == first.hint_limits else _play(ep, needed)
+    ended = first if needed == first.hint_limits else _play(ep, needed)
+    if ended.record is None or ended.played_turns >= len(ep.turns):
+        return ended
+    on = _play(ep, _limits(ep, ep.turns), play_on=True)
+    if on.record is None or on.fatal or any(i.kind is IssueKind.ENDS_EARLY for i in on.issues):
+        return ended
+    return on
 
 
 def _limits(ep: Episode, turns: Sequence[Turn]) -> tuple[int, int] | None:
@@ -266,7 +282,7 @@ def every_turn(ep: Episode) -> Record | None:
     return _play(ep, _limits(ep, ep.turns), tokens=max_turns).record
 
 
-def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = None) -> Played:
+def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = None, play_on: bool = False) -> Played:
     engine = games.get("decrypto")
     issues: list[Issue] = []
     codes: dict[int, tuple[int, int, int]] = {}
@@ -287,6 +303,8 @@ def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = N
         options |= {"hint_max_words": limits[0], "hint_max_chars": limits[1]}
     if tokens is not None:
         options |= {"max_interceptions": tokens, "max_miscommunications": tokens}
+    if play_on:
+        options |= {"play_on": True}
     try:
         cfg = engine.make_config("benchmark", **options)
         state, _ = engine.new(cfg, SEATS, 0)
@@ -295,12 +313,19 @@ def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = N
         return Played(ep, None, tuple(issues), 0, limits)
     actions: list[tuple[int, Action]] = []
     played = 0
+    decided_at: int | None = None  # play_on: turns played when the game was decided
     for t in ep.turns:
         result = engine.result(state)
-        if result is not None:
+        decided = getattr(state, "decided", None)
+        if decided is not None and decided_at is None:
+            decided_at = played
+        if result is not None or decided is not None:
+            at = decided_at if decided_at is not None else played
+            summary = str(result.summary if result is not None else getattr(decided, "summary", ""))
             issues.append(Issue(ep.index, t.number, IssueKind.PAST_END,
-                                f"recorded after the game ended at turn {played - 1} (our turn {played}): {result.summary}"))
-            continue
+                                f"recorded after the game ended at turn {at - 1} (our turn {at}): {summary}"))
+            if result is not None:
+                continue
         if t.number in bad_code:
             issues.append(Issue(ep.index, t.number, IssueKind.BAD_CODE, bad_code[t.number]))
             return Played(ep, None, tuple(issues), played, limits)
@@ -330,7 +355,7 @@ def _play(ep: Episode, limits: tuple[int, int] | None, *, tokens: int | None = N
         issues.append(Issue(ep.index, None, IssueKind.ENDS_EARLY,
                             f"the episode stops after {played} turn(s), before the game ends"))
     record = Record(engine, cfg, SEATS, 0, tuple(actions), None)
-    return Played(ep, record, tuple(issues), played, limits)
+    return Played(ep, record, tuple(issues), played, limits, played_on=0 if decided_at is None else played - decided_at)
 
 
 def content_key(ep: Episode) -> str:
@@ -349,6 +374,7 @@ def provenance(p: Played, file: str, digest: str, lenient: bool) -> dict[str, An
         "lenient": lenient,
         "marks": [dict(i.to_json(), policy=POLICY[i.kind]) for i in p.issues if i.fixable],
         "hint_limits": None if p.hint_limits is None else {"words": p.hint_limits[0], "chars": p.hint_limits[1]},
+        "played_on": p.played_on,  # turns played after the decision, moves of the game (the engine's play_on)
         "unplayed_turns": [dict(t.raw) for t in p.episode.turns[p.played_turns:]],
         "episode_keys": sorted(k for k in p.episode.raw if k != "summarized_history"),
     }

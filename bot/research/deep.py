@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from games import decks
 from games.base import rng
 from games.text import typed_number
+from models.eval.deep_study import PAPER_HUMANS, PAPER_JUDGE, paper_rows
 from models.types import GenerateRequest, Inference, InferenceError, Message, ScoreRequest
 
 DISTRACTORS_FROM_OTHER_PAIRS = 2
@@ -257,6 +258,10 @@ def render(rows: dict[str, dict[Mode, Cell]], judge: str, words: int) -> str:
         con = cells.get(Mode.CONSERVATIVE, Cell()).means()
         unparsed = sum(c.unparsed for c in cells.values())
         lines.append(f"{agent:<{width}}{f(agg[0]):>12}{f(agg[1]):>12}{f(con[0]):>12}{f(con[1]):>12}{unparsed:>10}")
+    lines.append("")
+    lines += paper_rows("Paper (SpyGame Table 1, GPT-4 as the judge, 40 target words; not these words):", PAPER_JUDGE, "")
+    lines += paper_rows("Paper (SpyGame Table 1, human annotators; Table 8 has each; hushtable sneak human --add-deep "
+                        "asks members):", PAPER_HUMANS, "")
     return "\n".join(lines)
 
 

@@ -57,24 +57,46 @@ class PaperRow:
     interceptions: float
     win_rate: float
     turns: float
+    se: tuple[float, float, float, float] | None = None  # the paper's standard errors over its 3 seeds, same order
+
+    def cells(self) -> tuple[str, ...]:
+        """The row as the paper prints it: mean ± s.e. (percentages for the win rate)."""
+        values = (self.miscommunications, self.interceptions, self.win_rate, self.turns)
+        shown = tuple(f"{v:.2%}" if i == 2 else f"{v:.2f}" for i, v in enumerate(values))
+        if self.se is None:
+            return shown
+        return tuple(f"{s} ± {e:.2%}" if i == 2 else f"{s} ± {e:.2f}" for i, (s, e) in enumerate(zip(shown, self.se, strict=True)))
 
 
+PAPER_TABLE = "Decrypto Table 2, the expanded Table 1: its 10 human games, mean ± s.e. over 3 seeds"
 PAPER: Mapping[ReplaySeat, tuple[PaperRow, ...]] = {
-    # Table 2 of the Decrypto paper (the expanded Table 1), means over 3 seeds.
+    # Table 2 of the Decrypto paper (the expanded Table 1), every row as printed.
     ReplaySeat.INTERCEPTOR: (
-        PaperRow("Word2Vec", 11.00, 8.00, 0.40, 7.00), PaperRow("GloVe", 9.00, 9.00, 0.20, 6.50),
-        PaperRow("Llama 3.1-8B", 11.67, 6.33, 0.4667, 6.97), PaperRow("Llama 3.1-70B", 11.33, 8.33, 0.4667, 6.80),
-        PaperRow("GPT-4o", 10.67, 10.00, 0.3667, 6.50), PaperRow("o1-high", 9.33, 15.67, 0.20, 6.23),
-        PaperRow("o3-high", 6.67, 19.33, 0.0667, 5.50), PaperRow("Claude 3.7 (thinking)", 8.33, 14.00, 0.20, 6.30),
+        PaperRow("Word2Vec", 11.00, 8.00, 0.40, 7.00, (0, 0, 0, 0)),
+        PaperRow("GloVe", 9.00, 9.00, 0.20, 6.50, (0, 0, 0, 0)),
+        PaperRow("Llama 3.1-8B-Instruct", 11.67, 6.33, 0.4667, 6.97, (0.33, 0.88, 0.0333, 0.13)),
+        PaperRow("ExploreToM-8B", 11.67, 4.00, 0.4333, 6.90, (0.33, 2.31, 0.0667, 0.20)),
+        PaperRow("Llama 3.1-70B-Instruct", 11.33, 8.33, 0.4667, 6.80, (0.33, 1.76, 0.0333, 0.21)),
+        PaperRow("DeepSeek-R1-Dist-32B", 9.33, 10.67, 0.30, 6.33, (0.33, 0.88, 0.0577, 0.03)),
+        PaperRow("GPT-4o", 10.67, 10.00, 0.3667, 6.50, (0.88, 0.58, 0.0333, 0.15)),
+        PaperRow("o1-high", 9.33, 15.67, 0.20, 6.23, (0.33, 0.88, 0.0577, 0.12)),
+        PaperRow("o3-high", 6.67, 19.33, 0.0667, 5.50, (0.33, 0.33, 0.0333, 0.15)),
+        PaperRow("Claude 3.7 (+ ext. thinking)", 8.33, 14.00, 0.20, 6.30, (0.33, 0.58, 0, 0.12)),
     ),
     ReplaySeat.DECODER: (
-        PaperRow("Word2Vec", 20.00, 3.00, 0.0, 2.70), PaperRow("GloVe", 20.00, 5.00, 0.0, 3.10),
-        PaperRow("Llama 3.1-8B", 20.00, 4.33, 0.0, 3.00), PaperRow("Llama 3.1-70B", 18.67, 7.67, 0.0333, 4.70),
-        PaperRow("GPT-4o", 17.33, 8.67, 0.0333, 5.23), PaperRow("o1-high", 14.33, 8.00, 0.2667, 5.77),
-        PaperRow("o3-high", 10.67, 9.67, 0.20, 6.30), PaperRow("Claude 3.7 (thinking)", 12.67, 11.00, 0.1667, 6.57),
+        PaperRow("Word2Vec", 20.00, 3.00, 0.0, 2.70, (0, 0, 0, 0)),
+        PaperRow("GloVe", 20.00, 5.00, 0.0, 3.10, (0, 0, 0, 0)),
+        PaperRow("Llama 3.1-8B-Instruct", 20.00, 4.33, 0.0, 3.00, (0, 0.88, 0, 0.15)),
+        PaperRow("ExploreToM-8B", 20.00, 3.00, 0.0, 2.53, (0, 0, 0, 0.09)),
+        PaperRow("Llama 3.1-70B-Instruct", 18.67, 7.67, 0.0333, 4.70, (0.88, 0.33, 0.0333, 0.12)),
+        PaperRow("DeepSeek-R1-Dist-32B", 19.67, 6.67, 0.0, 4.43, (0.33, 1.20, 0, 0.22)),
+        PaperRow("GPT-4o", 17.33, 8.67, 0.0333, 5.23, (0.88, 0.67, 0.0333, 0.12)),
+        PaperRow("o1-high", 14.33, 8.00, 0.2667, 5.77, (0.67, 1.00, 0.0333, 0.15)),
+        PaperRow("o3-high", 10.67, 9.67, 0.20, 6.30, (1.20, 0.33, 0.0577, 0.12)),
+        PaperRow("Claude 3.7 (+ ext. thinking)", 12.67, 11.00, 0.1667, 6.57, (0.67, 0.58, 0.0667, 0.12)),
     ),
 }
-PAPER_HUMANS = PaperRow("Human (original games)", 11, 12, 0.40, 6.90)
+PAPER_HUMANS = PaperRow("Human (original games)", 11, 12, 0.40, 6.90)  # one play, no seeds
 
 
 class NotReplayable(ValueError):
@@ -138,8 +160,9 @@ def is_benchmark_decrypto(rec: Record) -> bool:
 
 
 def standard_config(rec: Record) -> Any:
-    """The record's game under the benchmark's end rules (two tokens of either kind)."""
-    return dataclasses.replace(rec.config, max_interceptions=2, max_miscommunications=2)
+    """The record's game under the benchmark's end rules (two tokens of either kind; an imported game that played
+    on after its end, ``play_on``, ends there too)."""
+    return dataclasses.replace(rec.config, max_interceptions=2, max_miscommunications=2, play_on=False)
 
 
 def _queues(rec: Record) -> dict[Seat, list[Action]]:
@@ -265,9 +288,9 @@ def render(role: ReplaySeat, mine: ReplayRow, original: ReplayRow, *, transcript
     for row in (mine, original):
         rows.append((f"{row.name} ({row.games} games, {row.seeds} seed{'s' if row.seeds != 1 else ''})",
                      row.miscommunications.show(), row.interceptions.show(), row.win_rate.show(pct=True), row.turns.show()))
-    rows.append(("-- the paper (its 10 human games; not these games) --", "", "", "", ""))
+    rows.append((f"-- the paper ({PAPER_TABLE}; not these games) --", "", "", "", ""))
     for p in (*PAPER[role], PAPER_HUMANS):
-        rows.append((p.name, f"{p.miscommunications:.2f}", f"{p.interceptions:.2f}", f"{p.win_rate:.2%}", f"{p.turns:.2f}"))
+        rows.append((p.name, *p.cells()))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.append(f"outlived the record (ended at its last turn, as the benchmark's loop ends it: not a team win): "

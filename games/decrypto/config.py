@@ -56,6 +56,10 @@ class DecryptoConfig:
     hint_max_chars: int = HINT_MAX_CHARS
     """Hint limits: the rules' 2 words and 30 characters unless raised (e.g. to import
     recorded games whose hints broke them, marked as such by the importer)."""
+    play_on: bool = False
+    """Benchmark only: once the tokens decide the game, play goes on to ``max_turns`` as the benchmark's
+    human-play loop does (its recorded games hold those later turns); the result stays the one decided, with
+    its turn and tokens, and the later turns are kept in the game's history."""
     deck: tuple[str, ...] | None = None
     deal: DecryptoDeal | None = None
     """Keywords and codes fixed in advance (the rest drawn from the seed); see ``DecryptoDeal``."""
@@ -155,11 +159,14 @@ def validate(cfg: DecryptoConfig) -> DecryptoConfig:
         max_interceptions=whole_number("max_interceptions", cfg.max_interceptions, 1, most),
         max_miscommunications=whole_number("max_miscommunications", cfg.max_miscommunications, 1, most),
         exclude_used_codes=flag("exclude_used_codes", cfg.exclude_used_codes),
+        play_on=flag("play_on", cfg.play_on),
         hint_max_words=whole_number("hint_max_words", cfg.hint_max_words, 1, 20),
         hint_max_chars=whole_number("hint_max_chars", cfg.hint_max_chars, 1, MAX_TEXT_CHARS),
     )
     if cfg.variant is Variant.BENCHMARK and cfg.max_rounds != _DEFAULTS.max_rounds:
         raise ConfigError("max_rounds belongs to the teams variant; the benchmark variant counts turns with max_turns")
+    if cfg.variant is Variant.TEAMS and cfg.play_on:
+        raise ConfigError("play_on belongs to the benchmark variant")
     if cfg.variant is Variant.TEAMS and cfg.max_turns != _DEFAULTS.max_turns:
         raise ConfigError("max_turns belongs to the benchmark variant; the teams variant counts rounds with max_rounds")
     if cfg.deck is not None:

@@ -76,6 +76,8 @@ def sentence(e: Event) -> str:
             line += f" {who(d['interceptor'])} tried {ig}" if ig != ABSTAIN else f" {who(d['interceptor'])} abstained"
             line += ": interception!" if d["interception"] else ": no interception."
         return line + " Tokens: " + _tokens_text(d["tokens"]) + "."
+    if k == "decided":
+        return f"{d['summary']} Play goes on to turn {d['max_turns']}; the later turns do not change the result."
     if k == "tiebreak":
         sc, g = d["scores"], d["guessers"]
         return (
@@ -128,6 +130,8 @@ def rules_text(cfg: DecryptoConfig) -> str:
             + f"\n\nThe interceptor wins at once with {limits} (also when both happen on the same turn). "
             f"The encoder and decoder win by surviving {cfg.max_turns} turns. The interceptor also guesses on the "
             "first turn; the growing public hint history is its best clue."
+            + (f" Once the game is decided, play goes on to turn {cfg.max_turns}; the later turns do not change the "
+               "result." if cfg.play_on else "")
         )
     return (
         "Decrypto, team rules: two teams (even seats are team A, odd seats team B), each with four secret "

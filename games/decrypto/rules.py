@@ -24,7 +24,10 @@ when both happen on the same turn the interceptor wins too (each alone would
 end the game in its favour; the paper reports this outcome as "both"). The
 encoder and decoder win when they get through ``max_turns`` (8) turns. As in the
 paper, all 24 codes are offered to the guessers every turn; the option
-``exclude_used_codes`` hides the codes the team already used.
+``exclude_used_codes`` hides the codes the team already used. The option
+``play_on`` plays on to ``max_turns`` once the game is decided, as the
+benchmark's human-play loop does (its recorded games hold those turns): the
+result is the one decided, measured at its turn, and the later turns are kept.
 
 **teams** (the board game, 4-8 seats): even seats form team A, odd seats team B
 (seats 0, 2, 4, ... and 1, 3, 5, ...; teams differ by at most one player).

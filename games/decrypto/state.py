@@ -97,6 +97,8 @@ class DecryptoState:
     history: tuple[TurnRecord, ...]
     outcome: Outcome | None
     log: tuple[Event, ...]
+    decided: Outcome | None = None  # play_on: the outcome the tokens decided, while play goes on
+    decided_turn: int | None = None  # play_on: the turn that decided it
 
 
 # --------------------------------------------------------------------------- seats and tokens
@@ -236,10 +238,14 @@ def result(s: DecryptoState) -> Result | None:
         "history": [r.to_json() for r in s.history],
     }
     if s.config.variant is Variant.BENCHMARK:
+        # With play_on the game is measured where it was decided; the turns played on stay in the history.
+        upto = s.decided_turn if s.decided_turn is not None else s.round
+        decided = s.history[:upto]
         details.update(
-            turns=s.round,
-            miscommunications=miscommunications(s, 0),
-            interceptions=interceptions(s, None),
+            turns=upto,
+            miscommunications=sum(r.miscommunication for r in decided),
+            interceptions=sum(r.interception for r in decided),
+            played_on=s.round - upto,
             team_won=not o.interceptor_wins,
             codes=[code_id(r.code) for r in s.history],
             hints=[list(r.hints) for r in s.history],

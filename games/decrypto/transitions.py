@@ -111,19 +111,34 @@ def _next_round(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
     return start_round(dataclasses.replace(s, round=s.round + 1))
 
 
-def _after_benchmark_turn(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
+def _benchmark_outcome(s: DecryptoState) -> Outcome | None:
     cfg = s.config
     itc, mis = interceptions(s, None), miscommunications(s, 0)
     caught, lost = itc >= cfg.max_interceptions, mis >= cfg.max_miscommunications
     if caught and lost:
-        return _finish(s, Outcome(None, True, False, "both", f"The interceptor wins: {itc} interceptions and {mis} miscommunications on turn {s.round}."))
+        return Outcome(None, True, False, "both", f"The interceptor wins: {itc} interceptions and {mis} miscommunications on turn {s.round}.")
     if caught:
-        return _finish(s, Outcome(None, True, False, "interceptions", f"The interceptor wins with {itc} interceptions on turn {s.round}."))
+        return Outcome(None, True, False, "interceptions", f"The interceptor wins with {itc} interceptions on turn {s.round}.")
     if lost:
-        return _finish(s, Outcome(None, True, False, "miscommunications", f"The interceptor wins: the team made {mis} miscommunications by turn {s.round}."))
+        return Outcome(None, True, False, "miscommunications", f"The interceptor wins: the team made {mis} miscommunications by turn {s.round}.")
     if s.round >= cfg.max_turns:
-        return _finish(s, Outcome(0, False, False, "survived", f"The encoder and decoder win: they survived all {s.round} turns."))
-    return _next_round(s)
+        return Outcome(0, False, False, "survived", f"The encoder and decoder win: they survived all {s.round} turns.")
+    return None
+
+
+def _after_benchmark_turn(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:
+    if s.decided is not None:  # play_on, already decided: the later turns change nothing
+        return _finish(s, s.decided) if s.round >= s.config.max_turns else _next_round(s)
+    outcome = _benchmark_outcome(s)
+    if outcome is None:
+        return _next_round(s)
+    if not s.config.play_on or s.round >= s.config.max_turns:
+        return _finish(s, outcome)
+    s = dataclasses.replace(s, decided=outcome, decided_turn=s.round)
+    s, events = _next_round(s)
+    note = Event("decided", {"summary": outcome.summary, "reason": outcome.reason, "turn": s.decided_turn,
+                             "max_turns": s.config.max_turns})
+    return s, [note, *events]
 
 
 def _after_teams_round(s: DecryptoState) -> tuple[DecryptoState, list[Event]]:

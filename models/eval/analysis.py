@@ -4,9 +4,10 @@ semantic structure of category difficulty (4.2) and the candidate / decoy size s
 Each analysis scores messages the way ``hushtable sneak bench`` does (the same instances, reference
 baselines, decoys and evaluators) and then reads the per-instance evaluations differently:
 
-- **agreement**: per method (every generator and the three reference baselines), the spread of each
-  metric across evaluators (standard deviation, points, averaged over methods) and, per pair of
-  evaluators, Spearman's rank correlation of the methods' means. The paper ranks 9 models and reports
+- **agreement**: per generator, the spread of each metric across evaluators (standard deviation,
+  points, averaged over the generators) and, per pair of evaluators, Spearman's rank correlation of
+  the generators' means; the three reference baselines get the same numbers in a block of their own,
+  never ranked among the generators. The paper ranks 9 models and reports
   average deviations of 5.42 (utility) and 4.76 (leakage) points, Spearman 0.90-0.97 (utility),
   0.95-0.99 (leakage), 0.90-0.95 (SoftScore). With few methods a rank correlation says little: the
   number of methods ranked is printed beside it.
@@ -138,11 +139,18 @@ def rows_of(evals: Sequence[Evaluation]) -> list[Row]:
 
 @dataclass(frozen=True, slots=True)
 class Agreement:
+    """Agreement over the generators (the paper ranks its 9 models), and apart from them over the three reference
+    baselines: a baseline is a fixed point of the scale, and ranking it among the models would let its wide gap to
+    them pass for agreement about the models."""
+
     rows: list[Row]
-    methods: list[str]
+    methods: list[str]  # the generators ranked
     evaluators: list[str]
-    mean_std: dict[str, float]  # metric -> points: the evaluators' standard deviation, averaged over methods
-    spearman: dict[tuple[str, str], dict[str, float]]  # evaluator pair -> metric -> rho (nan: undefined)
+    mean_std: dict[str, float]  # metric -> points: the evaluators' standard deviation, averaged over the generators
+    spearman: dict[tuple[str, str], dict[str, float]]  # evaluator pair -> metric -> rho over the generators (nan: undefined)
+    baselines: list[str] = field(default_factory=list)  # the reference baselines, ranked apart
+    baseline_std: dict[str, float] = field(default_factory=dict)
+    baseline_spearman: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
 
 def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
@@ -153,12 +161,8 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
     return float(spearmanr(a, b).statistic)
 
 
-def agreement(evals: Sequence[Evaluation]) -> Agreement:
-    """Across evaluators: how far apart their scores are, and whether they rank the methods alike."""
-    rows = [r for r in rows_of(evals) if r.evaluator != AVERAGE]
-    evaluators = sorted({r.evaluator for r in rows})
-    table = {(r.group, r.evaluator): r.scores.x100() for r in rows if r.n}
-    methods = sorted({g for g, _ in table if all((g, e) in table for e in evaluators)})
+def _spread(table: dict[tuple[str, str], dict[str, float]], methods: Sequence[str], evaluators: Sequence[str]
+            ) -> tuple[dict[str, float], dict[tuple[str, str], dict[str, float]]]:
     mean_std: dict[str, float] = {}
     for m in METRICS:
         stds = []
@@ -169,24 +173,48 @@ def agreement(evals: Sequence[Evaluation]) -> Agreement:
         mean_std[m] = sum(stds) / len(stds) if stds else math.nan
     rho = {(a, b): {m: _spearman([table[(g, a)][m] for g in methods], [table[(g, b)][m] for g in methods])
                     for m in METRICS} for a, b in combinations(evaluators, 2)}
-    return Agreement(rows, methods, evaluators, mean_std, rho)
+    return mean_std, rho
+
+
+BASELINE_NAMES = frozenset(b.value for b in Baseline)
+
+
+def agreement(evals: Sequence[Evaluation]) -> Agreement:
+    """Across evaluators: how far apart their scores are, and whether they rank the generators alike; the same for
+    the reference baselines, apart."""
+    rows = [r for r in rows_of(evals) if r.evaluator != AVERAGE]
+    evaluators = sorted({r.evaluator for r in rows})
+    table = {(r.group, r.evaluator): r.scores.x100() for r in rows if r.n}
+    scored = sorted({g for g, _ in table if all((g, e) in table for e in evaluators)})
+    methods = [g for g in scored if g not in BASELINE_NAMES]
+    baselines = sorted((g for g in scored if g in BASELINE_NAMES), key=_method_key)
+    mean_std, rho = _spread(table, methods, evaluators)
+    b_std, b_rho = _spread(table, baselines, evaluators)
+    return Agreement(rows, methods, evaluators, mean_std, rho, baselines, b_std, b_rho)
 
 
 def agreement_text(a: Agreement) -> str:
-    lines = [f"Evaluator agreement (SNEAK 4.1): {len(a.evaluators)} evaluators, {len(a.methods)} methods ranked "
-             f"({', '.join(a.methods)})",
-             "Spread across evaluators, standard deviation in points, averaged over methods (paper: utility "
+    lines = [f"Evaluator agreement (SNEAK 4.1): {len(a.evaluators)} evaluators",
+             f"\nGenerators ranked ({len(a.methods)}: {', '.join(a.methods) or 'none; add generators with -g'}; the "
+             "paper ranks its 9 models, no baseline among them)",
+             "Spread across evaluators, standard deviation in points, averaged over the generators (paper: utility "
              f"{PAPER_AGREEMENT['std utility']}, leakage {PAPER_AGREEMENT['std leakage']}):"]
     lines.append("  " + "  ".join(f"{m} {_f(a.mean_std[m])}" for m in METRICS))
-    lines.append("Spearman's rho of the methods' means per pair of evaluators (paper: utility 0.90-0.97, leakage "
+    lines.append("Spearman's rho of the generators' means per pair of evaluators (paper: utility 0.90-0.97, leakage "
                  "0.95-0.99, SoftScore 0.90-0.95, over 9 models):")
     if not a.spearman:
         lines.append("  (one evaluator: nothing to compare; name two or more with -e)")
     for (x, y), r in a.spearman.items():
         lines.append(f"  {x} vs {y}: " + "  ".join(f"{m} {_f(r[m], 2)}" for m in METRICS))
     if len(a.methods) < 5:
-        lines.append(f"  ({len(a.methods)} methods: a rank correlation over so few says little; add generators "
-                     "with -g; 'nan' is undefined: fewer than 3 methods, or one evaluator gave them all the same score)")
+        lines.append(f"  ({len(a.methods)} generators: a rank correlation over so few says little; add generators "
+                     "with -g; 'nan' is undefined: fewer than 3 ranked, or one evaluator gave them all the same score)")
+    if a.baselines:
+        lines.append(f"\nReference baselines, ranked apart from the generators ({', '.join(a.baselines)}; the paper "
+                     "reports no agreement over them):")
+        lines.append("  spread: " + "  ".join(f"{m} {_f(a.baseline_std[m])}" for m in METRICS))
+        for (x, y), r in a.baseline_spearman.items():
+            lines.append(f"  {x} vs {y}: " + "  ".join(f"{m} {_f(r[m], 2)}" for m in METRICS))
     return "\n".join(lines)
 
 
@@ -372,8 +400,13 @@ def sweep_text(sw: Sweep) -> str:
                 v = r.scores.x100()
                 lines.append(f"{g[:21]:<22}{c.value:>5}" + "".join(f"{_f(v[m]):>9}" for m in METRICS)
                              + f"{r.n:>6}{r.failures:>6}")
-        lines.append(f"chance ({sym} = {' / '.join(str(c.value) for c in cells)}): utility "
-                     f"{_chance_text(param, cells, 'ally')}, leakage {_chance_text(param, cells, 'cham')}")
+        values = " / ".join(str(c.value) for c in cells)
+        lines.append(f"chance on this table's scale ({sym} = {values}): utility 0, leakage 0, soft 0 (normalised: "
+                     "max(0, (p - 1/n) / (1 - 1/n)); a judge that spreads its probability evenly scores 0 on all four), "
+                     f"binary {_binary_chance(param, cells)} (a judge that picks one option at random)")
+        lines.append("raw chance, before normalising (not on this table's scale; also the normalised mean of a judge "
+                     f"that picks at random with full confidence): ally 1/(|M|+1) {_chance_text(param, cells, 'ally')} "
+                     f"(|M| decoys and the real message), chameleon 1/|W| {_chance_text(param, cells, 'cham')}")
     if sw.missing:
         lines.append("\nwithout a message (left out): " + ", ".join(f"{k} {v}" for k, v in sw.missing.items()))
     return "\n".join(lines)
@@ -385,6 +418,13 @@ def _chance_text(param: str, cells: Sequence[SweepCell], who: str) -> str:
     else:
         vals = [100 / (c.value + 1) if who == "ally" else 100 / DEFAULT_CANDIDATES for c in cells]
     return " / ".join(f"{v:.1f}" for v in vals)
+
+
+def _binary_chance(param: str, cells: Sequence[SweepCell]) -> str:
+    """BinaryScore of a judge picking at random: the ally picks the real message (1/(|M|+1)) and the chameleon
+    misses the secret (1 - 1/|W|)."""
+    pairs = [(DEFAULT_DECOYS + 1, c.value) if param == "candidates" else (c.value + 1, DEFAULT_CANDIDATES) for c in cells]
+    return " / ".join(f"{100 / m * (1 - 1 / w):.1f}" for m, w in pairs)
 
 
 def _method_key(g: str) -> tuple[int, str]:

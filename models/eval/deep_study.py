@@ -25,6 +25,36 @@ from games.text import typed_number
 TASK = "deep"
 SCALE = (1, 5)
 
+# The SpyGame paper's DEEP numbers, as printed: per model, (aggressive target, aggressive distractor,
+# conservative target, conservative distractor), on its 40 target words.
+PAPER_JUDGE: dict[str, tuple[float, float, float, float]] = {
+    # Table 1, GPT-4 as the judge.
+    "Baichuan-7B": (4.08, 1.35, 3.27, 1.44), "ChatGLM2-6B": (4.49, 1.45, 3.89, 2.07),
+    "Vicuna-7B-v1.5": (4.78, 1.31, 3.81, 2.35), "Llama-2-7B-chat-hf": (4.78, 1.29, 3.89, 2.15),
+    "Text-Davinci-002": (5.00, 1.28, 4.27, 2.49), "Text-Davinci-003": (5.00, 1.38, 3.68, 2.50),
+    "GPT-3.5-Turbo": (5.00, 1.32, 4.76, 2.68), "GPT-4": (5.00, 1.22, 4.38, 3.06),
+}
+PAPER_HUMANS: dict[str, tuple[float, float, float, float]] = {
+    # Table 1's last block, "Human Evaluation Scores": the annotators' mean.
+    "Vicuna-7B-v1.5": (4.79, 2.15, 3.83, 2.15), "GPT-3.5-Turbo": (4.82, 2.14, 3.46, 2.44),
+    "GPT-4": (4.87, 2.08, 2.85, 2.83),
+}
+PAPER_ANNOTATORS: dict[str, dict[str, tuple[float, float, float, float]]] = {
+    # Table 8, each of the two annotators.
+    "annotator 1": {"Vicuna-7B-v1.5": (4.92, 2.11, 3.24, 1.89), "GPT-3.5-Turbo": (4.95, 2.11, 3.08, 2.14),
+                    "GPT-4": (5.00, 2.08, 2.08, 2.38)},
+    "annotator 2": {"Vicuna-7B-v1.5": (4.65, 2.19, 4.41, 2.41), "GPT-3.5-Turbo": (4.68, 2.16, 3.84, 2.73),
+                    "GPT-4": (4.73, 2.08, 3.62, 3.27)},
+}
+
+
+def paper_rows(title: str, rows: Mapping[str, tuple[float, float, float, float]], indent: str = "  ") -> list[str]:
+    """Rows of the paper's DEEP numbers under a title naming their table: aggressive target / distractor,
+    conservative target / distractor."""
+    out = [f"{indent}{title}"]
+    out += [f"{indent}  {name:<20}" + "".join(f"{v:>12.2f}" for v in vals) for name, vals in rows.items()]
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class DeepItem:
@@ -176,7 +206,15 @@ def render(rep: DeepReport) -> str:
                                                         for (a, m), (t, d) in cells.items()))
     lines.append(f"  Pearson's r, an item's mean member rating against the judge's: {f(rep.r)} "
                  f"(over {rep.r_items} items with a judge rating)")
+    lines.append(f"  The paper's human ratings (its models, its 40 words; not these items), {'':<6}"
+                 f"{'aggr. target':>12}{'distractor':>12}{'cons. target':>12}{'distractor':>12}")
+    lines += paper_rows("SpyGame Table 1, 'Human Evaluation Scores' (mean of the annotators):", PAPER_HUMANS, "    ")
+    for who, rows in PAPER_ANNOTATORS.items():
+        lines += paper_rows(f"SpyGame Table 8, {who}:", rows, "    ")
+    lines.append("    (the paper gives no correlation between its annotators and the GPT-4 judge; its Table 1 "
+                 "judge rows are printed by hushtable deep)")
     return "\n".join(lines)
 
 
-__all__ = ["TASK", "DeepItem", "DeepReport", "Vote", "items_from_run", "parse", "prompt_text", "render", "report"]
+__all__ = ["PAPER_ANNOTATORS", "PAPER_HUMANS", "PAPER_JUDGE", "TASK", "DeepItem", "DeepReport", "Vote", "items_from_run", "paper_rows",
+           "parse", "prompt_text", "render", "report"]

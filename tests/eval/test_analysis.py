@@ -41,7 +41,24 @@ def test_agreement_spread_and_rank_correlation_by_hand() -> None:
     assert math.isnan(a.spearman[("A", "B")]["soft"])  # every method scored the same: no ranking
     text = agreement_text(a)
     assert "A vs B: utility -1.00  leakage 1.00  soft nan" in text and "paper: utility 5.42" in text
-    assert "3 methods: a rank correlation over so few says little" in text
+    assert "3 generators: a rank correlation over so few says little" in text
+    assert "Reference baselines" not in text  # none scored
+
+
+def test_agreement_ranks_the_reference_baselines_apart_from_the_generators() -> None:
+    # Generators g1-g3 ranked alike by A and B (rho 1); the baselines reversed (rho -1). Ranked together, the
+    # six would mix both (and the baselines' wide gaps would decide the correlation).
+    gens = {"g1": (0.40, 0.50), "g2": (0.50, 0.60), "g3": (0.60, 0.70)}
+    bases = {"random": (0.30, 0.01), "category": (0.20, 0.02), "secret-synonym": (0.10, 0.03)}
+    evals = [_ev(m, ev, u[i], 0.1, 0.5) for ev, i in (("A", 0), ("B", 1)) for m, u in {**gens, **bases}.items()]
+    a = agreement(evals)
+    assert a.methods == ["g1", "g2", "g3"] and a.baselines == ["random", "category", "secret-synonym"]
+    assert a.spearman[("A", "B")]["utility"] == pytest.approx(1.0)
+    assert a.baseline_spearman[("A", "B")]["utility"] == pytest.approx(-1.0)
+    text = agreement_text(a)
+    assert "Generators ranked (3: g1, g2, g3;" in text
+    assert "Reference baselines, ranked apart from the generators (random, category, secret-synonym" in text
+    assert text.index("A vs B: utility 1.00") < text.index("Reference baselines") < text.index("A vs B: utility -1.00")
 
 
 def test_wordnet_path_similarity_orders_close_and_far_cards() -> None:
@@ -77,8 +94,12 @@ def test_sweep_runs_end_to_end_on_one_card(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "the first 4 words of each as secrets in every column" in r.output
     assert "candidates swept (|M|=5)" in r.output and "decoys swept (|W|=12)" in r.output
-    assert "chance (|W| = 4 / 12): utility 16.7 / 16.7, leakage 25.0 / 8.3" in r.output
-    assert "chance (|M| = 1 / 5): utility 50.0 / 16.7, leakage 8.3 / 8.3" in r.output
+    # The table is on the normalised scale, where an even-handed judge's chance is 0; raw chance is apart.
+    assert "chance on this table's scale (|W| = 4 / 12): utility 0, leakage 0, soft 0" in r.output
+    assert "binary 12.5 / 15.3" in r.output and "binary 45.8 / 15.3" in r.output  # 1/6 * 3/4, 1/6 * 11/12; 1/2 * 11/12
+    assert "raw chance, before normalising" in r.output
+    assert "ally 1/(|M|+1) 16.7 / 16.7 (|M| decoys and the real message), chameleon 1/|W| 25.0 / 8.3" in r.output
+    assert "ally 1/(|M|+1) 50.0 / 16.7 (|M| decoys and the real message), chameleon 1/|W| 8.3 / 8.3" in r.output
     rows = [ln.split() for ln in r.output.splitlines() if ln.startswith("embed:minilm ")]
     assert [row[1] for row in rows] == ["4", "12", "1", "5"]
     assert {p.name for p in out.iterdir()} == {"sweep.txt", "figure4.png", "figure4.svg"}

@@ -89,6 +89,12 @@ async def test_members_rate_deep_items_and_the_report_is_computed_by_hand(tmp_pa
     # r over items: members (5, 1, 1, 1) against the judge (4, 2, 4, 2): 4 / sqrt(12 * 4)
     assert f"{4 / math.sqrt(48):.2f} (over 4 items" in report
     assert "member 5" in report and "member 6" not in report and "console:m" not in report
+    # The paper's human ratings beside ours, each table named: Table 1's mean, Table 8's annotators.
+    lines = report.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "SpyGame Table 1, 'Human Evaluation Scores'" in ln)
+    assert lines[at + 3].split() == ["GPT-4", "4.87", "2.08", "2.85", "2.83"]
+    at = next(i for i, ln in enumerate(lines) if "SpyGame Table 8, annotator 2" in ln)
+    assert lines[at + 1].split() == ["Vicuna-7B-v1.5", "4.65", "2.19", "4.41", "2.41"]
 
 
 def test_add_deep_refuses_a_file_that_is_not_a_deep_run(tmp_path: Path) -> None:

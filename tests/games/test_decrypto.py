@@ -9,6 +9,7 @@ import pytest
 from games import decks
 from games.base import Action, Choice, ConfigError, Event, IllegalAction, Text, config_to_dict, contains_word, words_of
 from games.decrypto import ALL_CODES, GAME, DecryptoState, Phase, code_id
+from games.decrypto.narration import sentence
 from games.play import FILLER, play_random, seat_names
 
 DECK = ("apple", "river", "music", "stone", "cloud", "tiger", "paper", "light", "ocean", "bread")
@@ -305,6 +306,25 @@ def test_benchmark_max_turns_option() -> None:
     s = bench_turn(bench_turn(s, True, False), True, False)
     r = GAME.result(s)
     assert r is not None and r.winners == frozenset({0, 1}) and r.details["turns"] == 2
+
+
+def test_benchmark_play_on_keeps_the_later_turns_and_the_decided_result() -> None:
+    """play_on (the benchmark's human-play loop): decided on turn 2, played to turn 8, measured at turn 2."""
+    s = bench_turn(bench(play_on=True), True, True)
+    s, events = GAME.apply(act(act(s, 0, HINTS), 1, guess(code_id(s.codes[0]))), 2, guess(code_id(s.codes[0])))
+    decided = next(e for e in events if e.kind == "decided")
+    assert decided.data["turn"] == 2 and "Play goes on to turn 8" in sentence(decided)
+    assert GAME.result(s) is None and GAME.to_act(s) == frozenset({0})
+    for i in range(6):
+        s = bench_turn(s, i != 0, True)  # a miscommunication and more interceptions change nothing now
+    r = GAME.result(s)
+    assert r is not None and r.winners == frozenset({2}) and r.details["reason"] == "interceptions"
+    d = r.details
+    assert (d["turns"], d["interceptions"], d["miscommunications"], d["played_on"]) == (2, 2, 0, 6)
+    assert len(d["codes"]) == len(d["hints"]) == 8 and "on turn 2" in r.summary
+    assert bench_turn(bench_turn(bench(), True, True), True, True).history[-1].round == 2  # without it: over at 2
+    with pytest.raises(ConfigError, match="play_on belongs to the benchmark"):
+        GAME.make_config("teams", play_on=True)
 
 
 def test_abstaining_guess_is_a_miss() -> None:

@@ -59,6 +59,12 @@ def test_the_records_replay_as_played_and_the_agent_only_changes_its_own_seat(re
     assert set(mine.sources) == {"interceptor"} and mine.sources["interceptor"].moves > 0
     text = render(ReplaySeat.INTERCEPTOR, mine, original, transcript=per_seed[0])
     assert "o3-high" in text and "the records as played" in text and "the interceptor saw" in text
+    # The paper's rows beside ours, its table named, every model of it with its standard error.
+    assert "-- the paper (Decrypto Table 2, the expanded Table 1: its 10 human games, mean ± s.e. over 3 seeds" in text
+    o3 = next(ln for ln in text.splitlines() if ln.startswith("o3-high"))
+    assert o3.split() == ["o3-high", "6.67", "±", "0.33", "19.33", "±", "0.33", "6.67%", "±", "3.33%", "5.50", "±", "0.15"]
+    assert "ExploreToM-8B" in text and "DeepSeek-R1-Dist-32B" in text
+    assert next(ln for ln in text.splitlines() if ln.startswith("Human (original games)")).split()[3:] == ["11.00", "12.00", "40.00%", "6.90"]
 
 
 def test_a_decoder_replay_keeps_the_recorded_interceptor(records_file: Path, index: VocabIndex) -> None:  # noqa: F811

@@ -81,6 +81,11 @@ async def test_the_table_is_the_mean_per_mode_on_targets_and_distractors() -> No
     text = render({"llm:scripted": cells}, "fake", 2)
     row = next(line for line in text.splitlines() if line.startswith("llm:scripted"))
     assert row.split() == ["llm:scripted", "4.50", "2.67", "2.50", "1.50", "1"]
+    # The paper's numbers follow, their table named: GPT-4 judging (Table 1), then the human block.
+    lines = text.splitlines()
+    at = lines.index("Paper (SpyGame Table 1, GPT-4 as the judge, 40 target words; not these words):")
+    assert lines[at + 8].split() == ["GPT-4", "5.00", "1.22", "4.38", "3.06"]
+    assert any(ln.startswith("Paper (SpyGame Table 1, human annotators") for ln in lines[at + 9:])
 
 
 def test_word_lists_and_ratings_are_read_strictly() -> None:

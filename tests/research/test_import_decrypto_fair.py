@@ -66,7 +66,7 @@ def test_lenient_import_then_stats(tmp_path: Path) -> None:
     assert "episode 0: logged as #1, finished: The encoder and decoder win" in out
     assert "episode 1: logged as #2, finished (6 mark(s)): The interceptor wins with 2 interceptions on turn 2" in out
     assert "episode 2: logged as #3, finished (3 mark(s)): The interceptor wins: the team made 2 miscommunications by turn 3" in out
-    assert "[--lenient: not played; kept verbatim with the imported game]" in out
+    assert "[--lenient: played on to the last turn as the benchmark's human-play loop does" in out
 
     games = _lobbies(db)
     assert [g["platform"] for g in games] == ["import"] * 3
@@ -75,7 +75,9 @@ def test_lenient_import_then_stats(tmp_path: Path) -> None:
     assert [(m["turn"], m["kind"]) for m in third["marks"]] == [(0, "hint_too_long"), (1, "invalid_guess"), (3, "past_end")]
     assert third["hint_limits"] == {"words": 5, "chars": 30}
     assert [t["turn"] for t in third["unplayed_turns"]] == [3]
-    assert len(games[1]["import"]["unplayed_turns"]) == 6
+    # Episode 1 is decided on turn 2 and its six later turns are played on as moves of the game (play_on).
+    assert games[1]["import"]["unplayed_turns"] == [] and games[1]["import"]["played_on"] == 6
+    assert games[1]["config"]["play_on"] and not games[2]["config"]["play_on"]  # episode 2 stops too soon to play on
     assert games[2]["config"]["deal"]["keywords"] == [["harbor", "violin", "glacier", "lantern"]]
     assert (games[2]["config"]["hint_max_words"], games[1]["config"]["hint_max_words"]) == (5, 2)
 
@@ -142,3 +144,69 @@ def test_hint_limits_are_checked_options() -> None:
     for bad in ({"hint_max_words": 0}, {"hint_max_chars": 301}, {"hint_max_words": True}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             eng.make_config("benchmark", **bad)
+
+
+def _played_on_file(tmp_path: Path) -> Path:
+    """The paper's human file when HUSHTABLE_DECRYPTO_HUMAN_DATA names it (CC BY-NC, not committed); otherwise the
+    fixture with episode 0 decided as the paper's episode 0 is (two interceptions on turn 5, three turns after)."""
+    import os
+
+    if os.environ.get("HUSHTABLE_DECRYPTO_HUMAN_DATA"):
+        return Path(os.environ["HUSHTABLE_DECRYPTO_HUMAN_DATA"])
+    data = json.loads(FIXTURE.read_text())
+    for t in data[0]["summarized_history"][3:5]:
+        t["guess_eve"] = [int(c) for c in t["code"]]
+    f = tmp_path / "played_on.json"
+    f.write_text(json.dumps(data))
+    return f
+
+
+def test_the_imported_games_keep_every_turn_the_players_played(tmp_path: Path) -> None:
+    """The turns recorded after a game was decided are moves of the imported game (played on, the result the one
+    decided), so an export holds every turn of the file and replays as the file does."""
+    from bot.research.human_replay import load, replay_game
+
+    path = _played_on_file(tmp_path)
+    episodes = json.loads(path.read_text())
+    db = f"sqlite:///{tmp_path}/h.db"
+    code, out = cli("import", "decrypto-fair", str(path), "--lenient", "--database", db)
+    assert code == 0, out
+    assert "episode 0: logged as #1, finished" in out and "The interceptor wins with 2 interceptions on turn 5" in out
+    games = _lobbies(db)
+    assert games[0]["import"]["played_on"] == 3 and games[0]["import"]["unplayed_turns"] == []
+    assert games[0]["result"]["details"]["turns"] == 5 and games[0]["result"]["details"]["played_on"] == 3
+
+    exported = tmp_path / "out.jsonl"
+    assert cli("export", "--database", db, "--out", str(exported))[0] == 0
+    records = load(str(exported))
+    played = [len(e["summarized_history"]) - len(g["import"]["unplayed_turns"]) for e, g in zip(episodes, games, strict=True)]
+    assert [len(r.actions) for r in records] == [3 * n for n in played]
+
+    async def logged() -> list[Any]:
+        from bot.research.logbook import logged_games
+
+        store = await Store.open(db)
+        try:
+            return [g.record for g in await logged_games(store)]
+        finally:
+            await store.aclose()
+
+    # The game as logged holds the episode's last turn, turn 8, as played (an export leaves its hints out).
+    last = episodes[0]["summarized_history"][-1]
+    first = asyncio.run(logged())[0]
+    assert first is not None and first.actions[-3][1].value == tuple(last["hints"])
+
+    # An eval decrypto-human replay of the export plays and counts as one of the file itself.
+    def counted(rs: list[Any]) -> list[tuple[int, int, bool, int]]:
+        return [(g.miscommunications, g.interceptions, g.team_won, g.turns) for g in
+                (asyncio.run(replay_game(r, None, "", None, seed=0, game_no=i + 1)) for i, r in enumerate(rs))]
+
+    assert counted(records) == counted(load(str(path)))
+
+    code, out = cli("stats", "--database", db, "--source", "import", "--json")
+    m = json.loads(out)["metrics"]["decrypto"]["benchmark"]
+    details = [g["result"]["details"] for g in games if g["result"]]
+    assert m["mean_turns"] == sum(d["turns"] for d in details) / len(details)  # measured where each was decided
+    if len(episodes) == 10:  # the paper's file: its Table 1 human row, 11 miscommunications, 12 interceptions, 40%, 6.90
+        assert (m["miscommunications"], m["interceptions"], m["team_win_rate"]) == (11, 12, 0.4)
+        assert m["mean_turns"] == pytest.approx(6.9)
