@@ -5,7 +5,7 @@ innocent clues it refuses, and how fast it is.
 
 ``VARIANTS`` are (clue, secret) pairs a reader takes for the secret itself: inflections,
 derivations, British/American spellings, number words and digits, a short secret with a
-suffix, confusable letters. ``INNOCENT`` are clues people give for a word (associations,
+suffix, confusable letters, a compound of a three-letter secret. ``INNOCENT`` are clues people give for a word (associations,
 not forms of it), many sharing letters with it. ``tests/games/test_text.py`` holds the check
 to both lists; this prints the rates and the time per check.
 """
@@ -38,6 +38,9 @@ VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("taxman", "tax"), ("eggy", "egg"), ("ashy", "ash"), ("netman", "net"), ("foxy", "fox"), ("gunman", "gun"),
     ),
     "confusable": (("pılot", "pilot"), ("ſhırt", "shirt"), ("ɑpple", "apple")),
+    # A three-letter secret in a compound WordNet shows made of it. "eggplant" was counted innocent until
+    # the compounds came: WordNet glosses it "egg-shaped vegetable" and lists "garden egg" as a synonym.
+    "compound": (("eyelash", "eye"), ("catwalk", "cat"), ("sunflower", "sun"), ("eggplant", "egg")),
 }
 
 # (clue, secret): clues people give for the secret, none a form of it.
@@ -67,11 +70,13 @@ INNOCENT: tuple[tuple[str, str], ...] = (
     ("engineer", "bridge"), ("river", "bridge"), ("bank", "river"), ("money", "bank"), ("teller", "bank"),
     ("battery", "bat"), ("bury", "bur"), ("arrow", "bow"), ("cattle", "cow"), ("panther", "cat"),
     ("candle", "can"), ("carrot", "car"), ("artery", "art"), ("petal", "pet"), ("tennis", "net"),
-    ("taxi", "tax"), ("eggplant", "egg"), ("spinach", "pin"), ("button", "but"), ("sundial", "time"),
+    ("taxi", "tax"), ("spinach", "pin"), ("button", "but"), ("sundial", "time"),
     ("general", "army"), ("organ", "church"), ("heart", "organ"), ("passion", "love"), ("nation", "country"),
     ("planet", "plan"), ("bullet", "bull"), ("cartoon", "car"), ("season", "son"), ("island", "sea"),
     ("painting", "canvas"), ("mirror", "glass"), ("window", "glass"), ("rose", "flower"), ("thorn", "rose"),
     ("sight", "see"), ("vision", "eye"), ("saw", "tool"), ("ground", "earth"), ("left", "right"),
+    # Two words run together by chance, not compounds: refused by no rule that reads one apart.
+    ("carpet", "pet"), ("button", "ton"), ("carrot", "rot"),
 )
 
 

@@ -249,6 +249,11 @@ class GuardedGroup(TyperGroup):
             typer.echo("Aborted.", err=True)
             sys.exit(1)
         except Exception as exc:
+            from storage.records import DatabaseMissing
+
+            if isinstance(exc, DatabaseMissing):  # pointed at no log: the operator's mistake, said as stats says it
+                typer.echo(f"error: {exc}", err=True)
+                sys.exit(2)
             settings_lines = _settings_lines(exc)
             if settings_lines:  # a setting is wrong: one line each, as `hushtable run` says them
                 for line in settings_lines:

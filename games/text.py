@@ -15,7 +15,8 @@ apart again:
 - ``mentions_secret(text, secret)``: the secret, or an inflected form of it (plural,
   ``-ed``, ``-ing``, ``-er``), appears in the text as whole words after normalisation.
   Whole words only: ``danger`` does not mention ``anger``. ``compounds=True`` also
-  refuses a longer word containing the secret (the Chameleon's "snowman" rule).
+  refuses a longer word containing the secret (the Chameleon's "snowman" rule) and, for a
+  three-letter secret, a compound of it (``eyelash``, ``catwalk``, ``sunflower``).
 - ``reveals_secret(text, secret)``: the check every game's clue rule uses (Chameleon clues,
   Decrypto hints, Who-is-Spy descriptions, Spymasters clues): ``mentions_secret``, a word
   of the text that is a variant of the secret (``is_variant``), plus the secret read
@@ -38,7 +39,7 @@ confusables for letters that look like one ASCII letter (``games/data/confusable
 and our own table of about forty Cyrillic and Greek letters, which wins where they differ.
 What the variant check knows of English (WordNet 3.0's derivational links and exception
 lists, British and American spellings, words shaped like a short word plus a suffix that
-are not made from it) is ``games/data/wordforms.txt``. Both files are built by
+are not made from it, compounds of three-letter words) is ``games/data/wordforms.txt``. Both files are built by
 ``models/wordforms.py`` from packages the project installs and read here as this package's
 own data, once, on first use: the engines import nothing from outside the standard library.
 """
@@ -311,6 +312,7 @@ class _Lexicon:
     irregular: dict[str, frozenset[str]]  # mice -> mouse, flew -> fly
     spelling: dict[str, str]  # British -> American spelling
     innocent: frozenset[str]  # words shaped like a short word plus a suffix that are not made from it
+    compounds: dict[str, frozenset[str]]  # eyelash -> {eye}: a word made of a three-letter word and another
 
     def morphy(self, word: str) -> set[str]:
         out = set(self.irregular.get(word, ()))
@@ -331,6 +333,7 @@ def _lexicon() -> _Lexicon:
     irregular: dict[str, frozenset[str]] = {}
     spelling: dict[str, str] = {}
     innocent: set[str] = set()
+    compounds: dict[str, set[str]] = {}
     section = ""
     for line in _data(WORDFORMS_FILE):
         if line.startswith("@"):
@@ -346,7 +349,9 @@ def _lexicon() -> _Lexicon:
             spelling[parts[0]] = parts[1]
         elif section == "innocent":
             innocent.update(parts)
-    return _Lexicon(pos, links, irregular, spelling, frozenset(innocent))
+        elif section == "compound":
+            compounds.setdefault(parts[0], set()).update(parts[1:])
+    return _Lexicon(pos, links, irregular, spelling, frozenset(innocent), {w: frozenset(s) for w, s in compounds.items()})
 
 
 def _number(word: str) -> int | None:
@@ -434,7 +439,8 @@ def mentions_secret(text: str, secret: str, *, compounds: bool = False) -> bool:
     """True when ``text`` names ``secret`` (one or more words) after normalisation: the same
     words, in order, each possibly inflected (plural, -ed, -ing, -er); or, for a secret of
     several words, those words run together (``icecream``). With ``compounds`` a longer word
-    that contains a secret of four letters or more counts too (``snowman`` for ``snow``)."""
+    that contains a secret of four letters or more counts too (``snowman`` for ``snow``), and a
+    compound of a three-letter secret (``sunflower`` for ``sun``: ``is_compound_of``)."""
     said, needle = words(text), words(secret)
     if not needle:
         return False
@@ -447,9 +453,19 @@ def mentions_secret(text: str, secret: str, *, compounds: bool = False) -> bool:
         return True
     if compounds:
         whole = key(text)
-        # Short secrets ("go", "tin") would otherwise forbid ordinary words ("good", "tiny").
-        return whole == joined or (len(joined) >= 4 and joined in whole)
+        # Short secrets ("go", "tin") would otherwise forbid ordinary words ("good", "tiny"): a three-letter
+        # one only in a word WordNet shows made of it (is_compound_of: "sunflower", not "carpet").
+        return whole == joined or (len(joined) >= 4 and joined in whole) or any(is_compound_of(w, joined) for w in said)
     return False
+
+
+def is_compound_of(word: str, short: str) -> bool:
+    """A normalised single ``word`` is a compound of the three-letter word ``short`` (``eyelash`` for
+    eye, ``catwalk`` for cat, ``sunflower`` for sun), or an inflection of one (``eyelashes``): WordNet
+    shows it made of the two (``games/data/wordforms.txt``'s ``@compound``, built by ``models/wordforms.py``).
+    A word that merely splits into two words (``carpet``, ``season``, ``button``) is none."""
+    table = _lexicon().compounds
+    return len(short) == 3 and any(short in table.get(b, ()) for b in base_forms(word))
 
 
 def _letters(word: str) -> str:
@@ -485,8 +501,9 @@ def reveals_secret(text: str, secret: str) -> bool:
 
     - a word that holds a secret of four letters or more inside it once its other characters
       are dropped: a compound (``snowman`` for snow), ``st'rawberry``, ``strawberry2``,
-      ``strawberryes``; a shorter secret only as the whole word (``i'ce``), so ``tiny`` stays
-      free of ``tin``;
+      ``strawberryes``; a shorter secret only as the whole word (``i'ce``) or in a compound
+      WordNet shows made of it (``eyelash`` for eye: ``is_compound_of``), so ``tiny`` stays free
+      of ``tin`` and ``carpet`` of ``car``;
     - consecutive words whose letters spell the secret or an inflected form of it between
       them: ``straw berry``, ``st-rawberry``, ``st.rawberry``, ``straw·berry``,
       ``s t r a w b e r r y``, ``straw berries``.
@@ -510,7 +527,7 @@ def _reveals(text: str, secret: str) -> bool:
     if not target:
         return False
     pieces = [_letters(w) for w in said]
-    if any(p == target or (len(target) >= 4 and target in p) for p in pieces):
+    if any(p == target or (len(target) >= 4 and target in p) or is_compound_of(p, target) for p in pieces):
         return True
     for i in range(len(pieces)):
         joined = pieces[i]

@@ -20,6 +20,11 @@ project installs, and kept as two data files under ``games/data/``:
     derivational link to the short word and no gloss that mentions it, nor a doubled letter
     (``sunny``). Every other word of that shape is taken as a form of the short word
     (``eggy``, ``netman``, ``taxman``).
+  - ``@compound``: words made of a three-letter word and another that WordNet shows made of
+    them (``eyelash`` eye, ``sunflower`` sun, ``catwalk`` cat): a definition, a hypernym or a
+    synonym of several words names a part (``_evidence``). ``carpet``, ``season``, ``button``
+    split into two words too, but nothing in WordNet joins them; a three-letter affix in its
+    place makes a derivation (``signage``, ``antacid``), no compound.
 - ``confusables.txt``: letters that read as a Latin letter (``ı`` as i), from the Unicode
   confusables data shipped in ``confusable-homoglyphs`` (MIT); only letters that are
   confusable with one ASCII letter, keeping the case they look like.
@@ -36,7 +41,7 @@ import json
 import re
 import sys
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -48,6 +53,7 @@ WORDFORMS = "wordforms.txt"
 CONFUSABLES = "confusables.txt"
 _POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
 _LINKS = ("+", "\\", "<")  # derivationally related form, pertainym / derived from adjective, participle
+_HYPERNYMS = ("@", "@i")  # hypernym, instance hypernym
 
 # Spelling variants people use that breame's British/American list does not hold.
 EXTRA_SPELLINGS: tuple[tuple[str, str], ...] = (
@@ -77,7 +83,11 @@ class _WordNet:
         self.links: dict[str, set[str]] = defaultdict(set)
         self.glosses: dict[str, list[str]] = defaultdict(list)
         self.irregular: dict[str, set[str]] = defaultdict(set)
+        # For the compounds: every lemma's synsets (multi-word lemmas too, as "sun_flower"), and each synset's lemmas and hypernyms.
+        self.senses: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        self.hypernyms: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
         synsets: dict[tuple[str, str], list[str]] = {}
+        self.synsets = synsets
         pointers: list[tuple[list[str], list[tuple[str, str, str, str]]]] = []
         for name, letter in _POS.items():
             for line in (folder / f"data.{name}").read_text(encoding="utf-8", errors="replace").splitlines():
@@ -88,10 +98,14 @@ class _WordNet:
                 count = int(h[3], 16)
                 lemmas = [h[4 + 2 * i].split("(")[0].lower() for i in range(count)]
                 synsets[(h[0], letter)] = lemmas
+                for lemma in lemmas:
+                    self.senses[lemma].append((h[0], letter))
                 at = 4 + 2 * count
                 n = int(h[at])
                 pointers.append((lemmas, [(h[at + 1 + 4 * i], h[at + 2 + 4 * i], h[at + 3 + 4 * i], h[at + 4 + 4 * i])
                                           for i in range(n)]))
+                self.hypernyms[(h[0], letter)] = [(h[at + 2 + 4 * i], "a" if h[at + 3 + 4 * i] == "s" else h[at + 3 + 4 * i])
+                                                  for i in range(n) if h[at + 1 + 4 * i] in _HYPERNYMS]
                 for lemma in lemmas:
                     if _alpha(lemma):
                         self.pos[lemma].add(letter)
@@ -144,6 +158,105 @@ def _innocent(wn: _WordNet) -> list[str]:
     return out
 
 
+def _forms(word: str) -> set[str]:
+    return {word, word + "s", word + "es", word[:-1] + "ies" if word.endswith("y") else word}
+
+
+# A three-letter word found in this many glosses or more is a function word there ("are", "not", "new"):
+# its mention says nothing of a compound ("compare" is glossed with "are").
+_COMMON_IN_GLOSSES = 1000
+
+
+# Three-letter affixes that are also words of WordNet ("age", "dis", "sub"): in their place in a word they
+# make a derivation (signage, antacid, western, faithful), not a compound, though the gloss names the rest.
+_PREFIXES = frozenset({"ana", "ano", "ant", "bis", "col", "com", "con", "cor", "dia", "dis", "epi", "mis", "neo",
+                       "non", "oct", "odo", "oto", "pre", "pro", "sub", "sur", "syn", "tri", "ult", "uni"})
+_SUFFIXES = frozenset({"ade", "age", "ant", "ary", "ate", "dom", "ent", "ern", "ery", "ese", "ess", "ful", "ial",
+                       "ian", "ine", "ion", "ish", "ism", "ist", "ite", "ity", "ive", "ize", "kin", "ler", "let",
+                       "ory", "ous", "son", "ure"})
+
+
+def _definition(gloss: str) -> str:
+    """A gloss without its quoted examples: "he is about average in height" names no age."""
+    return gloss.split('"', 1)[0]
+
+
+def _evidence(wn: _WordNet, word: str, short: str, rest: str, common: set[str], *, deep: bool = True) -> bool:
+    """WordNet shows ``word`` made of the three-letter ``short`` and ``rest``.
+
+    Of the short word: a definition names it (``eggshell``: "the exterior covering of a bird's egg") or
+    a compound of it that WordNet shows made of it too (``eyelash``: "... the edges of the eyelids"), a
+    hypernym two steps up holds it (``boxcar``: a car), a synonym of several words holds it (``eggplant``:
+    "garden egg"), or WordNet lists the two words apart (``hotdog``: "hot dog"). Or of the other word,
+    for a noun made of two nouns where the short word is no affix (``_PREFIXES``, ``_SUFFIXES``): a
+    definition names it or a hypernym holds it (``sunflower``: "... large flower heads", a flower;
+    ``catwalk``: a walkway). That the other word alone is named shows no more than a derivation when
+    the word is no noun (``capable``: "able"), the other word is short (``cation``, a kind of ion) or
+    the short word is an affix there (``signage``: "signs collectively")."""
+    shorts, rests = _forms(short), _forms(rest)
+    affix = short in (_PREFIXES if word.startswith(short) else _SUFFIXES)
+    by_rest = "n" in wn.pos.get(word, ()) and "n" in wn.pos.get(rest, ()) and len(rest) >= 4 and not affix
+    tell = short not in common
+    for gloss in wn.glosses.get(word, ()):
+        for token in re.findall(r"[a-z]+", _definition(gloss)):
+            if (tell and token in shorts) or (by_rest and token in rests):
+                return True
+            # A compound of the short word in the definition: eyelid(s) for eyelash, but not a word of the same
+            # family (cancer for cancerous, sealing for sealer: ``_kin``), nor one whose other part is short,
+            # nor one that merely opens with it (adoration for adoring, acetates for acetin).
+            other = token[len(short):] if deep and word.startswith(short) and token.startswith(short) else ""
+            if len(other) < 4:
+                continue
+            if other.endswith("s") and other not in wn.pos and other[:-1] in wn.pos:
+                token, other = token[:-1], other[:-1]
+            if other in wn.pos and not _kin(wn, token, word, len(short)) and _evidence(wn, token, short, other, common, deep=False):
+                return True
+    for sense in wn.senses.get(word, ()):
+        up = list(wn.hypernyms.get(sense, ()))
+        up += [h for u in up for h in wn.hypernyms.get(u, ())]
+        # A synonym only of several words, and only for the short one: "of_import" is a synonym of
+        # "important" that names the other word; "toon" is a clipping of "cartoon".
+        if any(short in re.split(r"[_-]", lemma) for lemma in wn.synsets.get(sense, ()) if "_" in lemma or "-" in lemma):
+            return True
+        for lemma in (lemma for key in up for lemma in wn.synsets.get(key, ())):
+            parts = set(re.split(r"[_-]", lemma))
+            if short in parts or (by_rest and rest in parts):
+                return True
+    return any(f"{a}{sep}{b}" in wn.senses for a, b in ((short, rest), (rest, short)) for sep in "_-")
+
+
+def _kin(wn: _WordNet, a: str, b: str, short: int) -> bool:
+    """``a`` and ``b`` open with one word longer than the short one (sealing, sealer: seal), or are
+    forms of one another; eyelid and eyelash share only "eyel", no word."""
+    same = 0
+    while same < min(len(a), len(b)) and a[same] == b[same]:
+        same += 1
+    return a in _forms(b) or b in _forms(a) or any(a[:n] in wn.pos for n in range(short + 1, same + 1))
+
+
+def _compounds(wn: _WordNet) -> list[tuple[str, str]]:
+    """(word, short): a word of WordNet made of a three-letter word and another word of three letters
+    or more, either way round, that WordNet shows to be made of them (``_evidence``) and does not
+    derive from the other word (``operatic`` is opera's adjective, not a compound of "tic").
+    ``carpet``, ``season``, ``button`` split into two words too, but nothing in WordNet joins them."""
+    in_glosses: Counter[str] = Counter()
+    for gloss in {g for gs in wn.glosses.values() for g in gs}:
+        in_glosses.update(set(re.findall(r"[a-z]+", gloss)))
+    common = {w for w, n in in_glosses.items() if len(w) == 3 and n >= _COMMON_IN_GLOSSES}
+    out = []
+    for word in sorted(wn.pos):
+        if len(word) < 6:
+            continue
+        for short, rest in ((word[:3], word[3:]), (word[-3:], word[:-3])):
+            if short not in wn.pos or rest not in wn.pos or rest in wn.links.get(word, ()):
+                continue
+            if rest.endswith("s") and not rest.endswith("ss") and len(rest) >= 4 and rest[:-1] in wn.pos:
+                continue  # relationship is no "relations" and "hip"
+            if _evidence(wn, word, short, rest, common):
+                out.append((word, short))
+    return out
+
+
 def _spellings() -> list[tuple[str, str]]:
     if importlib.util.find_spec("breame") is None:
         raise SystemExit("building the word forms needs the dev extra's breame==0.1.2")
@@ -168,6 +281,8 @@ def build_wordforms(folder: Path | None = None) -> str:
     lines.append("@innocent\n")
     innocent = _innocent(wn)
     lines += [" ".join(innocent[i : i + 12]) + "\n" for i in range(0, len(innocent), 12)]
+    lines.append("@compound\n")
+    lines += [f"{word} {short}\n" for word, short in _compounds(wn)]
     return "".join(lines)
 
 

@@ -148,6 +148,11 @@ CASES = [
          ("the folder nowhere does not exist",)),
     Case("tournament: --out a folder", ("tournament", "leaderboard", "1", "--format", "csv", "--out", "adir"), 2, ("is a folder",)),
     Case("usage: a missing option", ("db", "copy", "--from", "sqlite:///log.db"), 2, ("Missing option '--to'",)),
+    Case("audit: no database", ("audit", "--database", "sqlite:///missing.db"), 2, ("no database at missing.db",)),
+    Case("data export: no database", ("data", "export", "--member", "console:ann", "--out", "ann.json", "--database",
+                                      "sqlite:///missing.db"), 2, ("no database at missing.db",)),
+    Case("data forget: no database", ("data", "forget", "--member", "console:ann", "--database", "sqlite:///missing.db"), 2,
+         ("no database at missing.db",)),
 ]
 
 

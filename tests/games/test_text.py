@@ -94,6 +94,35 @@ def test_compounds_only_when_asked() -> None:
     assert not mentions_secret("tiny", "tin", compounds=True)  # short secrets stay whole words
 
 
+@pytest.mark.parametrize(("clue", "secret"), [
+    ("eyelash", "eye"), ("catwalk", "cat"), ("sunflower", "sun"), ("Eyelashes", "eye"), ("SUNFLOWERS", "sun"),
+    ("tomcat", "cat"), ("seaweed", "sea"), ("eardrum", "ear"), ("boxcar", "car"), ("bedroom", "bed"), ("eggplant", "egg"),
+])
+def test_a_compound_of_a_three_letter_secret_is_refused(clue: str, secret: str) -> None:
+    # WordNet shows each made of the secret and another word (games/data/wordforms.txt's @compound).
+    assert not mentions_secret(clue, secret)
+    assert mentions_secret(clue, secret, compounds=True)
+    assert reveals_secret(clue, secret) and reveals_secret(f"a {clue}, perhaps", secret)
+
+
+@pytest.mark.parametrize(("clue", "secret"), [
+    ("carpet", "car"), ("carpet", "pet"), ("season", "sea"), ("season", "son"), ("carrot", "car"), ("carrot", "rot"),
+    ("cartoon", "car"), ("button", "but"), ("button", "ton"), ("category", "cat"), ("important", "ant"),
+    ("notice", "ice"), ("capable", "cap"), ("bedlam", "bed"), ("relationship", "hip"), ("compare", "are"),
+    ("average", "age"), ("signage", "age"), ("antacid", "ant"), ("western", "ern"), ("adoring", "ado"),
+])
+def test_a_word_that_merely_splits_into_two_words_is_no_compound(clue: str, secret: str) -> None:
+    assert not mentions_secret(clue, secret, compounds=True)
+    assert not reveals_secret(clue, secret)
+
+
+def test_the_chameleon_refuses_a_compound_of_a_three_letter_secret() -> None:
+    s, seat = _chameleon_with("Bed")
+    with pytest.raises(IllegalAction, match="secret"):
+        CHAMELEON.apply(s, seat, Action.say("clue", "bedroom"))
+    CHAMELEON.apply(s, seat, Action.say("clue", "bedlam"))
+
+
 @pytest.mark.parametrize("how", sorted(READABLE))
 def test_reveals_secret_reads_letters_only(how: str) -> None:
     assert reveals_secret(READABLE[how], "strawberry"), how

@@ -24,5 +24,11 @@ def test_the_tables_hold_what_the_clue_check_relies_on() -> None:
     for line in ("mice mouse", "colour color", "doughnut donut"):
         assert f"\n{line}\n" in forms, line
     assert "\nı i\n" in _shipped(CONFUSABLES)
-    innocent = forms.split("@innocent\n", 1)[1].split()
+    innocent = forms.split("@innocent\n", 1)[1].split("@compound\n", 1)[0].split()
     assert "tiny" in innocent and "busy" in innocent and "ashy" not in innocent and "taxman" not in innocent
+    compounds = set(forms.split("@compound\n", 1)[1].splitlines())
+    assert {"eyelash eye", "catwalk cat", "sunflower sun", "eggplant egg"} <= compounds
+    assert not {"carpet car", "carpet pet", "season sea", "season son", "button but", "cartoon car"} & compounds
+    # No compound: a three-letter affix in its place (signage, antacid, western, faithful), a short word named only in a
+    # gloss's examples (average), a gloss's word that merely opens with it (adoring: adoration).
+    assert not {"average age", "signage age", "antacid ant", "western ern", "faithful ful", "adoring ado"} & compounds
