@@ -1,4 +1,5 @@
-"""The analyses over cards: ``sneak agreement``, ``similarity``, ``sweep``, ``bias``, ``report``, ``calibrate``."""
+"""The analyses over cards: ``sneak agreement``, ``similarity``, ``sweep``, ``bias``, ``relations``, ``report``,
+``calibrate``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import typer
 
+from models.eval.baselines import Baseline
 from models.eval.bench import method_order
 from models.eval.cli_common import (
     EvalEnv,
@@ -195,6 +197,34 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         text = _analysis_run(work, list(dict.fromkeys(evaluator)), seed)
         typer.echo(text)
         _save(out, "bias.txt", text)
+
+    @app.command()
+    def relations(
+        generator: list[str] = typer.Option(["embed:minilm"], "--generator", "-g", help=_GEN_HELP),
+        evaluator: list[str] = typer.Option(["embed:minilm"], "--evaluator", "-e", help=_EV_HELP),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-relations"), "--out", help="Folder for the text."),
+    ) -> None:
+        """SNEAK E.3: utility and leakage per WordNet relation of message to secret, per generator and baseline."""
+        from models.eval.analysis import messages_for, score_all
+        from models.eval.relations import relations as by_relation
+        from models.eval.relations import relations_text
+
+        check_folder(out)
+        chosen = _analysis_cards(deck, cards)
+        t0 = time.perf_counter()
+
+        async def work(s: Any) -> str:
+            msgs = await messages_for(bench_instances(chosen, 12), generator, s)
+            evals = await score_all(msgs, s)
+            res = by_relation(evals, s.wn, [b.value for b in Baseline] + list(generator))
+            return "\n\n".join([relations_text(res, time.perf_counter() - t0, cores()), missing_line(msgs.missing)]).strip()
+
+        text = _analysis_run(work, evaluator, seed)
+        typer.echo(text)
+        _save(out, "relations.txt", text)
 
     @app.command()
     def report(
