@@ -260,7 +260,7 @@ def render(rows: Sequence[Row], agents: Agents, *, games: int, seed: int, load_s
         lines.append(f"{r.rounds:>6} {r.games:>5} {r.miscommunications:>5} {r.interceptions:>5} {r.ended_miscommunication:>9.0%} "
                      f"{r.ended_interception:>8.0%} {r.ended_both:>9.0%} {r.team_won:>9.0%} {r.turns:>6.2f} ± {r.turns_se:<4.2f} "
                      f"{refined:>10} {conv:>5} {r.rounds_used:>5} {r.wall_s:>7.1f}")
-    lines.append(f"wall time: {sum(r.wall_s for r in rows):.1f} s for the games plus {load_s:.1f} s building the agents, "
+    lines.append(f"wall time: {sum(r.wall_s for r in rows):.1f} s for the games plus {load_s:.1f} s building and warming the agents, "
                  f"one process on a machine with {cores} core(s) available")
     lines.append("")
     lines.append(PAPER_NOTE)
@@ -302,6 +302,10 @@ def command(
             registry = build_agents(settings, pool)
             for name in dict.fromkeys((agents.encoder, agents.decoder, agents.interceptor, agents.eve_model)):
                 registry.entry(name)  # an unknown name is refused before any game
+                # An embedding agent's vocabulary is embedded now, so the first budget's time is its games' alone.
+                warm = getattr(registry(name, 0), "warm", None)
+                if callable(warm):
+                    await asyncio.to_thread(warm)
             load_s = time.perf_counter() - t0
             rows, _ = await sweep(registry, agents, budgets, games, seed, timeout_s=timeout_s,
                                   progress=lambda line: typer.echo(line, err=True))
