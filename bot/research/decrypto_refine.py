@@ -11,14 +11,15 @@ the public history and the hints, with its own seed (a copy of Eve, not her dice
 2. while the model of Eve would intercept them (its guess is the code) and fewer than N
    refinements were made: Alice is asked again (the next attempt: an embedding encoder draws
    anew from its top K, an ``llm:`` encoder is told which code the interceptor would read from
-   which hints), and the new hints take the old ones' place when the rules accept them;
+   which hints), and the new hints take the old ones' place when the rules accept them (refused,
+   late or failed, the last ones stand);
 3. the turn is played with the last hints, the decoder's and the real interceptor's guesses.
 
 Every hint the model of Eve would place is a hint of an intercepted code (a code is intercepted
 only whole), so a refinement rewrites all three. A turn is ``refined`` when the model of Eve
 intercepted Alice's first hints, and ``converged`` when refinement found hints it does not
 intercept within the budget (the paper: the same hints twice in a row; an embedding encoder
-never repeats itself, so ours is the condition that ends the loop).
+draws anew at every ask, so unchanged hints would say nothing of it: ours is the condition that ends the loop).
 
 Every budget plays the same deals (``games.base.rng(seed, ...)``-seeded engine seeds) with the
 same agent seeds, so the budgets differ by refinement alone; budget 0 is the game as the agents
@@ -123,7 +124,7 @@ async def play(factory: Any, agents: Agents, budget: int, seed: int, game_no: in
     """One benchmark game through the engine; the encoder refines up to ``budget`` times a turn."""
     from bot.core.agents import AgentRunner
     from games import get
-    from games.base import Action, IllegalAction
+    from games.base import Action
     from games.labels import fill_spec
 
     g = get("decrypto")
@@ -166,8 +167,8 @@ async def play(factory: Any, agents: Agents, budget: int, seed: int, game_no: in
                         decision = await asyncio.wait_for(
                             player.act(obs, legal, feedback=feedback_for(code, hints.value), attempt=rounds), timeout_s)
                         g.apply(state, 0, decision.action)
-                    except (IllegalAction, TimeoutError):
-                        continue  # the rules refused the new hints, or none came in time: the last ones stand
+                    except Exception:  # refused by the rules, too slow, or the agent failed: the last hints stand
+                        continue
                     hints = decision.action
                     converged = not await eve_would_intercept(hints, code)
             state, _ = g.apply(state, 0, hints)
