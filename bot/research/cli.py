@@ -254,11 +254,13 @@ def import_decrypto_fair(
 
 
 def _register_eval() -> None:
+    from bot.research.decrypto_refine import command as refine_command
     from bot.research.embedding_baselines import command as embed_command
     from bot.research.human_replay import command
 
     eval_app.command("decrypto-human")(command)
     eval_app.command("decrypto-embed")(embed_command)
+    eval_app.command("decrypto-refine")(refine_command)
 
 
 _register_eval()

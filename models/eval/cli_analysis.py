@@ -1,9 +1,11 @@
-"""The analyses over cards: ``sneak agreement``, ``similarity``, ``sweep``, ``report``, ``calibrate``."""
+"""The analyses over cards: ``sneak agreement``, ``similarity``, ``sweep``, ``bias``, ``relations``, ``report``,
+``calibrate``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable, Coroutine
 from datetime import datetime
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 
 import typer
 
+from models.eval.baselines import Baseline
 from models.eval.bench import method_order
 from models.eval.cli_common import (
     EvalEnv,
@@ -18,6 +21,7 @@ from models.eval.cli_common import (
     T,
     check_folder,
     check_specs,
+    cores,
     embedder_factory,
     log_secret,
     missing_line,
@@ -190,6 +194,68 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         typer.echo(text)
         figs = sweep_figure(sw, out / "figure4", generator[0])
         _save(out, "sweep.txt", text, figs)
+
+    @app.command()
+    def bias(
+        generator: list[str] = typer.Option(["embed:minilm", "embed:assoc"], "--generator", "-g",
+                                            help="Agent spec that writes messages (repeatable; two or more)."),
+        evaluator: list[str] = typer.Option(["embed:minilm", "embed:assoc"], "--evaluator", "-e", help=_EV_HELP),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-bias"), "--out", help="Folder for the text."),
+    ) -> None:
+        """SNEAK E.2: does an evaluator favour messages from its own model? Self vs others, with bootstrap intervals."""
+        from models.eval.analysis import Messages, messages_for, score_all
+        from models.eval.bias import bias as same_model
+        from models.eval.bias import bias_text
+
+        check_folder(out)
+        if len(set(generator)) < 2:
+            raise typer.BadParameter("name two or more different generators with -g")
+        chosen = _analysis_cards(deck, cards)
+        t0 = time.perf_counter()
+
+        async def work(s: Any) -> str:
+            msgs = await messages_for(bench_instances(chosen, 12), list(dict.fromkeys(generator)), s)
+            # Only the generators' messages are compared: the reference baselines are no model's.
+            msgs = Messages([i for i in msgs.instances if i.role in generator],
+                            {k: v for k, v in msgs.missing.items() if k in generator})
+            evals = await score_all(msgs, s)
+            b = same_model(evals, list(dict.fromkeys(generator)), list(dict.fromkeys(evaluator)), seed=seed)
+            return "\n\n".join([bias_text(b, time.perf_counter() - t0, cores()), missing_line(msgs.missing)]).strip()
+
+        text = _analysis_run(work, list(dict.fromkeys(evaluator)), seed)
+        typer.echo(text)
+        _save(out, "bias.txt", text)
+
+    @app.command()
+    def relations(
+        generator: list[str] = typer.Option(["embed:minilm"], "--generator", "-g", help=_GEN_HELP),
+        evaluator: list[str] = typer.Option(["embed:minilm"], "--evaluator", "-e", help=_EV_HELP),
+        cards: int | None = typer.Option(None, "--cards", min=1, help="Only the first N cards (default: all)."),
+        deck: Path | None = typer.Option(None, "--deck", help=_DECK_HELP),
+        seed: int = typer.Option(0, "--seed"),
+        out: Path = typer.Option(Path("sneak-relations"), "--out", help="Folder for the text."),
+    ) -> None:
+        """SNEAK E.3: utility and leakage per WordNet relation of message to secret, per generator and baseline."""
+        from models.eval.analysis import messages_for, score_all
+        from models.eval.relations import relations as by_relation
+        from models.eval.relations import relations_text
+
+        check_folder(out)
+        chosen = _analysis_cards(deck, cards)
+        t0 = time.perf_counter()
+
+        async def work(s: Any) -> str:
+            msgs = await messages_for(bench_instances(chosen, 12), generator, s)
+            evals = await score_all(msgs, s)
+            res = by_relation(evals, s.wn, [b.value for b in Baseline] + list(generator))
+            return "\n\n".join([relations_text(res, time.perf_counter() - t0, cores()), missing_line(msgs.missing)]).strip()
+
+        text = _analysis_run(work, evaluator, seed)
+        typer.echo(text)
+        _save(out, "relations.txt", text)
 
     @app.command()
     def report(

@@ -57,6 +57,13 @@ def read_deck(path: Path | None) -> list[tuple[str, list[str]]] | None:
 MAX_DECK_CARDS = 2000  # the paper's benchmark has 117 categories
 
 
+def cores() -> int:
+    """The CPU cores this process may run on (what an analysis's timing was measured with)."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def embedder_factory() -> Callable[[str], Any]:
     from models.worker.embedding_backend import embedder_for
 
