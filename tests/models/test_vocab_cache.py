@@ -89,3 +89,16 @@ def test_the_association_model_is_cached_under_its_sources_versions(tmp_path: Pa
     custom = AssociationEmbedder(None, vectors=warm.vectors)
     _ = VocabIndex(custom, WORDS, cache=other).matrix
     assert not other.exists()
+
+
+def test_a_text_has_one_vector_whatever_it_is_embedded_with() -> None:
+    # The first game of a process embeds a hint alone or beside a move's other texts, while the vocabulary
+    # is still being embedded; a warmed process embeds the same words in the vocabulary's large batches.
+    # Both must give every text the very same vector, or the same seed makes other moves.
+    texts = [*WORDS, "x", "Close, but no...", "Trevi, throw in a coin", "an empty chair at the table", "eye " * 40]
+    together = fresh_minilm().embed(texts)
+    alone = fresh_minilm()
+    for i, text in enumerate(texts):
+        assert np.array_equal(alone.embed([text])[0], together[i]), text
+    mixed = fresh_minilm().embed(texts[::-2])
+    assert np.array_equal(mixed, together[::-2])
