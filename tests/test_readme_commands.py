@@ -103,6 +103,10 @@ SKIPPED = {
     "hushtable tom": "a command group named in prose; its experiments ask language models for minutes (tests/research/)",
     "hushtable deep": "named in prose; it needs a language model agent and a judge, minutes of inference (tests/research/test_deep.py)",
     "hushtable spygame": "a command group named in prose; its protocols ask language models for minutes (tests/research/)",
+    "hushtable sneak agreement --human": "reads the human study's answers, which members give over days (tests/eval/test_human_agreement.py)",
+    "hushtable sneak bias": "named in prose; minutes of embedding on two cores (tests/eval/test_bias.py runs it small)",
+    "hushtable sneak relations": "named in prose; minutes of embedding on two cores (tests/eval/test_relations.py runs it small)",
+    "hushtable eval decrypto-refine": "named in prose; minutes of games per budget (tests/research/test_decrypto_refine.py runs it small)",
 }
 
 
