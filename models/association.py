@@ -214,6 +214,30 @@ class Glosses:
             out.append(Sense(lemmas, gloss, names))
         return out
 
+    RELATIONS = frozenset({"@", "@i", "~", "~i", "%m", "%s", "%p", "#m", "#s", "#p", ";c", "-c", ";r", "-r", "+", "=", "&", "^", "*"})
+    """WordNet's pointers that link two things people name together: kinds and instances both ways, parts and
+    wholes, members and substances, domains, derivations, attributes, similar words, see-also, entailments."""
+
+    def related(self, text: str, limit: int = 4) -> tuple[frozenset[str], frozenset[str]]:
+        """(the lemmas of the first ``limit`` senses of ``text`` and of each of its words, with the lemmas of the
+        synsets they link to; the content words of those senses' definitions), all lower case, spaces in lemmas."""
+        key = " ".join(tokens(text))
+        close: set[str] = set()
+        gloss: set[str] = set()
+        for k in {key, *content_words(text)}:
+            refs = self._refs(k)
+            if not refs and k.endswith("s"):
+                refs = self._refs(k[:-1])
+            for ref in refs[:limit]:
+                ln = self._files.synsets[ref]
+                close.update(x.lower() for x in ln.lemmas)
+                gloss.update(content_words(ln.gloss.split('"', 1)[0]))
+                for sym, o, t in ln.links:
+                    linked = (o, "a" if t == "s" else t)
+                    if sym in self.RELATIONS and linked in self._files.synsets:
+                        close.update(x.lower() for x in self._files.synsets[linked].lemmas)
+        return frozenset(close), frozenset(gloss)
+
 
 # --------------------------------------------------------------------------- the model
 

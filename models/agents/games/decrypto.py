@@ -194,7 +194,11 @@ def _baseline_keywords(b: Baseline, obs: Observation, spec: ActionSpec, r: rando
 # slot is worth EMPTY_SLOT, what an unrelated hint scores. The three hints name three different
 # slots, so codes are scored jointly: the sum of the three fits. The decoder weighs the history
 # beside the keywords by HISTORY_WEIGHT (0: on our recorded games the history only misled a decoder
-# whose encoder thinks as it does; the keywords and the possible codes decide).
+# whose encoder thinks as it does; the keywords and the possible codes decide). The multi-signal reading
+# of a person's hint that the Spymasters guesser uses (models/agents/hints.py: the whole hint as a
+# standard score, WordNet's links) decoded more of the writers' development half (miscommunications
+# 22 of 51 turns -> 21 of 56) and of the Decrypto paper's human games (20 -> 18 over seeds 0-2), but
+# not of their test half (22 of 67 -> 23 of 63), so the decoder keeps the plain similarity.
 #
 # The encoder refines its hints against both (the Decrypto paper's Figure 10): among the legal
 # candidates (each digit's keyword neighbours), the answer whose code the partner's model decodes

@@ -31,6 +31,7 @@ from games.spymasters.rules import clue_problem
 from games.spymasters.state import PASS, STOP
 from games.spymasters.view import SpymastersView
 from models.agents.games.kit import Baseline, GameAgent, Prompt, player_name
+from models.agents.hints import hint_fit
 from models.agents.judge import Judge
 from models.embeddings import VocabIndex, fits, overlaps
 
@@ -129,17 +130,24 @@ def guess_scores(index: VocabIndex, v: SpymastersView, spec: Choice) -> dict[str
     return _with_stop(index, v, spec, unsure_below=None)
 
 
-def _with_stop(index: VocabIndex, v: SpymastersView, spec: Choice, unsure_below: float | None) -> dict[str, float]:
+def _with_stop(index: VocabIndex, v: SpymastersView, spec: Choice, unsure_below: float | None,
+               read: bool = False) -> dict[str, float]:
     """Each hidden word's similarity to the clue, and STOP above them all once the team has the clue's number
-    (or when the nearest word is below ``unsure_below``), below them all before."""
+    (or when the nearest word is below ``unsure_below``), below them all before. With ``read`` the words are
+    scored by the multi-signal reading of a person's clue (``models.agents.hints``) instead; the nearest word's
+    similarity still decides whether it is related at all."""
     clue = v["clue"]
     assert clue is not None
     words = [o.id for o in spec.options if o.id not in (STOP, PASS)]
     sims = index.vecs(words) @ index.vec(clue["clue"])
     scores = {w: float(x) for w, x in zip(words, sims, strict=True)}
+    nearest = max(scores.values())
+    if read:
+        fit = hint_fit(index, [clue["clue"]], words)[0]
+        scores = {w: float(x) for w, x in zip(words, fit, strict=True)}
     if any(o.id == STOP for o in spec.options):
         done = _guesses_made(v) >= clue["number"]
-        unsure = unsure_below is not None and max(scores.values()) < unsure_below
+        unsure = unsure_below is not None and nearest < unsure_below
         scores[STOP] = (max(scores.values()) + 1.0) if done or unsure else (min(scores.values()) - 1.0)
     return scores
 
@@ -251,7 +259,7 @@ def linked_guesses(index: VocabIndex, v: SpymastersView, spec: Choice) -> dict[s
     """Similarity of each hidden word to the clue; stop above every word once the team has the
     clue's number or when the nearest word left is not related to the clue, below them before."""
     mean, sd = board_spread(index, tuple(v["board"]))
-    return _with_stop(index, v, spec, unsure_below=mean + RELATED * sd)
+    return _with_stop(index, v, spec, unsure_below=mean + RELATED * sd, read=True)
 
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:

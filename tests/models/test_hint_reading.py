@@ -1,0 +1,73 @@
+"""The reading of a person's hint against candidate words (models/agents/hints.py), with the real association model.
+
+The hints are of the kinds people give and a single similarity misreads: a name with accents, a
+historical name, a slang phrase, a word that names a thing's look ("stripes", which the
+plain similarity read as soccer). They come from the development half of the writers' material
+(``bench/data/people/w1.json``, ``w5.json``) or were written for these tests; none from the test half.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import games
+from bot.settings import default_model_cache
+from games.base import Action, Choice
+from models.agents.games.spymasters import linked_guesses, view_of
+from models.agents.hints import fold, hint_fit, whole
+from models.agents.wiring import VOCAB_CACHE
+from models.embeddings import VocabIndex
+from models.worker.embedding_backend import embedder_for
+
+
+@pytest.fixture(scope="module")
+def index() -> VocabIndex:
+    # The agents' whole vocabulary (the suite's warm-up stores its matrix): a hint is read against it as background.
+    return VocabIndex(embedder_for("assoc"), cache=default_model_cache() / VOCAB_CACHE)
+
+
+def best(fit: np.ndarray, candidates: list[str]) -> list[str]:
+    return [candidates[int(i)] for i in np.argmax(fit, axis=1)]
+
+
+def test_accents_are_folded() -> None:
+    assert fold("Moët") == "Moet" and fold("Ponce de León") == "Ponce de Leon" and fold("plain") == "plain"
+
+
+def test_names_slang_and_looks_point_at_their_word(index: VocabIndex) -> None:
+    drinks = ["fountain", "pumpkin", "cigar", "champagne"]
+    assert best(hint_fit(index, ["Moët", "Ponce de León"], drinks), drinks) == ["champagne", "fountain"]
+    jobs = ["mechanic", "donut", "idea", "fridge"]
+    assert best(hint_fit(index, ["grease monkey"], jobs), jobs) == ["mechanic"]
+    animals = ["volcano", "tiger", "soccer", "sink"]
+    assert best(hint_fit(index, ["stripes"], animals), animals) == ["tiger"]
+
+
+def test_the_reading_is_the_same_every_time(index: VocabIndex) -> None:
+    kws = ["fountain", "pumpkin", "cigar", "champagne"]
+    a = hint_fit(index, ["Moët", "a coin in the water", "Havana"], kws)
+    b = hint_fit(index, ["Havana", "Moët", "a coin in the water"], kws)
+    assert np.array_equal(a, b[[1, 2, 0]])
+
+
+def test_another_embedder_reads_the_whole_hint_only() -> None:
+    minilm = VocabIndex(embedder_for("minilm"), cache=default_model_cache() / VOCAB_CACHE)
+    kws = ["mechanic", "donut", "idea", "fridge"]
+    assert np.array_equal(hint_fit(minilm, ["grease monkey"], kws), whole(minilm, ["grease monkey"], kws))
+
+
+def test_the_spymasters_guesser_reads_stripes_as_the_tiger(index: VocabIndex) -> None:
+    g = games.get("spymasters")
+    red = ["tiger", "castle", "honey", "violin", "anchor", "rocket", "cotton", "lemon", "mirror"]
+    blue = ["soccer", "volcano", "sink", "pepper", "glacier", "saddle", "ticket", "button"]
+    bystanders = ["wagon", "needle", "candle", "forest", "ladder", "pillow", "basket"]
+    deal = {"words": [*red, *blue, *bystanders, "shadow"], "key": ["red"] * 9 + ["blue"] * 8 + ["bystander"] * 7 + ["assassin"],
+            "starting": "red", "spymasters": [0, 1]}
+    s, _ = g.new(g.make_config(deal=deal), 4, 0)
+    s, _ = g.apply(s, 0, Action.say("clue", "stripes"))
+    s, _ = g.apply(s, 0, Action.choose("number", "1"))
+    spec = g.legal(s, 2)
+    assert isinstance(spec, Choice)
+    scores = linked_guesses(index, view_of(g.observe(s, 2)), spec)
+    assert max(scores, key=scores.__getitem__) == "tiger"
