@@ -33,13 +33,15 @@ per game, agent and half:
   and the innocent AI voters' later ballots on the outsider and on the person.
 
 Agents: the default (``strategist``), ``embed:minilm`` and ``random`` run live; the previous
-default is printed beside them from ``bench/data/people_before_votes.json`` (recorded on the
-commit it names). Sections for the team games (``bench/people_teams.py``, when present: its
-``sections(args)``) are printed after these.
+default is printed beside them from ``bench/data/people_before_chameleon.json`` (recorded on the
+commit it names, before the Chameleon voters read clues against the whole card;
+``people_before_votes.json`` is the earlier one, before the votes were made fair to people).
+Sections for the team games (``bench/people_teams.py``, when present: its ``sections(args)``)
+are printed after these.
 
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 5 --agents strategist --games spy --halves development
-    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40 --agents strategist --record bench/data/people_before_votes.json
+    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40 --agents strategist --record bench/data/people_before_chameleon.json
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from games import decks  # noqa: E402
 from games.base import normalize, rng  # noqa: E402
 
 PEOPLE = Path(__file__).resolve().parent / "data" / "people"
-BEFORE = Path(__file__).resolve().parent / "data" / "people_before_votes.json"
+BEFORE = Path(__file__).resolve().parent / "data" / "people_before_chameleon.json"
 DEFAULT_AGENTS = "strategist,embed:minilm,random"
 GAMES = ("spy", "chameleon")
 HALVES = ("test", "development")
