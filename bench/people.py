@@ -1,4 +1,4 @@
-"""Do the AI players hold up with people? Round 1 of Who-is-Spy and the Chameleon with a person's own words.
+"""Do the AI players hold up with people? Who-is-Spy and the Chameleon with a person's own words, round 1 and to the end.
 
 The people are the six writers of ``bench/data/people/`` (each wrote one part in their own
 voice, never seeing the agents), split by writer before any tuning (``SPLIT.json``): the
@@ -7,7 +7,8 @@ both halves, test beside development, with a 95% interval, and a power analysis 
 difference the test half can detect. The bench refuses to run on a writer file whose sha256
 differs from the digest recorded in ``SPLIT.json``.
 
-Each deal is played twice up to the end of round 1's vote (``bench/fairness.py``'s machinery):
+Each deal is played twice to the end of the game (``bench/fairness.py``'s machinery); round 1's
+measures are kept apart from how the deal ended:
 
 - ``human``: seat 0 is an innocent person (a villager, not the chameleon) who says a writer's
   own words for seat 0's word (Who-is-Spy: their descriptions; the Chameleon: their clues for
@@ -27,15 +28,20 @@ per game, agent and half:
   and against the people's clues for the same secret; how many AI clues were the category word;
 - where the AI moves came from (decision rows) and an AI-only line (the AI arm: the outsider
   voted out, votes on the outsider).
+- by the end (Who-is-Spy's later rounds; the Chameleon's run-off and the caught chameleon's
+  guess): the person against the AI in that seat voted out in any round, the outsider caught,
+  and the innocent AI voters' later ballots on the outsider and on the person.
 
 Agents: the default (``strategist``), ``embed:minilm`` and ``random`` run live; the previous
-default is printed beside them from ``bench/data/people_before_votes.json`` (recorded on the
-commit it names). Sections for the team games (``bench/people_teams.py``, when present: its
-``sections(args)``) are printed after these.
+default is printed beside them from ``bench/data/people_before_chameleon.json`` (recorded on the
+commit it names, before the Chameleon voters read clues against the whole card;
+``people_before_votes.json`` is the earlier one, before the votes were made fair to people).
+Sections for the team games (``bench/people_teams.py``, when present: its ``sections(args)``)
+are printed after these.
 
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 5 --agents strategist --games spy --halves development
-    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40 --agents strategist --record bench/data/people_before_votes.json
+    PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40 --agents strategist --record bench/data/people_before_chameleon.json
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ from games import decks  # noqa: E402
 from games.base import normalize, rng  # noqa: E402
 
 PEOPLE = Path(__file__).resolve().parent / "data" / "people"
-BEFORE = Path(__file__).resolve().parent / "data" / "people_before_votes.json"
+BEFORE = Path(__file__).resolve().parent / "data" / "people_before_chameleon.json"
 DEFAULT_AGENTS = "strategist,embed:minilm,random"
 GAMES = ("spy", "chameleon")
 HALVES = ("test", "development")
@@ -184,8 +190,51 @@ def deal_measures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({"seed": seed, "human_out": h["out"] == HUMAN, "ai_out": a["out"] == HUMAN,
                     "h_on_outsider": sum(t == o for t in hv), "h_on_person": sum(t == HUMAN for t in hv), "h_votes": len(hv),
                     "a_on_outsider": sum(t == o for t in av), "a_on_seat0": sum(t == HUMAN for t in av), "a_votes": len(av),
-                    "a_outsider_out": a["out"] == o, "h_outsider_out": h["out"] == o})
+                    "a_outsider_out": a["out"] == o, "h_outsider_out": h["out"] == o, **to_the_end(h, a, o)})
     return out
+
+
+def later_votes(row: Mapping[str, Any], outsider: int) -> list[int | None]:
+    """The innocent AI voters' ballots after round 1's first (run-offs, later rounds): voters neither seat 0 nor the outsider."""
+    return [t for b in row.get("later", ()) for v, t in b["ballot"].items() if int(v) not in (HUMAN, outsider)]
+
+
+def to_the_end(h: Mapping[str, Any], a: Mapping[str, Any], outsider: int) -> dict[str, Any]:
+    """How both arms of a deal ended when it was played to the end (empty for a run that stopped after round 1)."""
+    if "end" not in h or "end" not in a:
+        return {}
+    hl, al = later_votes(h, outsider), later_votes(a, outsider)
+    return {"end": True, "h_caught": h["end"]["outsider_caught"], "a_caught": a["end"]["outsider_caught"],
+            "h_out_end": h["end"]["seat0_out"], "a_out_end": a["end"]["seat0_out"],
+            "h_rounds": h["end"]["rounds"], "a_rounds": a["end"]["rounds"], "h_later": bool(h.get("later")), "a_later": bool(a.get("later")),
+            "complete": bool(h["end"]["complete"] and a["end"]["complete"]),
+            "hl_on_outsider": sum(t == outsider for t in hl), "hl_on_person": sum(t == HUMAN for t in hl), "hl_votes": len(hl),
+            "al_on_outsider": sum(t == outsider for t in al), "al_votes": len(al)}
+
+
+def print_to_the_end(game: str, m: Sequence[Mapping[str, Any]]) -> None:
+    """The later rounds' outcome beside round 1's: the outsider caught by the end, seat 0 out in any round."""
+    m = [x for x in m if x.get("end")]
+    if not m:
+        return
+    n = len(m)
+    what = ("every round to the end" if game == "spy" else "the run-off and the chameleon's guess included")
+    print(f"    by the end ({what}; {n} deals, {n - sum(x['complete'] for x in m)} stopped early: the person had nothing new to say)")
+    print(f"    {'  innocent person voted out':40s} {fmt_share(sum(x['h_out_end'] for x in m), n)}")
+    print(f"    {'  AI in that seat voted out':40s} {fmt_share(sum(x['a_out_end'] for x in m), n)}")
+    print(f"    {'  gap person - AI':40s} {fmt_diff([float(x['h_out_end']) - float(x['a_out_end']) for x in m])}")
+    print(f"    {'  outsider caught (with the person)':40s} {fmt_share(sum(x['h_caught'] for x in m), n)}")
+    print(f"    {'  outsider caught (AI only)':40s} {fmt_share(sum(x['a_caught'] for x in m), n)}")
+    if game == "spy":
+        print(f"    {'  rounds played (with the person / AI)':40s} {sum(x['h_rounds'] for x in m) / n:.2f} / {sum(x['a_rounds'] for x in m) / n:.2f}")
+    else:
+        print(f"    {'  deals with a run-off (person / AI)':40s} {fmt_share(sum(x['h_later'] for x in m), n)} / "
+              f"{fmt_share(sum(x['a_later'] for x in m), n)}")
+    hl = sum(x["hl_votes"] for x in m)
+    print(f"    {'  later AI votes on the outsider':40s} {fmt_share(sum(x['hl_on_outsider'] for x in m), hl)}")
+    print(f"    {'  later AI votes on the person':40s} {fmt_share(sum(x['hl_on_person'] for x in m), hl)}")
+    al = sum(x["al_votes"] for x in m)
+    print(f"    {'  later AI votes on the outsider (AI only)':40s} {fmt_share(sum(x['al_on_outsider'] for x in m), al)}")
 
 
 def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, Sequence[str]], category_of: Mapping[int, tuple[str, str]],
@@ -209,7 +258,7 @@ def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, S
     people: list[float] = []
     category_said = 0
     for r in rows:
-        if r["arm"] != "human":
+        if r["arm"] != "human" or int(r["seed"]) not in category_of:  # a recorded run may hold more deals than this one
             continue
         seed = int(r["seed"])
         card, secret = category_of[seed]
@@ -295,7 +344,7 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                 if old:
                     runs.append((f"previous default {old[0]['agent']} (recorded at {before['commit'][:10]})", old))
             n_deals = len({r["seed"] for r in rows})
-            print(f"\n== {game}, round 1, {half} half ({n_deals} deals; power: the smallest difference of two shares "
+            print(f"\n== {game}, round 1 and to the end, {half} half ({n_deals} deals; power: the smallest difference of two shares "
                   f"detectable at alpha 0.05, power 0.8, is {detectable(n_deals):.0%} of deals; of ballots "
                   f"{detectable(2 * n_deals):.0%})")
             for name, rs in runs:
@@ -318,6 +367,7 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                 print(f"    {'AI only: votes on seat 0 (innocent AI)':40s} {fmt_share(sum(x['a_on_seat0'] for x in m), av)}")
                 print(f"    {'AI only: outsider voted out':40s} {fmt_share(sum(x['a_outsider_out'] for x in m), n)}")
                 print(f"    {'outsider voted out (with the person)':40s} {fmt_share(sum(x['h_outsider_out'] for x in m), n)}")
+                print_to_the_end(game, m)
                 if game == "chameleon" and data.get("cards"):
                     if tools is None:
                         tools = sneak_tools()

@@ -17,6 +17,12 @@ plausible words), never by its distance from the other descriptions:
   innocence saturates (``innocence``): a description that fits one's word better than the
   alternatives clears its speaker as much as any other, so one that is merely less sharp than
   an AI's single word at a tuned similarity does not make its speaker the odd one out.
+- ``card_suspicion``: the Chameleon's reading. The chameleon aims at the card in general, an
+  innocent player at the secret, so a clue's evidence is how much more it points at the secret
+  than at the card's other words (``standing_out``), read as the log likelihood ratio of two
+  normal laws of that number (chameleon against innocent), scaled by the clue's clarity: a clue
+  that points at nothing on the card (a person's reference the embedding cannot read) says
+  nothing, while one that fits the whole card and not the secret is the chameleon's.
 - ``vote_weights``: one seat of several is the outsider, so the weights are a posterior over
   seats; voters draw their ballot from it (``spread_draw``), so a table that is unsure
   spreads its votes instead of converging on one seat.
@@ -94,6 +100,31 @@ def innocence(llr: float) -> float:
     return -INNOCENCE * math.tanh(-llr / INNOCENT_AT)
 
 
+CARD_MIDPOINT = 1.0
+"""Where a clue's ``standing_out`` is as likely from the chameleon as from an innocent player (deviations): halfway
+between the means of the chameleon's clues (0.5) and the innocent clues (1.5) on the writers' development half."""
+CARD_SHARPNESS = 2.0
+"""Log evidence per deviation of ``standing_out`` (the two laws' mean gap over their variance is about 1.4 on the
+development half; 2.0 was the best of 1.5 to 3.0 there for the share of votes on the chameleon against the person)."""
+
+
+def standing_out(z: np.ndarray, own: int) -> np.ndarray:
+    """Per text (row of ``z``): its score for candidate ``own`` minus its mean score for the other candidates."""
+    if z.shape[1] < 2:
+        return np.zeros(z.shape[0])
+    out: np.ndarray = z[:, own] - np.delete(z, own, axis=1).mean(axis=1)
+    return out
+
+
+def card_suspicion(z: np.ndarray, own: int) -> float:
+    """Log likelihood ratio that the texts (rows of ``z`` over a card's words) come from the chameleon, who aims at
+    the card in general, rather than from a player aiming at candidate ``own`` (the secret); each text weighed by its
+    clarity, so a text that points at nothing on the card is no evidence either way."""
+    if z.shape[0] == 0:
+        return 0.0
+    return float((CARD_SHARPNESS * clarity(z) * (CARD_MIDPOINT - standing_out(z, own))).sum())
+
+
 def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:
     """A posterior over the options from their suspicions (one of them is the outsider, uniform prior)."""
     if not scores:
@@ -118,5 +149,5 @@ def spread_draw(weights: Mapping[str, float], order: Sequence[str], r: random.Ra
     return order[-1]
 
 
-__all__ = ["CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "POINT_T", "clarity", "innocence", "pointing", "spread_draw", "suspicion",
-           "vote_weights"]
+__all__ = ["CARD_MIDPOINT", "CARD_SHARPNESS", "CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "POINT_T", "card_suspicion", "clarity",
+           "innocence", "pointing", "spread_draw", "standing_out", "suspicion", "vote_weights"]

@@ -23,7 +23,7 @@ from models.agents.embed import EmbeddingAgent
 from models.agents.games import chameleon, spy
 from models.agents.llm import LLMAgent, Mode
 from models.agents.propose import Strategy
-from models.agents.reading import INNOCENCE, pointing, spread_draw, suspicion, vote_weights
+from models.agents.reading import CARD_MIDPOINT, INNOCENCE, card_suspicion, pointing, spread_draw, standing_out, suspicion, vote_weights
 from models.embeddings import VocabIndex
 from models.types import Inference
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
@@ -95,6 +95,40 @@ def test_a_chameleon_clue_for_another_card_word_is_suspected_a_vague_one_much_le
     assert post is not None
     assert post["2"] == max(post.values()) and post["1"] < post["2"] / 2, post
     assert chameleon.spreads(obs, spec3) and not chameleon.spreads(g.observe(s, 2), spec2)
+
+
+def chameleon_table(clues: list[str], cham: int = 2) -> Any:
+    """A classic Jobs card (secret Lawyer) whose four seats gave ``clues`` in seat order, in the vote."""
+    g = games.get("chameleon")
+    cfg = g.make_config("classic", deal={"card": "Jobs", "secret": "Lawyer", "chameleon": cham, "first": 0})
+    s, _ = g.new(cfg, 4, 3)
+    for seat, clue in enumerate(clues):
+        s, _ = g.apply(s, seat, Action.say("clue", clue))
+    return s
+
+
+def test_a_chameleon_clue_that_fits_the_whole_card_is_suspected_over_a_vague_reference(index: VocabIndex) -> None:  # noqa: F811
+    # Seat 0 a person's reference the embedding cannot place, seat 2 the chameleon's word for the whole card.
+    s = chameleon_table(["xylophone", "court", "occupation", "lawsuits"])
+    g = games.get("chameleon")
+    spec = g.legal(s, 3)
+    assert isinstance(spec, Choice)
+    post = chameleon.vote_posterior(index, g.observe(s, 3), spec)
+    assert post is not None
+    assert post["2"] > post["0"] > post["1"], post
+    assert post["1"] < 0.01  # a clue that stands out for the secret clears its speaker
+
+
+def test_card_suspicion_weighs_standing_out_for_the_secret_by_clarity(index: VocabIndex) -> None:  # noqa: F811
+    card = list(dict(decks.cards())["Jobs"])
+    at = card.index("Lawyer")
+    z = pointing(index, ["lawsuits", "cockpit", "xylophone"], card)
+    apart = standing_out(z, at)
+    assert apart[0] > CARD_MIDPOINT > apart[1]  # lawsuits stands out for the secret, cockpit for another word
+    single = [card_suspicion(z[i:i + 1], at) for i in range(3)]
+    assert single[0] < 0 < single[2] < single[1]  # the vague word says less either way than the clear ones
+    assert card_suspicion(z, at) == pytest.approx(sum(single))  # a seat's clues add up
+    assert card_suspicion(z[:0], at) == 0.0
 
 
 PAIRS = list(decks.pairs())[::12]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import games
-from bench.people import DigestMismatch, load_half
+from bench.people import DigestMismatch, deal_measures, load_half
 from bot.core.agents import AgentRunner
 from games import decks
 from games.base import Action, Choice, Text, normalize
@@ -119,3 +119,24 @@ def test_the_bench_refuses_a_writer_file_whose_digest_differs(tmp_path: Path) ->
     (tmp_path / "w3.json").write_bytes(changed)
     with pytest.raises(DigestMismatch, match="w3.json differs"):
         load_half("test", tmp_path)
+
+
+def _row(arm: str, out: int | None, later: list[dict[str, Any]], end: dict[str, Any]) -> dict[str, Any]:
+    return {"game": "spy", "seed": 1, "agent": "strategist", "arm": arm, "word": "lawyer", "outsider": 2, "out": out,
+            "ballot": {"0": 1, "1": 0, "2": 0, "3": 2}, "said": [], "moves": [], "later": later, "end": {**end, "complete": True}}
+
+
+def test_the_bench_keeps_how_a_deal_ended_apart_from_round_one() -> None:
+    # With the person: seat 0 voted out in round 1, the spy caught in round 2 (seats 1 and 3 on it, seat 2 on seat 1).
+    human = _row("human", 0, [{"round": 2, "stage": "vote", "ballot": {"1": 2, "2": 1, "3": 2}, "alive": [1, 2, 3]}],
+                 {"outsider_caught": True, "seat0_out": True, "rounds": 2, "eliminated": [[1, 0], [2, 2]]})
+    ai = _row("ai", 2, [], {"outsider_caught": True, "seat0_out": False, "rounds": 1, "eliminated": [[1, 2]]})
+    [m] = deal_measures([human, ai])
+    assert m["human_out"] and not m["ai_out"] and m["h_on_person"] == 1  # round 1's measures as before
+    assert m["end"] and m["h_caught"] and m["a_caught"] and m["h_out_end"] and not m["a_out_end"]
+    assert (m["h_rounds"], m["a_rounds"]) == (2, 1)
+    assert (m["hl_on_outsider"], m["hl_on_person"], m["hl_votes"]) == (2, 0, 2)  # the spy's own later ballot is not counted
+    assert m["al_votes"] == 0 and m["complete"]
+    # A run recorded without the later rounds keeps round 1's measures and no ending.
+    [old] = deal_measures([{k: v for k, v in r.items() if k not in ("later", "end")} for r in (human, ai)])
+    assert "end" not in old and old["human_out"]

@@ -21,7 +21,7 @@ from models.agents import wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.games.spy import best_sense, least
 from models.agents.judge import TAU, Judge, softmax
-from models.agents.reading import pointing, spread_draw, suspicion, vote_weights
+from models.agents.reading import card_suspicion, pointing, spread_draw, standing_out, vote_weights
 from models.embeddings import VocabIndex, fits, mean_vec, overlaps, sample_top_k
 
 
@@ -93,10 +93,12 @@ def card_posterior(index: VocabIndex, card: Sequence[str], clues: Sequence[str])
 def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
     """How a player who knows the secret spreads its vote: a posterior over the options of who the chameleon is.
 
-    Each clue is read by what it points to among the card's words (``models/agents/reading.py``):
-    a clue that singles out another card word is evidence against its speaker, one that points
-    at no card word in particular is weak evidence either way, and nothing depends on how much a
-    clue resembles the other clues. None for the chameleon (it plays to win)."""
+    Each clue is read by what it points to among the card's words (``models/agents/reading.py``,
+    ``card_suspicion``): the chameleon aims at the card in general, so a clue that fits the card's
+    other words as well as the secret (or better) is evidence against its speaker, one that stands
+    out for the secret clears it, and one that points at nothing on the card is no evidence either
+    way; nothing depends on how much a clue resembles the other clues. None for the chameleon (it
+    plays to win)."""
     v = view_of(obs)
     card = list(v["card"])
     secret = v["secret"]
@@ -104,9 +106,7 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     if v["is_chameleon"] or at is None:
         return None
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-    prior = np.ones(len(card))  # the chameleon aims at a card word it cannot tell apart
-    susp = {opt: suspicion(pointing(index, [clue_of[opt]] if opt in clue_of else [], card), at, prior)
-            for opt in spec.ids()}
+    susp = {opt: card_suspicion(pointing(index, [clue_of[opt]] if opt in clue_of else [], card), at) for opt in spec.ids()}
     return vote_weights(susp)
 
 
@@ -184,12 +184,10 @@ def names_category(text: str, category: str) -> bool:
 def specificity(index: VocabIndex, text: str, secret: str, card: Sequence[str]) -> float:
     """How much more ``text`` points at the secret than at the card's other words on average (background
     deviations, ``models/agents/reading.py``): high for a clue about the secret, near 0 for one about the card."""
-    z = pointing(index, [text], list(card))[0]
-    at = [i for i, w in enumerate(card) if normalize(w) == normalize(secret)]
-    rest = [i for i in range(len(card)) if i not in at]
-    if not at or not rest:
+    at = next((i for i, w in enumerate(card) if normalize(w) == normalize(secret)), None)
+    if at is None or len(card) < 2:
         return 0.0
-    return float(z[at[0]] - z[rest].mean())
+    return float(standing_out(pointing(index, [text], list(card)), at)[0])
 
 
 PEOPLE_BONUS = 0.1
