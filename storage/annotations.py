@@ -29,6 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import col, select
 
+from storage.people import ERASED_PREFIX
 from storage.ports import UnitsOfWork
 from storage.tables import (
     ActionRow,
@@ -140,13 +141,16 @@ def _consented(consent: str) -> Any:
     """The items whose author's words may go into research under ``HUSHTABLE_RESEARCH_CONSENT``, as a
     condition read at serve time (a member's ``research off`` hides their clues at once): an AI seat's
     clue always; opt-in, a member who said yes; notice, all but one who said no; off, everyone. One
-    primary-key lookup in ``members`` per candidate item."""
+    primary-key lookup in ``members`` per candidate item. An erased member's clue never: its words are
+    stand-ins by then, nobody's to judge."""
+    ai = _items.c.author.is_(None)
+    kept = sa.not_(_items.c.author.startswith(ERASED_PREFIX))
     if consent == "off":
-        return sa.true()
+        return sa.or_(ai, kept)
     said = sa.select(_members.c.user_key).where(_members.c.user_key == _items.c.author)
     if consent == "notice":
-        return sa.or_(_items.c.author.is_(None), sa.not_(said.where(_members.c.research.is_(False)).exists()))
-    return sa.or_(_items.c.author.is_(None), said.where(_members.c.research.is_(True)).exists())
+        return sa.or_(ai, sa.and_(kept, sa.not_(said.where(_members.c.research.is_(False)).exists())))
+    return sa.or_(ai, said.where(_members.c.research.is_(True)).exists())
 
 
 def _in_scope(scope: Scope, dialect: str) -> Any:

@@ -136,8 +136,10 @@ async def test_erasure_leaves_no_author_key_and_serves_nothing_of_the_erased_mem
     erased = {after[k] for k, a in authors.items() if a == ADA}
     assert len(erased) == 1 and next(iter(erased)).startswith("erased:")  # the same unlinked key as her seat
     assert {a for k, a in authors.items() if a == BOB} == {after[k] for k, a in authors.items() if a == BOB}
-    # Her erased clues (stand-ins now) are not research: nothing of them is shown.
+    # Her erased clues (stand-ins now) are nobody's words to judge: never shown, whatever the mode.
     assert await judged(study, store, "console:cy") == by[AI]
+    assert await judged(HumanStudy(store, ["embed:minilm"], consent="notice"), store, "console:dee") == by[BOB] | by[AI]
+    assert await judged(HumanStudy(store, ["embed:minilm"], consent="off"), store, "console:eve") == by[BOB] | by[AI]
 
 
 async def test_the_migration_fills_in_the_authors_of_items_stored_before_it(db_url: str) -> None:
