@@ -8,7 +8,9 @@ for the item that member was shown. A shown item is reserved for its member ``RE
 ``serve`` picks, in one write transaction, an item within the member's ``Scope``
 (a benchmark item, or a logged clue of their own tenant's game whose channel they can
 read; a game from before tenants only at the operator's CLI), never from a game they
-sat in or hosted (a spectated table's host watched it), never an item they saw, and
+sat in or hosted (a spectated table's host watched it), never a member's clue whose
+author's words may not go into research now (``consent``: the item's ``author`` against
+``members``, in the same query), never an item they saw, and
 never the other role of a clue they saw (the ally item shows the secret the chameleon
 item asks for), still short of its annotations (answered ones and those served within
 ``RESERVE``). It prefers the task the member has answered less (each member's answers
