@@ -3,7 +3,9 @@
     .venv/bin/python bench/judge.py [--games 60000] [--turns 40]
 
 Builds a SQLite log (WAL, as the bot runs it) of finished Chameleon games, each with one human seat and its
-clues' items (six per game: three clues, two roles), a few thousand answers already given, then times
+clues' items (six per game: three clues, two roles; every sixth game's clues an AI seat's), a few thousand
+answers already given, and the authors' research choices (three in four said yes, the rest never said: under
+opt-in, the default, a quarter of the members' clues may not be shown), then times
 ``HumanStudy.turn`` for members of the tenant who read some of its channels: the whole call, and the longest
 time the event loop was held (a 1 ms ticker measures the gaps while turns run). Beside it, the baseline: what
 each turn did before items were kept incrementally, a full read of every finished game
@@ -27,7 +29,7 @@ from models.eval.human import Item, Task
 from models.eval.study import HumanStudy
 from storage.annotations import Scope
 from storage.store import Store
-from storage.tables import AnnotationItemRow, AnnotationRow, GameRow, GameStatus, SeatRow, table_of, utcnow
+from storage.tables import AnnotationItemRow, AnnotationRow, GameRow, GameStatus, MemberRow, SeatRow, table_of, utcnow
 
 TENANT = "discord:1"
 CHANNELS = [f"C{k}" for k in range(40)]  # the tenant's channels; a member reads half of them
@@ -53,12 +55,16 @@ async def build(store: Store, games: int, answered: int) -> None:
                  "status": GameStatus.FINISHED.value, "lobby": {}, "created_at": now, "tenant": TENANT,
                  "rules_version": "1"} for g in ids])
             await conn.execute(sa.insert(table_of(SeatRow)), [
-                {"game_id": g, "seat": 0, "kind": "human", "user_key": f"discord:p{g % 2000}", "display_name": "",
-                 "joined_at": now} for g in ids])
+                {"game_id": g, "seat": 0, "kind": "ai" if g % 6 == 0 else "human",
+                 "user_key": None if g % 6 == 0 else f"discord:p{g % 2000}", "display_name": "", "joined_at": now}
+                for g in ids])
             await conn.execute(sa.insert(table_of(AnnotationItemRow)), [
                 {"key": f"log:{g}:{c}:0:{t.value}", "task": t.value, "source": "log", "game_id": g, "tenant": TENANT,
-                 "item": _item(f"log:{g}:{c}:0:{t.value}", t, g), "created_at": now}
+                 "item": _item(f"log:{g}:{c}:0:{t.value}", t, g), "created_at": now,
+                 "author": None if g % 6 == 0 else f"discord:p{g % 2000}"}
                 for g in ids for c in (3, 5, 7) for t in Task])
+        await conn.execute(sa.insert(table_of(MemberRow)), [
+            {"user_key": f"discord:p{k}", "research": True, "updated_at": now} for k in range(2000) if k % 4])
         # Answers already given: the first items in key order, five members each, as a study under way.
         keys = (await conn.execute(sa.select(table_of(AnnotationItemRow).c.key)
                                    .order_by(table_of(AnnotationItemRow).c.key).limit(answered))).scalars().all()

@@ -111,7 +111,8 @@ async def build_app(settings: Settings | None = None, *, agents: AgentRegistry |
         await pool.aclose()
         raise StartupError(str(exc)) from None
     try:  # an evaluator that has not passed validation stops the start with one line (bot/sneak.py)
-        sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
+        sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list,
+                             consent=settings.research_consent)
     except ValueError as exc:
         await store.aclose()
         await pool.aclose()

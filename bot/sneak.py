@@ -165,7 +165,7 @@ def eval_env() -> EvalEnv:
     def pool() -> ClientPool:
         return ClientPool(s.client_options())
 
-    return EvalEnv(s.database_url, s.export_secret, pool)
+    return EvalEnv(s.database_url, s.export_secret, pool, s.research_consent)
 
 
 def sneak_cli() -> typer.Typer:
@@ -181,7 +181,8 @@ class SneakService:
     """Scores finished games' clues and answers ``/sneak``; evaluators checked at construction."""
 
     def __init__(self, store: Store, *, client_for: ClientFor, embedder_for: EmbedderFor | None = None,
-                 evaluators: Sequence[str] = DEFAULT_EVALUATORS, decoys: DecoyStrategy | None = None) -> None:
+                 evaluators: Sequence[str] = DEFAULT_EVALUATORS, decoys: DecoyStrategy | None = None,
+                 consent: str = "opt-in") -> None:
         self.store = store
         self.client_for = client_for
         if embedder_for is None:
@@ -198,7 +199,8 @@ class SneakService:
         self._decoys = decoys
         self._evaluators: list[Evaluator] | None = None
         self._loading = asyncio.Lock()  # a warm-up and a report's first call load the models once
-        self.study = HumanStudy(store, self.specs)
+        # HUSHTABLE_RESEARCH_CONSENT: the study shows a member's clue only while their words may go into research.
+        self.study = HumanStudy(store, self.specs, consent=consent)
 
     async def warm(self) -> None:
         """Load the evaluators and the decoys' word database now (a screen calls this at its start, so the

@@ -8,7 +8,9 @@ for the item that member was shown. A shown item is reserved for its member ``RE
 ``serve`` picks, in one write transaction, an item within the member's ``Scope``
 (a benchmark item, or a logged clue of their own tenant's game whose channel they can
 read; a game from before tenants only at the operator's CLI), never from a game they
-sat in or hosted (a spectated table's host watched it), never an item they saw, and
+sat in or hosted (a spectated table's host watched it), never a member's clue whose
+author's words may not go into research now (``consent``: the item's ``author`` against
+``members``, in the same query), never an item they saw, and
 never the other role of a clue they saw (the ally item shows the secret the chameleon
 item asks for), still short of its annotations (answered ones and those served within
 ``RESERVE``). It prefers the task the member has answered less (each member's answers
@@ -22,21 +24,37 @@ is ever deleted.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import col, select
 
+from storage.people import ERASED_PREFIX
 from storage.ports import UnitsOfWork
-from storage.tables import AnnotationItemRow, AnnotationRow, EvaluationRow, GameRow, GameStatus, SeatRow, table_of, utcnow
+from storage.tables import (
+    ActionRow,
+    AnnotationItemRow,
+    AnnotationRow,
+    EvaluationRow,
+    GameRow,
+    GameStatus,
+    MemberRow,
+    SeatKind,
+    SeatRow,
+    table_of,
+    utcnow,
+)
 
 _items = table_of(AnnotationItemRow)
 _answers = table_of(AnnotationRow)
 _seats = table_of(SeatRow)
 _games = table_of(GameRow)
 _evals = table_of(EvaluationRow)
+_members = table_of(MemberRow)
+
+CONSENT_MODES = ("opt-in", "notice", "off")  # HUSHTABLE_RESEARCH_CONSENT's values (bot/settings.py)
 
 RESERVE = timedelta(minutes=30)  # a shown item holds its place this long before others may take it
 
@@ -49,6 +67,7 @@ class NewItem:
     game_id: int | None
     tenant: str
     item: dict[str, Any]
+    author: str | None = None  # the member whose seat made the logged move; None: an AI seat's, or no game
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +120,7 @@ async def add_items(store: UnitsOfWork, items: Sequence[NewItem]) -> int:
             now = utcnow()
             await conn.execute(sa.insert(_items), [
                 {"key": i.key, "task": i.task, "source": i.source, "game_id": i.game_id, "tenant": i.tenant,
-                 "item": i.item, "created_at": now} for i in fresh.values()])
+                 "item": i.item, "created_at": now, "author": i.author} for i in fresh.values()])
         return len(fresh)
 
 
@@ -120,6 +139,22 @@ def _readable(scope: Scope, dialect: str) -> Any:
     return _channel(dialect).in_(sorted(scope.channels)) if scope.channels else sa.false()
 
 
+def _consented(consent: str) -> Any:
+    """The items whose author's words may go into research under ``HUSHTABLE_RESEARCH_CONSENT``, as a
+    condition read at serve time (a member's ``research off`` hides their clues at once): an AI seat's
+    clue always; opt-in, a member who said yes; notice, all but one who said no; off, everyone. One
+    primary-key lookup in ``members`` per candidate item. An erased member's clue never: its words are
+    stand-ins by then, nobody's to judge."""
+    ai = _items.c.author.is_(None)
+    kept = sa.not_(_items.c.author.startswith(ERASED_PREFIX))
+    if consent == "off":
+        return sa.or_(ai, kept)
+    said = sa.select(_members.c.user_key).where(_members.c.user_key == _items.c.author)
+    if consent == "notice":
+        return sa.or_(ai, sa.and_(kept, sa.not_(said.where(_members.c.research.is_(False)).exists())))
+    return sa.or_(ai, said.where(_members.c.research.is_(True)).exists())
+
+
 def _in_scope(scope: Scope, dialect: str) -> Any:
     """The items a member of ``scope`` may be shown, as a condition (items joined to their game)."""
     bench = _items.c.game_id.is_(None)  # benchmark and DEEP items: every tenant's members
@@ -129,22 +164,28 @@ def _in_scope(scope: Scope, dialect: str) -> Any:
     return sa.or_(bench, sa.and_(_items.c.game_id.is_not(None), _items.c.tenant.in_(tenants), _readable(scope, dialect)))
 
 
-async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: int,
+async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: int, consent: str = "opt-in",
                 tasks: Iterable[str] | None = None, now: datetime | None = None) -> Served | None:
     """The member's open item, or a new one for them (None: nothing left they may judge).
+
+    ``consent`` (``HUSHTABLE_RESEARCH_CONSENT``): a logged clue is served only while its author's words may
+    go into research (``_consented``); an open item whose author has since said no is left unanswered.
 
     An open item is the member's for ``RESERVE``. Past that, others may be served it; when the member
     comes back it is theirs again (reserved anew) if it is still short of ``per_item``, else it is left
     as shown and never answered, and the member gets a new item (``Served.lapsed``).
     """
+    if consent not in CONSENT_MODES:
+        raise ValueError(f"research consent must be one of {', '.join(CONSENT_MODES)}")
     at = now or utcnow()
     cutoff = at - RESERVE
+    consented = _consented(consent)
     async with store.write() as conn:
         lapsed = False
         opens = (await conn.execute(
             sa.select(_answers.c.id, _answers.c.item_key, _items.c.item, _answers.c.served_at)
             .join(_items, _items.c.key == _answers.c.item_key)
-            .where(_answers.c.annotator == annotator, _answers.c.choice.is_(None))
+            .where(_answers.c.annotator == annotator, _answers.c.choice.is_(None), consented)
             .order_by(sa.desc(_answers.c.served_at), sa.desc(_answers.c.id)))).all()
         for row_id, key, item, served_at in opens:
             if served_at >= cutoff:
@@ -169,7 +210,7 @@ async def serve(store: UnitsOfWork, annotator: str, scope: Scope, *, per_item: i
         # Never a game the member sat in, nor one they hosted (the host of an AI table watched it).
         unwatched = sa.or_(_items.c.game_id.is_(None),
                            sa.and_(_items.c.game_id.not_in(played), _games.c.host != annotator))
-        allowed = sa.and_(_in_scope(scope, conn.dialect.name), _items.c.key.not_in(blocked), unwatched)
+        allowed = sa.and_(_in_scope(scope, conn.dialect.name), _items.c.key.not_in(blocked), unwatched, consented)
         wanted = sorted(set(tasks)) if tasks is not None else None
         if wanted is not None:
             allowed = sa.and_(allowed, _items.c.task.in_(wanted))
@@ -276,11 +317,13 @@ async def study(store: UnitsOfWork) -> tuple[list[dict[str, Any]], dict[str, lis
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """Evaluations not yet turned into items: the rows, each game's tenant, and the mark to ask from next."""
+    """Evaluations not yet turned into items: the rows, each game's tenant, the mark to ask from next, and
+    each scored move's author by (game, action seq): the member whose seat made it, None for an AI seat."""
 
     rows: list[EvaluationRow]
     tenants: dict[int, str]
     mark: int
+    authors: dict[tuple[int, int], str | None] = field(default_factory=dict)
 
 
 async def scored_since(store: UnitsOfWork, mark: int | None, evaluators: Sequence[str],
@@ -294,7 +337,11 @@ async def scored_since(store: UnitsOfWork, mark: int | None, evaluators: Sequenc
         top = int((await s.exec(sa.select(sa.func.coalesce(sa.func.max(_evals.c.id), 0)))).scalar_one())  # type: ignore[call-overload]
         if game_ids is None and mark is not None and top <= mark:
             return Scored([], {}, mark)  # nothing stored since: the usual turn asks no more
-        q = (select(EvaluationRow, col(GameRow.tenant)).join(GameRow, col(GameRow.id) == col(EvaluationRow.game_id))
+        q = (select(EvaluationRow, col(GameRow.tenant), col(SeatRow.kind), col(SeatRow.user_key))
+             .join(GameRow, col(GameRow.id) == col(EvaluationRow.game_id))
+             .outerjoin(ActionRow, sa.and_(col(ActionRow.game_id) == col(EvaluationRow.game_id),
+                                           col(ActionRow.seq) == col(EvaluationRow.action_seq)))
+             .outerjoin(SeatRow, sa.and_(col(SeatRow.game_id) == col(ActionRow.game_id), col(SeatRow.seat) == col(ActionRow.seat)))
              .where(col(GameRow.status) == GameStatus.FINISHED, col(EvaluationRow.evaluator).in_(sorted(set(evaluators)))))
         if game_ids is not None:
             q, top = q.where(col(EvaluationRow.game_id).in_(sorted(set(game_ids)))), mark or 0
@@ -305,7 +352,9 @@ async def scored_since(store: UnitsOfWork, mark: int | None, evaluators: Sequenc
             q = q.where(col(EvaluationRow.id) > mark, col(EvaluationRow.id) <= top)
         found = (await s.exec(q.order_by(col(EvaluationRow.game_id), col(EvaluationRow.action_seq),
                                           col(EvaluationRow.part), col(EvaluationRow.id)))).all()
-    return Scored([r for r, _ in found], {r.game_id: str(t or "") for r, t in found}, top)
+    return Scored([r for r, *_ in found], {r.game_id: str(t or "") for r, t, *_ in found}, top,
+                  {(r.game_id, r.action_seq): str(who) if kind == SeatKind.HUMAN and who is not None else None
+                   for r, _, kind, who in found})
 
 
 async def shown(store: UnitsOfWork) -> dict[str, list[str]]:

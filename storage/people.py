@@ -7,8 +7,9 @@ the actions they made (``actor``), the words they wrote (text actions, and every
 from them: events, the outbox's messages, agent prompts, SNEAK evaluations and study items),
 their study answers, their research choice and notices, tournaments they created.
 
-Erasure (``erase_game``/``erase_games``, ``erase_member``) unlinks the user key (a fresh ``erased:<hex>`` per
-game, so nothing links the erased seats across games or to an earlier export's pseudonym),
+Erasure (``erase_game``/``erase_games``, ``erase_member``) unlinks the user key from seats, hosts, actors
+and study items' authors (a fresh ``erased:<hex>`` per game, so nothing links the erased seats across games
+or to an earlier export's pseudonym),
 replaces the display name with ``ERASED_NAME``, writes the redacted actions and events the
 caller planned (``GameErasure``: the engine-side plan, made by ``bot.core.redact``, since the
 store knows no game) and scrubs every derived row of that game with a ``Scrubber`` (a JSON
@@ -312,6 +313,8 @@ _UNLINK_ACTOR = sa.update(_actions).where(_actions.c.game_id == sa.bindparam("g"
     .values(actor=sa.bindparam("u"))
 _UNLINK_HOST = sa.update(_games).where(_games.c.id == sa.bindparam("g"), _games.c.host == sa.bindparam("k")) \
     .values(host=sa.bindparam("u"))
+_UNLINK_AUTHOR = sa.update(_items).where(_items.c.game_id == sa.bindparam("g"), _items.c.author == sa.bindparam("k")) \
+    .values(author=sa.bindparam("u"))
 _SET_RESULT = sa.update(_games).where(_games.c.id == sa.bindparam("g")).values(result=sa.bindparam("r", type_=sa.JSON))
 
 
@@ -344,6 +347,7 @@ def _erase_games(conn: sa.Connection, key: str, plans: Sequence[GameErasure]) ->
     n += conn.execute(_UNLINK_SEATS, params).rowcount
     n += conn.execute(_UNLINK_ACTOR, params).rowcount
     n += conn.execute(_UNLINK_HOST, params).rowcount
+    n += conn.execute(_UNLINK_AUTHOR, params).rowcount  # their study items: the same unlinked key as their seats
     scrubs = {g: sc for g, sc in scrubs.items() if sc}
     if scrubs:
         n += _rewrite_games(conn, _games, ["lobby", "result"], _games.c.id, scrubs)

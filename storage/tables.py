@@ -410,8 +410,8 @@ class OutboxRow(SQLModel, table=True):
 
 
 class AnnotationItemRow(SQLModel, table=True):
-    """A question of the SNEAK human study (models/eval/human.py ``Item``, as JSON): a logged clue's (its game
-    and tenant; its players never judge it) or a benchmark instance's (no game, every tenant)."""
+    """A question of the SNEAK human study (models/eval/human.py ``Item``, as JSON): a logged clue's (its game,
+    tenant and author; its players never judge it) or a benchmark instance's (no game, every tenant)."""
 
     __tablename__ = "annotation_items"
     # A member's next fresh item is an index range (storage/annotations.py ``serve``): by tenant, task, key.
@@ -424,6 +424,9 @@ class AnnotationItemRow(SQLModel, table=True):
     tenant: str = Field(default="", index=True)
     item: dict[str, Any] = _json()
     created_at: datetime = _ts()
+    # The member whose seat made the logged move (null: an AI seat's, or no game): their clue is shown only
+    # while their words may go into research (``serve``); an erasure unlinks it as it does their seats.
+    author: str | None = Field(default=None, nullable=True)
 
 
 class AnnotationRow(SQLModel, table=True):

@@ -62,7 +62,8 @@ async def tournament_service(settings: Settings) -> AsyncIterator[TournamentServ
         except (SingleProcessOnly, RelayKeyMissing) as exc:
             raise SystemExit(f"hushtable: {exc}") from None
         try:
-            sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list)
+            sneak = SneakService(store, client_for=pool.get, evaluators=settings.sneak_evaluator_list,
+                                 consent=settings.research_consent)
         except ValueError as exc:
             raise SystemExit(f"hushtable: {exc}") from None
         service = TableService(store, settings=settings, agents=registry)

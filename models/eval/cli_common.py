@@ -26,6 +26,7 @@ class EvalEnv:
     database_url: str
     export_secret: str | None
     pool: Callable[[], Any]  # a fresh models.client.ClientPool (its ``get`` resolves model specs; ``aclose``)
+    research_consent: str = "opt-in"  # HUSHTABLE_RESEARCH_CONSENT: whose logged clues the study may show
 
 
 def log_secret(store: Any, env: EvalEnv) -> str:

@@ -159,7 +159,7 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         async def go() -> None:
             store = await Store.open(database or e.database_url, must_exist=True)
             try:
-                study = HumanStudy(store, evaluator)
+                study = HumanStudy(store, evaluator, consent=e.research_consent)
                 who = f"console:{name}"
                 # The operator's CLI: the console's games in any place, and those from before tenants.
                 scope = Scope("console", None, operator=True)

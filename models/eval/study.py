@@ -17,7 +17,12 @@ turn catches up on games without items), never the whole log.
 Who sees what (``storage.annotations.Scope`` and ``serve``): a logged clue only to
 members of its game's tenant who can read its channel, never to its players or its
 host, never to a member who saw the other role of the same clue; each item until it
-has ``ANNOTATIONS_PER_ITEM`` answers. A member may take ``CALLS`` turns per
+has ``ANNOTATIONS_PER_ITEM`` answers. A logged clue is shown only while its author's
+words may go into research under ``HUSHTABLE_RESEARCH_CONSENT`` at the time it is
+served (opt-in: the author said ``research on``; notice: they have not said
+``research off``; off: always), so a later ``research off`` hides it at once and
+``research on`` brings it back; an AI seat's clue is always shown. Each item records
+its author (``storage.annotations.NewItem.author``) when it is added. A member may take ``CALLS`` turns per
 ``WINDOW`` seconds. All text is the members' own: no other member is named.
 """
 
@@ -52,11 +57,16 @@ def _answer_with(command: str, n: int) -> str:
 
 class HumanStudy:
     """Items for members and their answers (``storage/annotations.py``); ``specs``: the evaluators whose stored
-    probabilities the items carry. ``calls`` turns per ``window`` seconds a member may take (``clock``: seconds)."""
+    probabilities the items carry; ``consent``: ``HUSHTABLE_RESEARCH_CONSENT``, which decides whose logged
+    clues may be shown (opt-in, the default, the safe one). ``calls`` turns per ``window`` seconds a member may take (``clock``: seconds)."""
 
     def __init__(self, store: Any, specs: Sequence[str], *, per_item: int = ANNOTATIONS_PER_ITEM,
-                 calls: int = CALLS, window: float = WINDOW, clock: Callable[[], float] = time.monotonic) -> None:
+                 consent: str = "opt-in", calls: int = CALLS, window: float = WINDOW,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if consent not in store_notes.CONSENT_MODES:
+            raise ValueError(f"research consent must be one of {', '.join(store_notes.CONSENT_MODES)}")
         self.store = store
+        self.consent = consent  # HUSHTABLE_RESEARCH_CONSENT: whose logged clues may be shown (``serve``)
         self.specs = tuple(specs)
         self.per_item = per_item
         self._mark: int | None = None  # the highest evaluation id already turned into items by this process
@@ -69,7 +79,8 @@ class HumanStudy:
         for r in scored.rows:
             if r.settings_json.get("kind") != "tom":
                 groups[(r.game_id, r.action_seq, r.part)].append(r)
-        new = [store_notes.NewItem(i.key, i.task.value, i.source, i.game_id, scored.tenants.get(key[0], ""), i.to_json())
+        new = [store_notes.NewItem(i.key, i.task.value, i.source, i.game_id, scored.tenants.get(key[0], ""), i.to_json(),
+                                   scored.authors.get((key[0], key[1])))
                for key, rs in sorted(groups.items()) for i in item_from_rows(rs)]
         return await store_notes.add_items(self.store, new)
 
@@ -99,7 +110,7 @@ class HumanStudy:
         return False
 
     async def _show(self, member: str, scope: Scope, command: str, lead: str = "") -> str:
-        served = await store_notes.serve(self.store, member, scope, per_item=self.per_item)
+        served = await store_notes.serve(self.store, member, scope, per_item=self.per_item, consent=self.consent)
         if served is None:
             return (lead + "No item to judge right now: every item you may see is done, is from a game you played "
                     "or watched, or you judged it or the same clue already. Finished games with scored clues bring "
@@ -122,7 +133,7 @@ class HumanStudy:
         await self.refresh()
         if answer is None or not answer.strip():
             return await self._show(member, scope, command)
-        served = await store_notes.serve(self.store, member, scope, per_item=self.per_item)
+        served = await store_notes.serve(self.store, member, scope, per_item=self.per_item, consent=self.consent)
         if served is None:
             return await self._show(member, scope, command)
         if served.item.get("task") == deep_study.TASK:

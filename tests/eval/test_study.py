@@ -14,6 +14,7 @@ from models.eval.study import HumanStudy, study_report
 from models.worker.embedding_backend import embedder_for
 from storage import annotations as notes
 from storage.annotations import Scope
+from storage.people import set_research
 from storage.store import Store
 from tests.eval.logging_helpers import log_random_game
 
@@ -31,6 +32,7 @@ async def scored_game(store: Store, seed: int, player: str) -> int:
     gid, _ = await log_random_game(store, "chameleon", "sneak", 4, seed=seed, humans=(0,), agent="random",
                                    user_keys={0: player}, tenant="console")
     await score_games(store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], DECOYS, game_id=gid)
+    await set_research(store, player, True)  # the study shows a member's clues only with their consent (opt-in)
     return gid
 
 

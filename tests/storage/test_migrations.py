@@ -61,7 +61,7 @@ async def test_upgrade_from_empty_matches_the_models(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'sub' / 'new.db'}"  # the folder is made too
     st = await Store.open(url)
     try:
-        assert await st.revision() == head_revision() == "0011"
+        assert await st.revision() == head_revision() == "0012"
         async with st.engine.connect() as conn:
             assert await conn.run_sync(_diff) == []
     finally:

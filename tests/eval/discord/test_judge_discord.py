@@ -12,6 +12,7 @@ from models.eval.live import score_games
 from models.eval.study import study_report
 from models.worker.embedding_backend import embedder_for
 from storage import annotations as notes
+from storage.people import set_research
 from tests.bot.discord.conftest import Harness
 from tests.bot.discord.fake_discord import FakeDiscord
 from tests.eval.human_agreement_check import check_agreement_command, varied_answer
@@ -45,6 +46,7 @@ async def test_members_judge_each_item_five_times_never_both_roles_of_a_clue(har
                           platform="discord", place=str(fake.channel_id), user_keys={0: f"discord:{player}"},
                           tenant=f"discord:{fake.guild_id}")
     await _score(harness)
+    await set_research(harness.store, f"discord:{player}", True)  # her clue is shown to others only with her consent
     mine = await fake.slash(player, "judge")
     assert mine.ephemeral and mine.text.startswith("No item to judge right now")  # she played that game
     members = [fake.add_member(name=f"m{k}") for k in range(11)]

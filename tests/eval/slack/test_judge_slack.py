@@ -13,6 +13,7 @@ from models.eval.live import score_games
 from models.eval.study import study_report
 from models.worker.embedding_backend import embedder_for
 from storage import annotations as notes
+from storage.people import set_research
 from tests.bot.slack.conftest import Stack
 from tests.bot.slack.fake_slack import TEAM
 from tests.eval.human_agreement_check import check_agreement_command, varied_answer
@@ -50,6 +51,7 @@ async def test_members_judge_each_item_five_times_never_both_roles_of_a_clue(sta
     await log_random_game(st.store, "chameleon", "sneak", 4, seed=6, humans=(0,), agent="random",
                           platform="slack", place=CHANNEL, user_keys={0: "slack:UADA"}, tenant=f"slack:{TEAM}")
     await score_games(st.store, [EmbeddingEvaluator(embedder_for("minilm"), "embed:minilm")], DECOYS)
+    await set_research(st.store, "slack:UADA", True)  # her clue is shown to others only with her consent (opt-in)
     assert (await _say(st, "UADA", "judge"))["text"].startswith("No item to judge right now")  # she played it
     text = (await _say(st, "UM0", "judge"))["text"]
     n = len(re.findall(r"^\d+\. ", text, re.M))
