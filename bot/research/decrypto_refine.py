@@ -29,9 +29,7 @@ play it. The paper's figures give no numbers in its text; what it states is prin
 from __future__ import annotations
 
 import asyncio
-import math
 import os
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +37,7 @@ from typing import Any
 
 import typer
 
+from bot.research.decrypto_tally import tally
 from games.base import rng
 
 DEFAULT_ROUNDS = "0,1,2,4"
@@ -217,16 +216,11 @@ class Row:
 
 
 def row_of(rounds: int, played: Sequence[Game], wall_s: float) -> Row:
-    n = len(played)
-    turns = [float(g.turns) for g in played]
-    logs = [t for g in played for t in g.log]
-    return Row(rounds, n, sum(g.miscommunications for g in played), sum(g.interceptions for g in played),
-               sum(g.miscommunications >= 2 and g.interceptions < 2 for g in played) / n,
-               sum(g.interceptions >= 2 and g.miscommunications < 2 for g in played) / n,
-               sum(g.interceptions >= 2 and g.miscommunications >= 2 for g in played) / n,
-               sum(g.team_won for g in played) / n, statistics.fmean(turns),
-               statistics.stdev(turns) / math.sqrt(n) if n > 1 else 0.0, len(logs),
-               sum(t.refined for t in logs), sum(t.refined and t.converged for t in logs), sum(t.rounds for t in logs), wall_s)
+    t = tally(played)
+    logs = [x for g in played for x in g.log]
+    return Row(rounds, t.games, t.miscommunications, t.interceptions, t.ended_miscommunication, t.ended_interception,
+               t.ended_both, t.team_won, t.turns, t.turns_se, len(logs), sum(x.refined for x in logs),
+               sum(x.refined and x.converged for x in logs), sum(x.rounds for x in logs), wall_s)
 
 
 async def sweep(factory: Any, agents: Agents, budgets: Sequence[int], games: int, seed: int, *, timeout_s: float = 60.0,

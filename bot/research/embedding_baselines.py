@@ -30,10 +30,8 @@ the same deals (keywords and codes) are played at every K, so the K columns diff
 
 from __future__ import annotations
 
-import math
 import os
 import random
-import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ from typing import Any
 import numpy as np
 import typer
 
+from bot.research.decrypto_tally import tally
 from games.base import Action, rng
 
 CORPUS_SIZE = 5696
@@ -275,15 +274,9 @@ class Row:
 
 
 def row_of(k: int, played: Sequence[Game], wall_s: float) -> Row:
-    n = len(played)
-    misc = [g.miscommunications >= 2 and g.interceptions < 2 for g in played]
-    inter = [g.interceptions >= 2 and g.miscommunications < 2 for g in played]
-    both = [g.interceptions >= 2 and g.miscommunications >= 2 for g in played]
-    turns = [float(g.turns) for g in played]
-    se = statistics.stdev(turns) / math.sqrt(n) if n > 1 else 0.0
-    return Row(k, n, sum(g.miscommunications for g in played), sum(g.interceptions for g in played),
-               sum(misc) / n, sum(inter) / n, sum(both) / n, sum(g.team_won for g in played) / n,
-               statistics.fmean(turns), se, sum(g.widened for g in played), wall_s)
+    t = tally(played)
+    return Row(k, t.games, t.miscommunications, t.interceptions, t.ended_miscommunication, t.ended_interception,
+               t.ended_both, t.team_won, t.turns, t.turns_se, sum(g.widened for g in played), wall_s)
 
 
 def sweep(space: Space, ks: Sequence[int], games: int, seed: int) -> tuple[list[Row], list[list[Game]]]:
