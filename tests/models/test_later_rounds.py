@@ -13,10 +13,9 @@ from typing import Any
 import games
 from bench.fairness import DEALERS, load_human, play
 from games.base import Action, Choice
-from models.agents.games import spy
 from models.embeddings import VocabIndex
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
-from tests.models.test_fair_voting import _factory
+from tests.models.test_fair_voting import _factory, posterior_of
 
 
 def second_round(round1: list[str], round2: dict[int, str], out: int = 0, spy_seat: int = 2) -> Any:
@@ -38,19 +37,10 @@ def second_round(round1: list[str], round2: dict[int, str], out: int = 0, spy_se
     return s
 
 
-def _posterior(s: Any, voter: int, index: VocabIndex) -> dict[str, float]:  # noqa: F811
-    g = games.get("spy")
-    spec = g.legal(s, voter)
-    assert isinstance(spec, Choice)
-    post = spy.vote_posterior(index, g.observe(s, voter), spec)
-    assert post is not None
-    return post
-
-
 def test_a_round_one_description_still_counts_in_round_two(index: VocabIndex) -> None:  # noqa: F811
     later = {1: "office", 2: "building", 3: "work"}  # round 2 says little either way
-    pointed = _posterior(second_round(["legal", "attorney", "verdict", "clients"], later), 3, index)
-    hidden = _posterior(second_round(["legal", "attorney", "lawyers office", "clients"], later), 3, index)
+    pointed = posterior_of(second_round(["legal", "attorney", "verdict", "clients"], later), 3, index)
+    hidden = posterior_of(second_round(["legal", "attorney", "lawyers office", "clients"], later), 3, index)
     # The spy's round-1 description pointing at the other word is what makes it the suspect in round 2.
     assert pointed["2"] == max(pointed.values()) and pointed["2"] > 0.5, pointed
     assert pointed["2"] > hidden["2"] + 0.2, (pointed, hidden)
@@ -59,8 +49,8 @@ def test_a_round_one_description_still_counts_in_round_two(index: VocabIndex) ->
 def test_a_villager_voted_out_still_tells_the_spy_the_villagers_word(index: VocabIndex) -> None:  # noqa: F811
     # Seat 2 (the spy, judge) votes in round 2; seat 0 was voted out and revealed as a villager.
     later = {1: "office", 2: "gavel", 3: "work"}
-    clear = _posterior(second_round(["clients and contracts attorney", "suits", "court", "firm"], later), 2, index)
-    vague = _posterior(second_round(["xylophone", "suits", "court", "firm"], later), 2, index)
+    clear = posterior_of(second_round(["clients and contracts attorney", "suits", "court", "firm"], later), 2, index)
+    vague = posterior_of(second_round(["xylophone", "suits", "court", "firm"], later), 2, index)
     # With the revealed villager's clear description the spy doubts its own word more and votes with the table:
     # its ballot leans harder on the seat the villagers' word makes most suspicious.
     assert max(clear.values()) > max(vague.values()), (clear, vague)
