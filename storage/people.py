@@ -7,7 +7,7 @@ the actions they made (``actor``), the words they wrote (text actions, and every
 from them: events, the outbox's messages, agent prompts, SNEAK evaluations and study items),
 their study answers, their research choice and notices, tournaments they created.
 
-Erasure (``erase_game``/``erase_games``, ``erase_member``) unlinks the user key from seats, hosts, actors
+Erasure (``erase_games``, ``erase_member``) unlinks the user key from seats, hosts, actors
 and study items' authors (a fresh ``erased:<hex>`` per game, so nothing links the erased seats across games
 or to an earlier export's pseudonym),
 replaces the display name with ``ERASED_NAME``, writes the redacted actions and events the
@@ -281,14 +281,6 @@ def identity_pairs(key: str, names: Iterable[str], unlinked: str) -> list[tuple[
     return pairs
 
 
-async def erase_game(db: Database, key: str, plan: GameErasure) -> int | None:
-    """Erase the member from one ended (or broken) game in one write transaction: the planned
-    actions and events, identity unlinked, every derived row scrubbed. The number of rows changed;
-    None, with nothing written, when the game has not ended (the erasure waits for it)."""
-    done = await erase_games(db, key, [plan])
-    return None if done.running else done.rows
-
-
 @dataclass(frozen=True, slots=True)
 class ErasedGames:
     rows: int  # rows changed
@@ -296,7 +288,7 @@ class ErasedGames:
 
 
 async def erase_games(db: Database, key: str, plans: Sequence[GameErasure]) -> ErasedGames:
-    """``erase_game`` for several games in one write transaction, each statement for all of them
+    """Erase the member from ended (or broken) games in one write transaction, each statement for all of them
     at once (their rows locked first on a server database): one commit and a dozen statements
     instead of a commit and a dozen statements per game."""
 

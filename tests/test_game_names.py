@@ -95,7 +95,7 @@ def check(rel: str, names: frozenset[str]) -> list[str]:
 
 def test_no_module_outside_a_games_own_keys_on_game_names() -> None:
     names = game_names()
-    assert {"decrypto", "spy", "chameleon"} <= names  # the catalog was read
+    assert names and set(catalog.ids()) <= names  # the catalog was read
     found = [hit for rel in modules() for hit in check(rel, names)]
     assert found == [], "ask the catalog or the game's descriptor instead:\n" + "\n".join(found)
 

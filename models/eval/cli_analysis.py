@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Coroutine
@@ -27,6 +26,7 @@ from models.eval.cli_common import (
     missing_line,
     read_deck,
     run_on_log,
+    run_with_models,
     tables,
 )
 from models.eval.instances import bench_instances
@@ -49,23 +49,14 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         from models.eval.analysis import make_scoring
 
         check_specs(evaluators)
-        e = env()
         embedder_for = embedder_factory()
 
-        async def go() -> T:
-            pool = e.pool()
-            try:
-                with StageProgress() as progress:
-                    s = await make_scoring(evaluators, client_for=pool.get, embedder_for=embedder_for, seed=seed,
-                                           progress=progress)
-                    return await work(s)
-            finally:
-                await pool.aclose()
+        async def scored(client_for: Any, progress: StageProgress) -> T:
+            s = await make_scoring(evaluators, client_for=client_for, embedder_for=embedder_for, seed=seed,
+                                   progress=progress)
+            return await work(s)
 
-        try:
-            return asyncio.run(go())
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
+        return run_with_models(env(), scored)
 
     def _save(out: Path, name: str, text: str, extra: list[Path] | None = None) -> None:
         out.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from models.eval.cli_common import (
     check_specs,
     embedder_factory,
     read_deck,
+    run_with_models,
     write_bench,
 )
 
@@ -52,20 +52,12 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         if write_record and (n := len(held_back(own)[0])) < MIN_RECORD_CARDS:
             raise typer.BadParameter(f"--record needs at least {MIN_RECORD_CARDS} held-back cards; this deck has {n}")
 
-        async def go() -> Any:
-            pool = e.pool()
-            try:
-                with StageProgress() as progress:
-                    return await validate(evaluator, client_for=pool.get, embedder_for=embedder_factory(), deck=own,
-                                          deck_name=str(deck) if deck else "bundled cards not used for calibration",
-                                          seed=seed, progress=progress, limit=cards)
-            finally:
-                await pool.aclose()
+        async def validated(client_for: Any, progress: StageProgress) -> Any:
+            return await validate(evaluator, client_for=client_for, embedder_for=embedder_factory(), deck=own,
+                                  deck_name=str(deck) if deck else "bundled cards not used for calibration",
+                                  seed=seed, progress=progress, limit=cards)
 
-        try:
-            res = asyncio.run(go())
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
+        res = run_with_models(e, validated)
         typer.echo(render(res))
         if out is not None:
             out.write_text(json.dumps({"verdicts": [{"spec": v.spec, "valid": v.valid, "reason": v.reason(),
@@ -113,21 +105,13 @@ def register(app: typer.Typer, env: Callable[[], EvalEnv]) -> None:
         embedder_for = embedder_factory()
         own = read_deck(deck)
 
-        async def go() -> BenchResult:
-            pool = e.pool()
-            try:
-                with StageProgress() as progress:
-                    cfg = BenchConfig(generator=generator, evaluators=evaluator, cards=cards, setting=setting,
-                                      refine=refine, deck=own, deck_name=str(deck) if deck else "bundled cards",
-                                      decoys=decoys, baselines=baselines)
-                    return await run_bench(cfg, client_for=pool.get, embedder_for=embedder_for, progress=progress)
-            finally:
-                await pool.aclose()
+        async def benched(client_for: Any, progress: StageProgress) -> BenchResult:
+            cfg = BenchConfig(generator=generator, evaluators=evaluator, cards=cards, setting=setting,
+                              refine=refine, deck=own, deck_name=str(deck) if deck else "bundled cards",
+                              decoys=decoys, baselines=baselines)
+            return await run_bench(cfg, client_for=client_for, embedder_for=embedder_for, progress=progress)
 
-        try:
-            res = asyncio.run(go())
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
+        res = run_with_models(e, benched)
         typer.echo(bench_text(res))
         paths = write_bench(res, out)
         typer.echo("\nwrote " + ", ".join(str(p) for p in paths))

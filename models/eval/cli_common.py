@@ -133,6 +133,24 @@ def check_folder(out: Path) -> None:
             break
 
 
+def run_with_models(env: EvalEnv, work: Callable[[Any, StageProgress], Coroutine[Any, Any, T]]) -> T:
+    """Run ``work(client_for, progress)`` with a fresh model pool (closed after) and the stage progress shown;
+    a spec, deck or card problem the work raises as ``ValueError`` is one sentence, not a traceback."""
+
+    async def go() -> T:
+        pool = env.pool()
+        try:
+            with StageProgress() as progress:
+                return await work(pool.get, progress)
+        finally:
+            await pool.aclose()
+
+    try:
+        return asyncio.run(go())
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def run_on_log(work: Coroutine[Any, Any, T]) -> T:
     """Run a command that reads the log; a missing database is a clear error, not a traceback."""
     from storage.store import DatabaseMissing

@@ -40,6 +40,7 @@ from bot.core.privacy import PrivacyDesk
 from bot.core.service import TableService
 from bot.ops.logs import setup_logging
 from bot.settings import Settings
+from games import catalog
 from games.base import Text
 from games.play import random_action
 from models.agents import AgentRegistry
@@ -51,7 +52,7 @@ from tests.vocabulary import NONSENSE
 MEMBER = UserRef("memory", "7770001234", "Zelda Quorn")
 OTHER = UserRef("memory", "8880005678", "Bob Plain")
 MEMBER_WORDS = ("zorblaxian", "quexiform", "vrombulate", "plinxter", "glorpwise", "snarfidel", "wubbledorn", "crimbolix")
-KINDS = ("spy", "chameleon", "justone", "decrypto", "spymasters")
+KINDS = catalog.ids()  # every registered game
 WITNESS = sa.Table("witness", sa.MetaData(), sa.Column("game_id", sa.Integer, primary_key=True),
                    sa.Column("member_seats", sa.JSON), sa.Column("actions", sa.JSON), sa.Column("winners", sa.JSON),
                    sa.Column("scores", sa.JSON))
@@ -151,12 +152,12 @@ async def main(url: str, stop: Path, exit_file: Path, log_dir: Path) -> None:
     service.attach(MemoryPlatform())
     await service.start()
     print("READY", flush=True)
-    # The first wave, played to its end: the member in two kinds, one table without them.
-    for game, member in (("spy", True), ("chameleon", True), ("justone", False)):
+    # The first wave, played to its end: the member in the first two kinds, one table of the third without them.
+    for game, member in zip(KINDS[:3], (True, True, False), strict=True):
         await w.open(game, member)
     while await w.move_people(0.0):
         pass
-    # The slow wave: the member at a table of every kind but the first wave's, beside tables without
+    # The slow wave: the member at a table of every kind but the first two, beside tables without
     # them; the member moves slowly, and at the last table not before ``stop`` (so it runs on past the erasure).
     slow = [await w.open(game, True) for game in KINDS[2:]]
     waves = 0
