@@ -10,6 +10,12 @@ PYTEST_ARGS ?=
 # Many tests wait on subprocesses, sockets and model loads, so the suite overlaps well even on 2 cores.
 # PYTEST_WORKERS=0 runs everything in one process (plain pytest).
 PYTEST_WORKERS ?= auto
+# pip runs `rustc --version` for its user agent on every install: where rustup is on the PATH but has
+# never run for this HOME, that alone creates ~/.rustup. Unless a rustup home exists, its settings go
+# to .hushtable with the other caches.
+ifeq ($(RUSTUP_HOME)$(wildcard $(HOME)/.rustup),)
+export RUSTUP_HOME := $(abspath .hushtable)/rustup
+endif
 
 .PHONY: all install run test lint bench clean worker images
 
