@@ -240,7 +240,9 @@ def print_to_the_end(game: str, m: Sequence[Mapping[str, Any]]) -> None:
 def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, Sequence[str]], category_of: Mapping[int, tuple[str, str]],
                   evaluator: Any, decoys: Any) -> dict[str, Any]:
     """SNEAK utility of the innocent AI clues (seats 1-3 not the chameleon, human arm), of the category word said as
-    the clue and of the people's clues for the same secrets; and how many AI clues were the category word."""
+    the clue and of the people's clues for the same secrets; how many AI clues were the category word; and, per deal,
+    the innocent AI clues' mean utility minus the category word's on the same card and secret (``paired``: the
+    comparison the target asks for, without the spread between secrets that both shares carry)."""
     from models.eval.decoys import pick
     from models.eval.instances import Instance
     from models.eval.metrics import normalised
@@ -256,20 +258,25 @@ def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, S
     ai: list[float] = []
     base: list[float] = []
     people: list[float] = []
+    paired: list[float] = []
     category_said = 0
     for r in rows:
         if r["arm"] != "human" or int(r["seed"]) not in category_of:  # a recorded run may hold more deals than this one
             continue
         seed = int(r["seed"])
         card, secret = category_of[seed]
+        deal: list[float] = []
         for said in r["said"]:
             if int(said["seat"]) in (HUMAN, int(r["outsider"])):
                 continue
-            ai.append(utility(card, secret, str(said["text"])))
+            deal.append(utility(card, secret, str(said["text"])))
             category_said += normalize(str(said["text"])) in {normalize(card), *(normalize(t) for t in card.split())}
+        ai.extend(deal)
         base.append(utility(card, secret, card))
+        if deal:
+            paired.append(sum(deal) / len(deal) - base[-1])
         people.extend(utility(card, secret, c) for c in human_clues.get(seed, ()))
-    return {"ai": ai, "category": base, "people": people, "category_said": category_said}
+    return {"ai": ai, "category": base, "people": people, "category_said": category_said, "paired": paired}
 
 
 # --------------------------------------------------------------------------- the run
@@ -380,6 +387,10 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                               f"[{100 * bootstrap(ai)[0]:.1f}, {100 * bootstrap(ai)[1]:.1f}] (n={len(ai)})")
                         print(f"    {'  the category word as the clue':40s} {100 * sum(base) / len(base):5.1f} "
                               f"[{100 * bootstrap(base)[0]:.1f}, {100 * bootstrap(base)[1]:.1f}] (n={len(base)})")
+                        pd = u["paired"]
+                        lo, hi = bootstrap(pd)
+                        print(f"    {'  AI clues - category word, by deal':40s} {100 * sum(pd) / len(pd):+5.1f} "
+                              f"[{100 * lo:+.1f}, {100 * hi:+.1f}] (n={len(pd)} deals; target: clearly above 0)")
                         print(f"    {'  the people clues':40s} {100 * sum(ppl) / len(ppl):5.1f} "
                               f"[{100 * bootstrap(ppl)[0]:.1f}, {100 * bootstrap(ppl)[1]:.1f}] (n={len(ppl)})")
                         print(f"    {'  innocent AI clues that are the category':40s} {u['category_said']} of {len(ai)}")

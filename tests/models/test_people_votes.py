@@ -12,19 +12,22 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
 import games
-from bench.people import DigestMismatch, deal_measures, load_half
+from bench.people import DigestMismatch, deal_measures, load_half, sneak_utility
 from bot.core.agents import AgentRunner
 from games import decks
 from games.base import Action, Choice, Text, normalize
 from models.agents.games import chameleon, spy
 from models.agents.reading import INNOCENCE, pointing, suspicion
 from models.embeddings import VocabIndex
+from models.eval.decoys import DEFAULT_DECOYS
+from models.eval.metrics import normalised
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
 from tests.models.test_fair_voting import _factory, spy_table
 
@@ -140,3 +143,33 @@ def test_the_bench_keeps_how_a_deal_ended_apart_from_round_one() -> None:
     # A run recorded without the later rounds keeps round 1's measures and no ending.
     [old] = deal_measures([{k: v for k, v in r.items() if k not in ("later", "end")} for r in (human, ai)])
     assert "end" not in old and old["human_out"]
+
+
+class _Ally:
+    """An evaluator whose ally gives the clue a fixed probability by its text (the bench's arithmetic under test)."""
+
+    def __init__(self, probs: dict[str, float]) -> None:
+        self.probs = probs
+
+    def ally_now(self, inst: Any, messages: list[str]) -> Any:
+        return SimpleNamespace(probs=[self.probs[inst.message], *([0.0] * (len(messages) - 1))])
+
+
+class _Decoys:
+    def pool_now(self, card: str, words: tuple[str, ...]) -> list[str]:
+        return [f"decoy{i}" for i in range(40)]
+
+
+def test_the_chameleon_utility_is_compared_with_the_category_word_deal_by_deal() -> None:
+    card, words = next(iter(decks.cards()))
+    rows = [{"arm": "human", "seed": s, "outsider": 3,
+             "said": [{"seat": 0, "text": "person"}, {"seat": 1, "text": f"a{s}"}, {"seat": 2, "text": f"b{s}"},
+                      {"seat": 3, "text": "sly"}]} for s in (1, 2)]
+    rows.append({**rows[0], "arm": "ai"})  # the AI arm is not the human arm's comparison
+    probs = {"a1": 1.0, "b1": 0.5, "a2": 0.2, "b2": 0.2, card: 0.4, "person": 0.9, "sly": 0.0}
+    u = sneak_utility(rows, {1: ["person"]}, {1: (card, words[0]), 2: (card, words[1])}, _Ally(probs), _Decoys())
+    n = 1 + DEFAULT_DECOYS
+    util = {k: normalised(p, n) for k, p in probs.items()}
+    assert u["ai"] == [util["a1"], util["b1"], util["a2"], util["b2"]]  # the person's and the chameleon's clues left out
+    assert u["category"] == [util[card]] * 2 and u["people"] == [util["person"]]
+    assert u["paired"] == pytest.approx([(util["a1"] + util["b1"]) / 2 - util[card], util["a2"] - util[card]])
