@@ -240,9 +240,8 @@ def print_to_the_end(game: str, m: Sequence[Mapping[str, Any]]) -> None:
 def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, Sequence[str]], category_of: Mapping[int, tuple[str, str]],
                   evaluator: Any, decoys: Any) -> dict[str, Any]:
     """SNEAK utility of the innocent AI clues (seats 1-3 not the chameleon, human arm), of the category word said as
-    the clue and of the people's clues for the same secrets; how many AI clues were the category word; and, per deal,
-    the innocent AI clues' mean utility minus the category word's on the same card and secret (``paired``: the
-    comparison the target asks for, without the spread between secrets that both shares carry)."""
+    the clue and of the people's clues for the same secrets; how many AI clues were the category word; per deal, the
+    AI clues' mean utility minus the category word's (``paired``: without the spread between secrets)."""
     from models.eval.decoys import pick
     from models.eval.instances import Instance
     from models.eval.metrics import normalised
@@ -255,10 +254,7 @@ def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, S
         messages = [message, *pick(decoys.pool_now(card, words), message)]
         return normalised(evaluator.ally_now(inst, messages).probs[0], len(messages))
 
-    ai: list[float] = []
-    base: list[float] = []
-    people: list[float] = []
-    paired: list[float] = []
+    ai, base, people, paired = [], [], [], []  # type: list[float], list[float], list[float], list[float]
     category_said = 0
     for r in rows:
         if r["arm"] != "human" or int(r["seed"]) not in category_of:  # a recorded run may hold more deals than this one
@@ -273,8 +269,7 @@ def sneak_utility(rows: Sequence[Mapping[str, Any]], human_clues: Mapping[int, S
             category_said += normalize(str(said["text"])) in {normalize(card), *(normalize(t) for t in card.split())}
         ai.extend(deal)
         base.append(utility(card, secret, card))
-        if deal:
-            paired.append(sum(deal) / len(deal) - base[-1])
+        paired += [sum(deal) / len(deal) - base[-1]] if deal else []
         people.extend(utility(card, secret, c) for c in human_clues.get(seed, ()))
     return {"ai": ai, "category": base, "people": people, "category_said": category_said, "paired": paired}
 
@@ -387,8 +382,7 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                               f"[{100 * bootstrap(ai)[0]:.1f}, {100 * bootstrap(ai)[1]:.1f}] (n={len(ai)})")
                         print(f"    {'  the category word as the clue':40s} {100 * sum(base) / len(base):5.1f} "
                               f"[{100 * bootstrap(base)[0]:.1f}, {100 * bootstrap(base)[1]:.1f}] (n={len(base)})")
-                        pd = u["paired"]
-                        lo, hi = bootstrap(pd)
+                        pd, (lo, hi) = u["paired"], bootstrap(u["paired"])
                         print(f"    {'  AI clues - category word, by deal':40s} {100 * sum(pd) / len(pd):+5.1f} "
                               f"[{100 * lo:+.1f}, {100 * hi:+.1f}] (n={len(pd)} deals; target: clearly above 0)")
                         print(f"    {'  the people clues':40s} {100 * sum(ppl) / len(ppl):5.1f} "
