@@ -211,6 +211,18 @@ def write_now(engine: sa.Engine, fn: Callable[[sa.Connection], T]) -> T:
             return fn(conn)
 
 
+def out_of_capacity(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database could not take the work now, not that the work was wrong: no pooled
+    connection came free within the pool's timeout, or a SQLite file stayed locked by another writer past the
+    busy timeout. A caller answers "busy, try again" for these; anything else is a fault."""
+    if isinstance(exc, sa.exc.TimeoutError):  # the pool's checkout timeout ("QueuePool limit ... reached")
+        return True
+    if isinstance(exc, sa.exc.OperationalError):
+        code = getattr(exc.orig, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return False
+
+
 def alembic_config(url: str | URL | None = None, *, output_buffer: TextIO | None = None) -> Config:
     """A programmatic alembic Config for storage/migrations (no alembic.ini needed).
 

@@ -38,11 +38,16 @@ from bot.core.tables import Table
 from bot.core.turns import DUPLICATE, Turns
 from bot.settings import Settings
 from games.base import Result
+from storage.engine import out_of_capacity
 from storage.export import Withheld
 from storage.ports import TableStore
 from storage.records import GameLog
 
 log = logging.getLogger(__name__)
+
+BUSY = "The bot is too busy to take that right now; try again in a moment."
+"""The answer to a command the database had no room for (``storage.engine.out_of_capacity``): what was
+already saved stays saved, and the same command sent again is taken once."""
 
 
 class ExportFilter(Protocol):
@@ -202,7 +207,14 @@ class TableService:
 
     async def handle(self, cmd: Command) -> Reply:
         started = time.perf_counter()
-        reply = await self._handle(cmd)
+        try:
+            reply = await self._handle(cmd)
+        except Exception as exc:
+            if not out_of_capacity(exc):
+                raise
+            # Capacity, not a mistake: every connection busy, or the file locked past the busy timeout.
+            log.warning("command %s answered busy: the database had no room for it (%s)", cmd.kind.value, type(exc).__name__)
+            reply = Reply.error(BUSY)
         if reply.duplicate:
             self.observer.duplicate()
         self.observer.command(cmd.kind.value, time.perf_counter() - started, reply.ok)
