@@ -200,6 +200,10 @@ class Glosses:
             self._senses[ref] = (tuple(x.lower() for x in ln.lemmas), definition, hyper)
         return self._senses[ref]
 
+    def is_lemma(self, text: str) -> bool:
+        """Whether ``text`` (words separated by spaces, or one word) is a WordNet lemma of any part of speech."""
+        return bool(self._refs(text.lower()))
+
     def senses(self, text: str, limit: int = 2) -> list[Sense]:
         """The first ``limit`` senses of ``text`` as a WordNet lemma (nouns first), or [] when it is none."""
         key = " ".join(tokens(text))

@@ -13,7 +13,12 @@ hint is read by two signals on one scale (standard scores against the vocabulary
   kind, instance, part, member, domain or derivation, or a word of their definitions, or the
   other way round: "mandrake: ... forked root").
 
-The fit is ``whole + WORDNET * wordnet``, the weight set on the development half of the writers'
+- ``expressions``: the hint and the candidate make one fixed expression together, a WordNet lemma
+  ("Square" and root, "Of youth" after fountain, "below the..." and belt, "seat" and belt as
+  "seatbelt"): the hint's last words before the candidate or its first words after it, spaced or
+  closed up. People hint with the other half of a phrase, which no similarity reads.
+
+The fit is ``whole + WORDNET * wordnet + EXPRESSION * expressions``, the weight set on the development half of the writers'
 material (per-hint keyword accuracy of their Decrypto hints, targets found for their Spymasters
 clues; ``bench/people_teams.py`` plays them) and kept because the test half did not get worse. The
 best single word of a phrase by the word vectors (GloVe, a standard score against that word's
@@ -32,13 +37,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from models.agents.reading import pointing
-from models.association import AssociationEmbedder, Glosses, content_words
+from models.association import AssociationEmbedder, Glosses, content_words, tokens
 from models.embeddings import VocabIndex
 
 WORDNET = 2.0
 """Standard scores a WordNet link adds (a lemma linked to the hint's senses); GLOSS_SHARE of it for a word of a
 definition. 1.5-4 read the development half alike (the plateau's middle)."""
 GLOSS_SHARE = 0.5
+EXPRESSION = 4.0
+"""Standard scores a fixed expression adds (hint and candidate form a WordNet lemma): the surest link there is."""
+EXPRESSION_WORDS = 3
+"""How many of the hint's words at its end (or start) may join the candidate: "the light at the end of the" is a
+sentence, not the half of a name."""
 
 
 def fold(text: str) -> str:
@@ -76,13 +86,38 @@ def wordnet(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str]) 
     return out
 
 
+def joins(glosses: Glosses, hint: str, candidate: str) -> bool:
+    """Whether ``hint`` and ``candidate`` make a WordNet lemma together: up to EXPRESSION_WORDS of the hint's last
+    words then the candidate, or the candidate then the hint's first words, spaced or closed up."""
+    said, word = tokens(fold(hint)), candidate.lower()
+    for n in range(1, min(EXPRESSION_WORDS, len(said)) + 1):
+        tail, head = said[-n:], said[:n]
+        for form in (" ".join([*tail, word]), " ".join([word, *head]), "".join(tail) + word, word + "".join(head)):
+            if glosses.is_lemma(form):
+                return True
+    return False
+
+
+def expressions(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+    """(hints, candidates): 1 where the hint and the candidate make one fixed expression (``joins``), else 0 (all 0
+    for an embedder that is not the association model)."""
+    out = np.zeros((len(hints), len(candidates)), dtype=np.float64)
+    glosses = _glosses(index)
+    if glosses is not None:
+        for i, h in enumerate(hints):
+            for j, c in enumerate(candidates):
+                out[i, j] = joins(glosses, h, c)
+    return out
+
+
 def hint_fit(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
     """(hints, candidates): how well each hint points at each candidate, in standard scores (see the module)."""
     fit = whole(index, hints, candidates)
     if _glosses(index) is None:
         return fit
-    out: np.ndarray = fit + WORDNET * wordnet(index, hints, candidates)
+    out: np.ndarray = fit + WORDNET * wordnet(index, hints, candidates) + EXPRESSION * expressions(index, hints, candidates)
     return out
 
 
-__all__ = ["GLOSS_SHARE", "WORDNET", "fold", "hint_fit", "whole", "wordnet"]
+__all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "expressions", "fold", "hint_fit", "joins", "whole",
+           "wordnet"]

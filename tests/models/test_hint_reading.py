@@ -14,9 +14,11 @@ import pytest
 import games
 from bot.settings import default_model_cache
 from games.base import Action, Choice
+from models.agents.games.decrypto import slot_fit
 from models.agents.games.spymasters import linked_guesses, view_of
-from models.agents.hints import fold, hint_fit, whole
+from models.agents.hints import expressions, fold, hint_fit, joins, whole
 from models.agents.wiring import VOCAB_CACHE
+from models.association import AssociationEmbedder
 from models.embeddings import VocabIndex
 from models.worker.embedding_backend import embedder_for
 
@@ -71,3 +73,23 @@ def test_the_spymasters_guesser_reads_stripes_as_the_tiger(index: VocabIndex) ->
     assert isinstance(spec, Choice)
     scores = linked_guesses(index, view_of(g.observe(s, 2)), spec)
     assert max(scores, key=scores.__getitem__) == "tiger"
+
+
+def test_a_hint_that_makes_a_fixed_expression_with_a_word_names_it(index: VocabIndex) -> None:
+    assert isinstance(index.embedder, AssociationEmbedder)
+    glosses = index.embedder.glosses  # the association model's WordNet
+    assert glosses is not None
+    assert joins(glosses, "Square", "root") and joins(glosses, "Cube", "root")  # hint, then the word
+    assert joins(glosses, "Of youth", "fountain") and joins(glosses, "Soda", "fountain")  # the word, then the hint
+    assert joins(glosses, "below the...", "belt") and joins(glosses, "Tin Pan", "alley")  # the hint's last words
+    assert joins(glosses, "seat", "belt")  # "seat belt" and "seatbelt" alike
+    assert not joins(glosses, "Square", "theater") and not joins(glosses, "Of youth", "champagne")
+    words = ["root", "theater", "fountain", "champagne"]
+    assert expressions(index, ["Cube", "Flute", "Of youth"], words).tolist() == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]]
+
+
+def test_the_decrypto_decoder_reads_the_other_half_of_a_phrase(index: VocabIndex) -> None:
+    keywords = ["root", "theater", "fountain", "champagne"]  # a writer's game of the development half, hints of the same
+    fit = slot_fit(index, ["Cube", "Flute", "Of youth"], {}, keywords)
+    assert best(fit, keywords) == ["root", "champagne", "fountain"]
+    assert best(hint_fit(index, ["Cube", "Flute", "Of youth"], keywords), keywords) == ["root", "champagne", "fountain"]
