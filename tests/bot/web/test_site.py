@@ -20,7 +20,7 @@ import pytest
 
 from bot.web import links
 from games import catalog
-from tests.bot.web.world import OTHER, TENANT, World, build
+from tests.bot.web.world import ALICE, BOB, OTHER, TENANT, World, build
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(os.environ.get("HUSHTABLE_WEB_SHOTS", Path(".hushtable") / "web-screens"))
@@ -134,7 +134,7 @@ def test_the_games_list_filters_and_a_replay_steps_through_a_game(site: Site, pa
     page.click(f"table.games a[href$='/game/{w.people}']")
     expect(page.locator("h1")).to_contain_text(f"Game #{w.people}: chameleon")
     body = page.content()
-    assert w.alice in body and "Alice" not in body and "Bob" not in body, "people appear only as pseudonyms"
+    assert w.alice in body and ALICE.name not in body and BOB.name not in body, "people appear only as pseudonyms"
     expect(page.locator("#now")).to_have_text("0")
     last = int(page.locator("#stepper").get_attribute("data-last") or 0)
     assert last > 4

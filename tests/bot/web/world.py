@@ -17,11 +17,14 @@ from games.catalog import descriptors
 from storage.export import pseudonym
 from storage.export_secret import export_secret
 from storage.store import Store
-from tests.bot.core.conftest import ALICE, BOB, make_harness
+from tests.bot.core.conftest import make_harness
 from tests.tournaments.agents import open_service, spec
 
 TENANT, OTHER = "discord:1", "discord:2"
 KINDS = tuple(d.id for d in descriptors())  # every game of the catalog
+# The two people, by display names no deck holds (a card's word such as the hairstyle "Bob" is shown on a finished
+# game's page, so a real first name could be found there without any leak of who played).
+ALICE, BOB = UserRef("memory", "100", "Zqalicex"), UserRef("memory", "200", "Zqbobx")
 DECOYS = ["outdoors", "everyday", "colourful", "household", "popular", "classic"]
 
 
