@@ -50,16 +50,17 @@ def test_every_command_at_every_prompt(tmp_path: Path) -> None:
     child.expect(AGAIN)
     assert "did you mean play?" in child.before, child.before
 
-    # A join refused outside the hot seat changes nothing: the next game has one human, no secrets of a Bob.
-    child.sendline("join Bob")
+    # A join refused outside the hot seat changes nothing: the next game has one human, no secrets of a second
+    # player. (A made-up name: a card's word, such as the hairstyle "Bob", may be on the screen.)
+    child.sendline("join Zqbobx")
     child.expect(AGAIN)
     assert "only in hot-seat mode" in child.before, child.before
     child.sendline("play chameleon seats=5")
     before = _until_my_turn(child)
     began.append(_began(before))
     seated = re.search(r"begins\. Seats: (.*)\.", before)
-    assert seated is not None and len(seated.group(1).split(", ")) == 5 and "Bob" not in seated.group(1), before
-    assert "Bob" not in before and "only you see" in before, before
+    assert seated is not None and len(seated.group(1).split(", ")) == 5 and "Zqbobx" not in seated.group(1), before
+    assert "Zqbobx" not in before and "only you see" in before, before
     # At a turn's prompt: the chat commands, written with a slash (a bare word would be an answer), and the
     # bare ones that are never an answer.
     for typed, reply in [("/status", r"Game #\d+: chameleon"), ("/list", r"."), ("/deadline 120", r"120"),
