@@ -216,8 +216,9 @@ def _iso(ts: datetime | None) -> str | None:
 
 async def member_data(db: Database, key: str) -> dict[str, Any]:
     """Everything the log holds about one member, as one JSON object (``MEMBER_SCHEMA``): their
-    games (with their seats, their own actions and texts, the stored result), study answers,
-    research choice, notices shown, tournaments created. Nothing of other people's words."""
+    games (with their seats, their own actions and texts, the stored result), study answers, the study's
+    items made from their moves (with how many answers each holds, not whose), research choice, notices
+    shown, tournaments created. Nothing of other people's words."""
     mine = await member_games(db, key)
     ids = [g.game_id for g in mine]
     async with db.connect() as conn:
@@ -234,6 +235,11 @@ async def member_data(db: Database, key: str) -> dict[str, Any]:
         answers = (await conn.execute(
             sa.select(_answers, _items.c.task).join(_items, _items.c.key == _answers.c.item_key)
             .where(_answers.c.annotator == key).order_by(_answers.c.id))).all()
+        given = sa.select(sa.func.count()).where(_answers.c.item_key == _items.c.key, _answers.c.choice.is_not(None))
+        authored = (await conn.execute(
+            sa.select(_items.c.key, _items.c.task, _items.c.game_id, _items.c.item, _items.c.created_at,
+                      given.scalar_subquery().label("answers"))
+            .where(_items.c.author == key).order_by(_items.c.key))).all()
         member = (await conn.execute(sa.select(_members).where(_members.c.user_key == key))).first()
         notices = (await conn.execute(sa.select(_notices).where(_notices.c.user_key == key)
                                       .order_by(_notices.c.tenant))).all()
@@ -260,6 +266,8 @@ async def member_data(db: Database, key: str) -> dict[str, Any]:
         "games": out_games,
         "study_answers": [{"item": a.item_key, "task": a.task, "choice": a.choice, "correct": a.correct,
                            "served_at": _iso(a.served_at), "answered_at": _iso(a.answered_at)} for a in answers],
+        "study_items_from_my_moves": [{"item": i.key, "task": i.task, "game": i.game_id, "question": i.item,
+                                       "created_at": _iso(i.created_at), "answers": int(i.answers)} for i in authored],
         "research_consent": None if member is None else member.research,
         "privacy_notices": [{"tenant": n.tenant, "shown_at": _iso(n.shown_at)} for n in notices],
         "tournaments_created": [{"id": t.id, "name": t.name} for t in tourneys],

@@ -140,7 +140,7 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
     # A study item quoting the member's clue (judged by the loner), and the member's own study answer.
     first = min(played)
     await study.add_items(store, [
-        study.NewItem("log:1", "ally", "log", first, "discord:guild", {"clue": UNIQUE[0], "by": NAME}),
+        study.NewItem("log:1", "ally", "log", first, "discord:guild", {"clue": UNIQUE[0], "by": NAME}, author=MEMBER),
         study.NewItem("bench:1", "ally", "bench", None, "", {"clue": "bench clue"})])
     served = await study.serve(store, MEMBER, study.Scope("discord:guild"), per_item=3)
     assert served is not None and served.key == "bench:1"
@@ -153,6 +153,9 @@ async def test_forget_leaves_no_word_id_or_name_and_every_game_replays(store: St
     assert mine["member"] == MEMBER and len(mine["games"]) == len(GAMES)
     assert any("zorblaxian" in " ".join(a["value"]) for g in mine["games"] for a in g["actions"])
     assert [(a["item"], a["choice"]) for a in mine["study_answers"]] == [("bench:1", 1)]
+    [item] = mine["study_items_from_my_moves"]  # the study's question made from the member's clue, not its answers
+    assert (item["item"], item["game"], item["question"]["clue"], item["answers"]) == ("log:1", first, UNIQUE[0], 0)
+    assert json.loads(await member_export(store, OTHER, actor="cli:op"))["study_items_from_my_moves"] == []
     loner_before = await member_export(store, LONER, actor="cli:op")
     other_before = json.loads(await member_export(store, OTHER, actor="cli:op"))
 
