@@ -20,8 +20,9 @@ file's write lock (``storage.engine.write_now``: about a millisecond of work, no
 worker thread when one does. Through aiosqlite each statement is a trip to the driver's thread
 and back through the event loop, the write lock held all the while, so that a busy loop
 stretches the lock's hold and every turn queued behind it waits; and a worker thread waits for
-the GIL after each statement while the loop runs commands. Elsewhere it runs on the async write
-engine (``run_sync``).
+the GIL after each statement while the loop runs commands. A long write (``on_loop=False``: an
+erasure's batch of games, tens of milliseconds of statements) always runs in the worker thread, so
+the tables on the loop go on meanwhile. Elsewhere it runs on the async write engine (``run_sync``).
 
 On a SQLite file no write pays for a WAL checkpoint: the Database's ``Checkpointer`` runs them
 in a thread of its own after writes (``storage.checkpoint``).
@@ -183,9 +184,9 @@ class Database:
                 yield conn
         self.wrote()
 
-    async def write_sync(self, fn: Callable[[sa.Connection], T]) -> T:
+    async def write_sync(self, fn: Callable[[sa.Connection], T], *, on_loop: bool = True) -> T:
         """One write transaction made of ``fn``'s statements: committed when it returns, rolled back
-        when it raises (see the module's docstring for where it runs)."""
+        when it raises (see the module's docstring for where it runs; ``on_loop=False`` for a long one)."""
         async with self.write_lock:
             engine = self.sync_writer
             if engine is None:
@@ -194,13 +195,14 @@ class Database:
                 self.wrote()
                 return result
 
-            try:
-                result = write_now(engine, fn)  # on the loop when SQLite's write lock is free
-            except WriteLockBusy:
-                pass
-            else:
-                self.wrote()
-                return result
+            if on_loop:
+                try:
+                    result = write_now(engine, fn)  # on the loop when SQLite's write lock is free
+                except WriteLockBusy:
+                    pass
+                else:
+                    self.wrote()
+                    return result
 
             def transaction() -> T:
                 with engine.begin() as conn:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -152,4 +154,42 @@ async def test_a_write_waits_for_another_process_in_a_thread_not_on_the_loop(tmp
     finally:
         tick.cancel()
         other.close()
+        await store.aclose()
+
+
+async def test_a_long_write_runs_off_the_loop_and_a_short_one_on_it(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    loop_thread = threading.get_ident()
+    ran: list[tuple[str, bool]] = []
+
+    def note(name: str) -> Callable[[sa.Connection], int]:
+        def fn(conn: sa.Connection) -> int:
+            ran.append((name, threading.get_ident() == loop_thread))
+            return int(conn.exec_driver_sql("SELECT count(*) FROM games").scalar_one())
+        return fn
+
+    try:
+        assert await store.write_sync(note("turn")) == 0  # the lock free: on the loop, about a millisecond
+        assert await store.write_sync(note("erasure"), on_loop=False) == 0
+        assert ran == [("turn", True), ("erasure", False)]
+    finally:
+        await store.aclose()
+
+
+async def test_an_erasure_writes_in_a_worker_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from storage import people
+
+    store = await Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    seen: list[bool] = []
+    real = people._erase_games
+
+    def spy(conn: sa.Connection, key: str, plans: Sequence[people.GameErasure]) -> people.ErasedGames:
+        seen.append(threading.get_ident() == threading.main_thread().ident)
+        return real(conn, key, plans)
+
+    monkeypatch.setattr(people, "_erase_games", spy)
+    try:
+        done = await people.erase_games(store, "memory:1", [])
+        assert done.rows == 0 and seen == [False]
+    finally:
         await store.aclose()
