@@ -399,8 +399,8 @@ def team_sections(args: argparse.Namespace) -> None:
     except ModuleNotFoundError:
         return
     sections = getattr(teams, "sections", None)
-    if callable(sections):
-        sections(args)
+    if callable(sections):  # the team games' own list and both halves; this bench's agents
+        sections(argparse.Namespace(agents=args.agents, half="both", games=",".join(teams.GAMES)))
 
 
 def main() -> None:

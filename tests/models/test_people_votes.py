@@ -173,3 +173,16 @@ def test_the_chameleon_utility_is_compared_with_the_category_word_deal_by_deal()
     assert u["ai"] == [util["a1"], util["b1"], util["a2"], util["b2"]]  # the person's and the chameleon's clues left out
     assert u["category"] == [util[card]] * 2 and u["people"] == [util["person"]]
     assert u["paired"] == pytest.approx([(util["a1"] + util["b1"]) / 2 - util[card], util["a2"] - util[card]])
+
+
+def test_the_bench_hands_the_team_games_their_own_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    import bench.people_teams as teams
+    from bench.people import team_sections
+
+    seen: list[argparse.Namespace] = []
+    monkeypatch.setattr(teams, "sections", seen.append)
+    team_sections(argparse.Namespace(agents="strategist", games="spy,chameleon", halves="test,development", deals=40))
+    [args] = seen
+    assert args.games.split(",") == list(teams.GAMES) and args.half == "both" and args.agents == "strategist"
