@@ -64,6 +64,19 @@ def deal_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(manage, "secrets", draw)
 
 
+@pytest.fixture(autouse=True)
+def held_secrets_end_with_the_test() -> Iterator[None]:
+    """The secrets a test's games hold in the process's log masker are let go when the test ends: a game a
+    test leaves running would otherwise mask its words (and their forms: "time" hides "timed") in the log
+    lines of whatever test the same process runs next."""
+    from bot.ops.masking import MASKER
+
+    before = MASKER.owners()
+    yield
+    for owner in MASKER.owners() - before:
+        MASKER.release(owner)
+
+
 @pytest.fixture(scope="session")
 def warm_caches(request: pytest.FixtureRequest) -> None:
     """The vocabulary matrices and the converted model every bot a test starts reads (``tests/warm.py``),

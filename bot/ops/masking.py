@@ -70,6 +70,11 @@ class Masker:
             self._secrets[owner] = frozenset(w.strip() for w in words if w and w.strip())
             self._pattern = None
 
+    def owners(self) -> frozenset[object]:
+        """Who holds secret words now (each running game's owner object)."""
+        with self._lock:
+            return frozenset(self._secrets)
+
     def release(self, owner: object) -> None:
         with self._lock:
             if self._secrets.pop(owner, None) is not None:

@@ -120,3 +120,13 @@ def test_the_spymasters_key_is_masked_by_its_board_words() -> None:
     assert not any(w in masked for w in board), masked
     table.over = True
     assert MASKER.mask(line) == line
+
+
+def test_the_masker_says_who_holds_secrets() -> None:
+    m = Masker()
+    a, b = object(), object()
+    m.hold(a, ["zqmaskx"])
+    m.hold(b, ["zqmasky"])
+    assert m.owners() == {a, b}
+    m.release(a)
+    assert m.owners() == {b} and m.mask("zqmaskx zqmasky") == "zqmaskx [redacted]"
