@@ -4,7 +4,7 @@ People hint with phrases, names, titles and sayings ("Trevi, throw in a coin" fo
 "Mandrake" for root, "Lisbon, 1755" for earthquake), not with the single words an embedding
 encoder would pick. One similarity of the whole hint misses most of them: a sentence encoder
 reads the phrase as a paraphrase, and the name that carries it is one word among several. So a
-hint is read by two signals on one scale (standard scores against the vocabulary):
+hint is read by three signals on one scale (standard scores against the vocabulary):
 
 - ``whole``: the embedder's similarity of the whole hint (accents folded: "Moët" reads as
   "moet") with each candidate, as a standard score against the hint's similarities with the

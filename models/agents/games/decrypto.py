@@ -212,10 +212,10 @@ EMPTY_SLOT = 0.35
 """What a hint scores against a slot with no history (MiniLM cosines of unrelated words sit near 0.1-0.25;
 0.15-0.35 made no difference on our recorded games)."""
 HISTORY_WEIGHT = 0.0
+"""The decoder's weight of the slot history beside the keyword itself (a tie-breaker: the keyword decides)."""
 JOINED = 0.5
 """What a fixed expression of hint and keyword (``hints.expressions``) adds to their similarity: 0.2-1.0 decoded
 the writers' development half alike; related words' cosines sit 0.2 above unrelated ones, so it all but decides."""
-"""The decoder's weight of the slot history beside the keyword itself (a tie-breaker: the keyword decides)."""
 
 
 def used_codes(v: DecryptoView, team: str | None) -> set[str]:
