@@ -5,9 +5,7 @@ through ``HumanStudy``, consent given and withdrawn between turns, an erasure, a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 
@@ -22,20 +20,13 @@ from storage.people import set_research
 from storage.store import Store, alembic_config
 from storage.tables import ActionRow, AnnotationItemRow, SeatRow, table_of
 from tests.eval.logging_helpers import log_random_game
+from tests.storage import conftest as storage_fixtures
 
+store = storage_fixtures.store  # a Store on each backend (db_url), as the storage tests have it
 DECOYS = FixedDecoys(["outdoors", "everyday", "colourful", "household", "popular", "classic"])
 ADA, BOB = "console:ada", "console:bob"
 SCOPE = notes.Scope("console", None, operator=True)  # every console game: who is asked is not the point here
 AI = "ai"  # the AI seats' clues, in ``clues_by``
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    st = await Store.open(db_url)
-    try:
-        yield st
-    finally:
-        await st.aclose()
 
 
 async def played(store: Store) -> int:
@@ -63,6 +54,14 @@ async def clues_by(store: Store, gid: int) -> dict[str, set[str]]:
     return out
 
 
+async def opened(store: Store, consent: str) -> tuple[HumanStudy, dict[str, set[str]]]:
+    """A scored game (``played``), the study over it under ``consent`` with its items made, and each author's clues."""
+    gid = await played(store)
+    study = HumanStudy(store, ["embed:minilm"], consent=consent)
+    assert await study.refresh() > 0
+    return study, await clues_by(store, gid)
+
+
 async def judged(study: HumanStudy, store: Store, member: str) -> set[str]:
     """The clues a member is shown when they judge until nothing is left (answering 1 each time)."""
     text = await study.turn(member, SCOPE)
@@ -72,10 +71,7 @@ async def judged(study: HumanStudy, store: Store, member: str) -> set[str]:
 
 
 async def test_opt_in_serves_a_members_clue_only_while_they_consent(store: Store) -> None:
-    gid = await played(store)
-    study = HumanStudy(store, ["embed:minilm"], consent="opt-in")
-    assert await study.refresh() > 0
-    by = await clues_by(store, gid)
+    study, by = await opened(store, "opt-in")
     assert by.get(ADA) and by.get(BOB) and by.get(AI)  # the seed gives each kind of author a clue
     await set_research(store, ADA, True)
     # Ada said yes, Bob never said: a third member sees Ada's clues and the AI seats', none of Bob's.
@@ -89,10 +85,7 @@ async def test_opt_in_serves_a_members_clue_only_while_they_consent(store: Store
 
 
 async def test_an_open_item_is_not_shown_again_after_its_author_withdraws(store: Store) -> None:
-    gid = await played(store)
-    study = HumanStudy(store, ["embed:minilm"], consent="opt-in")
-    await study.refresh()
-    by = await clues_by(store, gid)
+    study, by = await opened(store, "opt-in")
     await set_research(store, ADA, True)
     first = await notes.serve(store, "console:cy", SCOPE, per_item=5, consent="opt-in", tasks=None)
     while first is not None and notes.clue_of(first.key) not in by[ADA]:  # until Cy holds one of Ada's clues
@@ -105,10 +98,7 @@ async def test_an_open_item_is_not_shown_again_after_its_author_withdraws(store:
 
 
 async def test_notice_serves_a_member_until_they_opt_out(store: Store) -> None:
-    gid = await played(store)
-    study = HumanStudy(store, ["embed:minilm"], consent="notice")
-    await study.refresh()
-    by = await clues_by(store, gid)
+    study, by = await opened(store, "notice")
     # Nobody said anything: everyone's clues are shown.
     assert await judged(study, store, "console:cy") == by[ADA] | by[BOB] | by[AI]
     await set_research(store, BOB, False)
@@ -119,10 +109,7 @@ async def test_notice_serves_a_member_until_they_opt_out(store: Store) -> None:
 
 
 async def test_erasure_leaves_no_author_key_and_serves_nothing_of_the_erased_member(store: Store) -> None:
-    gid = await played(store)
-    study = HumanStudy(store, ["embed:minilm"], consent="opt-in")
-    await study.refresh()
-    by = await clues_by(store, gid)
+    study, by = await opened(store, "opt-in")
     await set_research(store, ADA, True)
     items = table_of(AnnotationItemRow)
     async with store.connect() as conn:

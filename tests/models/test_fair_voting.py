@@ -143,6 +143,21 @@ def test_a_villager_never_says_the_other_word(index: VocabIndex, pair: tuple[str
             assert not reveals_secret(text, word), (word, text)
 
 
+def played(deals: list[Any], agent: str, index: VocabIndex, human: Any, *, arms: tuple[bool, ...],  # noqa: F811
+           to_end: bool = False) -> list[dict[str, Any]]:
+    """Each deal played by ``agent`` once per arm (seat 0 the person, or the agent), its rows without their timings."""
+    async def go() -> list[dict[str, Any]]:
+        rows = []
+        for deal in deals:
+            for seat0_human in arms:
+                row = await play(deal, agent, _factory(index), human_seat=seat0_human, human=human, table_no=1, to_end=to_end)
+                for m in row["moves"]:
+                    m.pop("wall_ms")
+                rows.append(row)
+        return rows
+    return asyncio.run(go())
+
+
 def _factory(index: VocabIndex) -> Any:  # noqa: F811
     async def no_model(name: str) -> Inference:
         raise AssertionError("the default agent's votes and descriptions need no language model")
@@ -159,20 +174,7 @@ def _factory(index: VocabIndex) -> Any:  # noqa: F811
 def test_a_small_seeded_fairness_run_is_reproducible(index: VocabIndex, game: str) -> None:  # noqa: F811
     human = load_human()
     deals = DEALERS[game](human, 2)
-
-    def once() -> list[dict[str, Any]]:
-        async def go() -> list[dict[str, Any]]:
-            rows = []
-            for deal in deals:
-                for seat0_human in (True, False):
-                    row = await play(deal, "llm:default", _factory(index), human_seat=seat0_human, human=human, table_no=1)
-                    for m in row["moves"]:
-                        m.pop("wall_ms")
-                    rows.append(row)
-            return rows
-        return asyncio.run(go())
-
-    first, second = once(), once()
+    first, second = (played(deals, "llm:default", index, human, arms=(True, False)) for _ in range(2))
     assert first == second
     assert all(r["said"] for r in first) and all(r["ballot"] for r in first)
     # The person's descriptions come from the hand-written data; the outsider never sits in seat 0.

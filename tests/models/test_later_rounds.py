@@ -7,15 +7,14 @@ engines, the real strategic agent (no language model needed for these moves).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import games
-from bench.fairness import DEALERS, load_human, play
+from bench.fairness import DEALERS, load_human
 from games.base import Action, Choice
 from models.embeddings import VocabIndex
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
-from tests.models.test_fair_voting import _factory, posterior_of
+from tests.models.test_fair_voting import played, posterior_of
 
 
 def second_round(round1: list[str], round2: dict[int, str], out: int = 0, spy_seat: int = 2) -> Any:
@@ -59,19 +58,7 @@ def test_a_villager_voted_out_still_tells_the_spy_the_villagers_word(index: Voca
 def test_the_bench_plays_deals_to_the_end_the_same_way_twice(index: VocabIndex) -> None:  # noqa: F811
     human = load_human()
     deals = [d for game in sorted(DEALERS) for d in DEALERS[game](human, 2)]
-
-    def once() -> list[dict[str, Any]]:
-        async def go() -> list[dict[str, Any]]:
-            rows = []
-            for deal in deals:
-                row = await play(deal, "strategist", _factory(index), human_seat=True, human=human, table_no=1, to_end=True)
-                for m in row["moves"]:
-                    m.pop("wall_ms")
-                rows.append(row)
-            return rows
-        return asyncio.run(go())
-
-    first, second = once(), once()
+    first, second = (played(deals, "strategist", index, human, arms=(True,), to_end=True) for _ in range(2))
     assert first == second
     for r in first:
         end = r["end"]

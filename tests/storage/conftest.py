@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from storage.store import Store
 from tests.bot.core import crash_worker
 from tests.postgres import PostgresServer
 from tests.storage.test_backends import Probe
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    """A Store on the test's database: a SQLite file, then PostgreSQL (``db_url``)."""
+    st = await Store.open(db_url)
+    try:
+        yield st
+    finally:
+        await st.aclose()
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,15 +29,6 @@ async def create(store: Store, **kw: Any) -> int:
     assert gid is not None
     return gid
 
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    st = await Store.open(db_url)
-    try:
-        yield st
-    finally:
-        await st.aclose()
 
 
 async def record_played_game(

@@ -5,24 +5,13 @@ fails, and once only."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from storage.records import EventRecord, OutboxRecord
 from storage.store import Store
 from tests.storage.test_store import UNSERIALISABLE, hint, new_running_game
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    st = await Store.open(db_url)
-    try:
-        yield st
-    finally:
-        await st.aclose()
 
 
 def commits(store: Store) -> list[int]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +34,6 @@ LONER, LONER_NAME = "discord:9990004321", "Yorick Plumb"
 # Words nobody else writes and no deck holds: one per field the member fills in a turn.
 UNIQUE = ("zorblaxian", "quexiform", "vrombulate", "plinxter", "glorpwise", "snarfidel", "wubbledorn", "crimbolix")
 LONER_WORDS = ("mirthquake", "fennorath", "dribbleton")
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    st = await Store.open(db_url)
-    try:
-        yield st
-    finally:
-        await st.aclose()
 
 
 def _member_text(spec: Text, step: int, words: tuple[str, ...], r: random.Random) -> Action:

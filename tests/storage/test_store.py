@@ -5,7 +5,7 @@ lifecycle, round trips, deadlines, announce-once, and writers in two connections
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -36,15 +36,6 @@ async def create(store: Store, **kw: Any) -> int:
     assert gid is not None
     return gid
 
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[Store]:
-    st = await Store.open(db_url)
-    try:
-        yield st
-    finally:
-        await st.aclose()
 
 
 SEATS = [
