@@ -92,7 +92,7 @@ def load_half(half: str, root: Path = PEOPLE) -> dict[str, dict[str, Any]]:
 
 
 def spy_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[Deal, tuple[str, ...]]]:
-    """Up to ``n`` seeded Who-is-Spy deals (a writer's word as the villagers' word, its pair's other word the spy's)."""
+    """Up to ``n`` (0: all) seeded Who-is-Spy deals (a writer's word as the villagers' word, its pair's other word the spy's)."""
     partner: dict[str, str] = {}
     for a, b in decks.pairs():
         partner.setdefault(normalize(a), b)
@@ -102,7 +102,7 @@ def spy_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[De
     r = random.Random(f"people-spy-{'/'.join(sorted(writers))}")
     r.shuffle(items)
     out = []
-    for i, (_, word, descs) in enumerate(items[:n]):
+    for i, (_, word, descs) in enumerate(items[:n or None]):
         outsider = 1 + rng(i, "people-spy").randrange(3)
         out.append((Deal("spy", 9000 + i, {"deal": {"pair": [word, partner[normalize(word)]], "spies": [outsider]}}, word, outsider),
                     descs))
@@ -110,13 +110,13 @@ def spy_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[De
 
 
 def chameleon_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tuple[Deal, tuple[str, ...]]]:
-    """Up to ``n`` seeded Chameleon deals on the bundled card a writer's item names, with its secret."""
+    """Up to ``n`` (0: all) seeded Chameleon deals on the bundled card a writer's item names, with its secret."""
     names = {normalize(name): name for name, _ in decks.cards()}
     items = [(w, c) for w, d in sorted(writers.items()) for c in d["chameleon"] if normalize(c["category"]) in names]
     r = random.Random(f"people-chameleon-{'/'.join(sorted(writers))}")
     r.shuffle(items)
     out = []
-    for i, (_, c) in enumerate(items[:n]):
+    for i, (_, c) in enumerate(items[:n or None]):
         outsider = 1 + rng(i, "people-chameleon").randrange(3)
         card = names[normalize(c["category"])]
         out.append((Deal("chameleon", 9000 + i, {"deal": {"card": card, "secret": c["secret"], "chameleon": outsider}},
@@ -405,7 +405,9 @@ def team_sections(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--deals", type=int, default=40, help="deals per game and half (each played twice)")
+    parser.add_argument("--deals", type=int, default=0,
+                        help="deals per game and half, each played twice (0, the default: every writer item of the half, "
+                             "about 210; 40 detect only differences of 29 points)")
     parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--halves", default=",".join(HALVES), help="comma-separated, of test, development")

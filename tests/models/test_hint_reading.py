@@ -14,9 +14,11 @@ import pytest
 import games
 from bot.settings import default_model_cache
 from games.base import Action, Choice
+from models.agents.games.chameleon import read_clue
 from models.agents.games.decrypto import slot_fit
 from models.agents.games.spymasters import linked_guesses, view_of
 from models.agents.hints import expressions, fold, hint_fit, joins, whole
+from models.agents.reading import card_suspicion, pointing
 from models.agents.wiring import VOCAB_CACHE
 from models.association import AssociationEmbedder
 from models.embeddings import VocabIndex
@@ -93,3 +95,17 @@ def test_the_decrypto_decoder_reads_the_other_half_of_a_phrase(index: VocabIndex
     fit = slot_fit(index, ["Cube", "Flute", "Of youth"], {}, keywords)
     assert best(fit, keywords) == ["root", "champagne", "fountain"]
     assert best(hint_fit(index, ["Cube", "Flute", "Of youth"], keywords), keywords) == ["root", "champagne", "fountain"]
+
+
+def test_a_chameleon_voter_clears_a_reference_wordnet_places_on_the_secret_alone(index: VocabIndex) -> None:
+    # "Solomon" for wisdom (WordNet: "king of Israel noted for his wisdom"), "Vodka" for the screwdriver (the cocktail):
+    # the embedding alone reads neither; the link to the secret clears the speaker.
+    virtues = ["Wisdom", "Courage", "Honesty", "Patience", "Loyalty", "Compassion"]
+    tools = ["Hammer", "Screwdriver", "Wrench", "Saw", "Drill", "Pliers"]
+    for clue, card, secret in (("Solomon", virtues, "Wisdom"), ("Vodka", tools, "Screwdriver")):
+        at = card.index(secret)
+        read = card_suspicion(read_clue(index, clue, card, at), at)
+        assert read < card_suspicion(pointing(index, [clue], card), at) and read < 0
+    # A link the secret shares with other card words ("drink" among drinks) adds nothing.
+    drinks = ["Water", "Tea", "Coffee", "Milk", "Wine", "Cola"]
+    assert np.array_equal(read_clue(index, "drink", drinks, 1), pointing(index, ["drink"], drinks))

@@ -17,7 +17,7 @@ import numpy as np
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize, words_of
 from games.chameleon import ChameleonView
-from models.agents import wordsense
+from models.agents import hints, wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.games.spy import best_sense, least
 from models.agents.judge import TAU, Judge, softmax
@@ -106,8 +106,22 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     if v["is_chameleon"] or at is None:
         return None
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-    susp = {opt: card_suspicion(pointing(index, [clue_of[opt]] if opt in clue_of else [], card), at) for opt in spec.ids()}
+    susp = {opt: card_suspicion(read_clue(index, clue_of[opt], card, at) if opt in clue_of else pointing(index, [], card), at)
+            for opt in spec.ids()}
     return vote_weights(susp)
+
+
+def read_clue(index: VocabIndex, clue: str, card: Sequence[str], at: int) -> np.ndarray:
+    """(1, card): what a clue points to on the card (``pointing``), the secret's score raised by how much more WordNet
+    links the clue to the secret than to any other card word ("Solomon" for wisdom, "Vodka" for the screwdriver):
+    a reference the knowledge base places clears its speaker; a link that fits other card words as well ("drink"
+    for tea) adds nothing, and no link ever adds suspicion."""
+    z = pointing(index, [clue], card)
+    links = hints.WORDNET * hints.wordnet(index, [clue], card) + hints.EXPRESSION * hints.expressions(index, [clue], card)
+    lead = float(links[0, at] - np.delete(links[0], at).max()) if len(card) > 1 else 0.0
+    if lead > 0:
+        z[0, at] += lead
+    return z
 
 
 def spreads(obs: Observation, spec: Choice) -> bool:
