@@ -13,9 +13,11 @@ import pytest
 
 import games
 from bot.settings import default_model_cache
-from games.base import Action, Choice
+from games.base import Action, Choice, Text
+from games.text import reveals_secret
 from models.agents.games.chameleon import read_clue
 from models.agents.games.decrypto import slot_fit
+from models.agents.games.spy import descriptions
 from models.agents.games.spymasters import linked_guesses, view_of
 from models.agents.hints import expressions, fold, hint_fit, joins, whole
 from models.agents.reading import card_suspicion, pointing
@@ -109,3 +111,12 @@ def test_a_chameleon_voter_clears_a_reference_wordnet_places_on_the_secret_alone
     # A link the secret shares with other card words ("drink" among drinks) adds nothing.
     drinks = ["Water", "Tea", "Coffee", "Milk", "Wine", "Cola"]
     assert np.array_equal(read_clue(index, "drink", drinks, 1), pointing(index, ["drink"], drinks))
+
+
+def test_a_late_round_describer_looks_further_out_when_the_table_has_said_the_near_words(index: VocabIndex) -> None:
+    # The table has used WordNet's words for orange juice, and its nearest words are the game's own words (lemonade,
+    # cider): the describer must still have something legal to say, never nothing (a refused move).
+    spec = Text("describe", "", ("Your description",), max_words=12, max_chars=240)
+    said = ["fruit drink", "fruit juice", "squeezed", "freshly", "beverage", "tomato"]
+    out = descriptions(index, "orange juice", spec, said, 12)
+    assert out and not any(reveals_secret(t, "orange juice") or t in said for t in out)

@@ -313,7 +313,13 @@ def descriptions(index: VocabIndex, word: str, spec: Text, said: Sequence[str], 
     people = keep(wordsense.words(sense) + wordsense.phrases(sense, spec.max_words)) if sense is not None else []
     if len(people) >= PEOPLE_ENOUGH:
         return people
-    return keep([*people, *neighbour_words(index, index.vec(word), k, [word, *said], spec)])
+    # Later rounds: the table's descriptions may hold every near word; look further out rather than say nothing.
+    out: list[str] = []
+    for n in (k, 4 * k, 16 * k):
+        out = keep([*people, *neighbour_words(index, index.vec(word), n, [word, *said], spec)])
+        if out:
+            break
+    return out
 
 
 PEOPLE_ENOUGH = 4
