@@ -119,5 +119,20 @@ def hint_fit(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str])
     return out
 
 
-__all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "expressions", "fold", "hint_fit", "joins", "whole",
-           "wordnet"]
+def clearing(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str], own: int) -> np.ndarray:
+    """(texts, candidates): ``reading.pointing``, with candidate ``own``'s score raised by how much more WordNet and the
+    fixed expressions link each text to it than to any other candidate ("Solomon" for wisdom, "Vodka" for the
+    screwdriver among tools). A voter reads a person's reference this way: a link the knowledge base makes to one's own
+    word clears its speaker, a link the candidates share adds nothing, and no link ever adds suspicion."""
+    z = pointing(index, texts, candidates)
+    if _glosses(index) is None or len(candidates) < 2 or not len(texts):
+        return z
+    links = WORDNET * wordnet(index, texts, candidates) + EXPRESSION * expressions(index, texts, candidates)
+    lead = links[:, own] - np.delete(links, own, axis=1).max(axis=1)
+    out: np.ndarray = z.copy()
+    out[:, own] += np.maximum(lead, 0.0)
+    return out
+
+
+__all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "clearing", "expressions", "fold", "hint_fit", "joins",
+           "whole", "wordnet"]

@@ -15,11 +15,10 @@ import games
 from bot.settings import default_model_cache
 from games.base import Action, Choice, Text
 from games.text import reveals_secret
-from models.agents.games.chameleon import read_clue
 from models.agents.games.decrypto import slot_fit
 from models.agents.games.spy import descriptions
 from models.agents.games.spymasters import linked_guesses, view_of
-from models.agents.hints import expressions, fold, hint_fit, joins, whole
+from models.agents.hints import clearing, expressions, fold, hint_fit, joins, whole
 from models.agents.reading import card_suspicion, pointing
 from models.agents.wiring import VOCAB_CACHE
 from models.association import AssociationEmbedder
@@ -106,11 +105,11 @@ def test_a_chameleon_voter_clears_a_reference_wordnet_places_on_the_secret_alone
     tools = ["Hammer", "Screwdriver", "Wrench", "Saw", "Drill", "Pliers"]
     for clue, card, secret in (("Solomon", virtues, "Wisdom"), ("Vodka", tools, "Screwdriver")):
         at = card.index(secret)
-        read = card_suspicion(read_clue(index, clue, card, at), at)
+        read = card_suspicion(clearing(index, [clue], card, at), at)
         assert read < card_suspicion(pointing(index, [clue], card), at) and read < 0
     # A link the secret shares with other card words ("drink" among drinks) adds nothing.
     drinks = ["Water", "Tea", "Coffee", "Milk", "Wine", "Cola"]
-    assert np.array_equal(read_clue(index, "drink", drinks, 1), pointing(index, ["drink"], drinks))
+    assert np.array_equal(clearing(index, ["drink"], drinks, 1), pointing(index, ["drink"], drinks))
 
 
 def test_a_late_round_describer_looks_further_out_when_the_table_has_said_the_near_words(index: VocabIndex) -> None:

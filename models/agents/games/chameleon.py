@@ -106,22 +106,9 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     if v["is_chameleon"] or at is None:
         return None
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-    susp = {opt: card_suspicion(read_clue(index, clue_of[opt], card, at) if opt in clue_of else pointing(index, [], card), at)
+    susp = {opt: card_suspicion(hints.clearing(index, [clue_of[opt]] if opt in clue_of else [], card, at), at)
             for opt in spec.ids()}
     return vote_weights(susp)
-
-
-def read_clue(index: VocabIndex, clue: str, card: Sequence[str], at: int) -> np.ndarray:
-    """(1, card): what a clue points to on the card (``pointing``), the secret's score raised by how much more WordNet
-    links the clue to the secret than to any other card word ("Solomon" for wisdom, "Vodka" for the screwdriver):
-    a reference the knowledge base places clears its speaker; a link that fits other card words as well ("drink"
-    for tea) adds nothing, and no link ever adds suspicion."""
-    z = pointing(index, [clue], card)
-    links = hints.WORDNET * hints.wordnet(index, [clue], card) + hints.EXPRESSION * hints.expressions(index, [clue], card)
-    lead = float(links[0, at] - np.delete(links[0], at).max()) if len(card) > 1 else 0.0
-    if lead > 0:
-        z[0, at] += lead
-    return z
 
 
 def spreads(obs: Observation, spec: Choice) -> bool:
