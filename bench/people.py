@@ -405,9 +405,7 @@ def team_sections(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--deals", type=int, default=0,
-                        help="deals per game and half, each played twice (0, the default: every writer item of the half, "
-                             "about 210; 40 detect only differences of 29 points)")
+    parser.add_argument("--deals", type=int, default=0, help="deals per game and half, each played twice (0: all, about 210)")
     parser.add_argument("--agents", default=DEFAULT_AGENTS, help="comma-separated configured agent names")
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--halves", default=",".join(HALVES), help="comma-separated, of test, development")

@@ -27,6 +27,8 @@ lost keywords and targets on the development half (a phrase's rarest word is not
 that carries it). With an embedder that is not the association model (no WordNet) only ``whole``
 is read. Pure arithmetic on fixed models: the same hint and candidates give the same fit at any
 load.
+
+``clearing`` is how a Chameleon voter uses the same links: only for the clue's speaker, never against.
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     """How a player who knows the secret spreads its vote: a posterior over the options of who the chameleon is.
 
     Each clue is read by what it points to among the card's words (``models/agents/reading.py``,
-    ``card_suspicion``): the chameleon aims at the card in general, so a clue that fits the card's
+    ``card_suspicion``; a link WordNet makes to the secret alone counts for it, ``hints.clearing``):
+    the chameleon aims at the card in general, so a clue that fits the card's
     other words as well as the secret (or better) is evidence against its speaker, one that stands
     out for the secret clears it, and one that points at nothing on the card is no evidence either
     way; nothing depends on how much a clue resembles the other clues. None for the chameleon (it

@@ -314,10 +314,8 @@ def descriptions(index: VocabIndex, word: str, spec: Text, said: Sequence[str], 
     if len(people) >= PEOPLE_ENOUGH:
         return people
     # Later rounds: the table's descriptions may hold every near word; look further out rather than say nothing.
-    out: list[str] = []
     for n in (k, 4 * k, 16 * k):
-        out = keep([*people, *neighbour_words(index, index.vec(word), n, [word, *said], spec)])
-        if out:
+        if out := keep([*people, *neighbour_words(index, index.vec(word), n, [word, *said], spec)]):
             break
     return out
 
