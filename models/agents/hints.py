@@ -112,12 +112,18 @@ def expressions(index: VocabIndex, hints: Sequence[str], candidates: Sequence[st
     return out
 
 
+def links(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+    """(hints, candidates): the standard scores WordNet's links and the fixed expressions add (all 0 without WordNet)."""
+    out: np.ndarray = WORDNET * wordnet(index, hints, candidates) + EXPRESSION * expressions(index, hints, candidates)
+    return out
+
+
 def hint_fit(index: VocabIndex, hints: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
     """(hints, candidates): how well each hint points at each candidate, in standard scores (see the module)."""
     fit = whole(index, hints, candidates)
     if _glosses(index) is None:
         return fit
-    out: np.ndarray = fit + WORDNET * wordnet(index, hints, candidates) + EXPRESSION * expressions(index, hints, candidates)
+    out: np.ndarray = fit + links(index, hints, candidates)
     return out
 
 
@@ -129,12 +135,12 @@ def clearing(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str],
     z = pointing(index, texts, candidates)
     if _glosses(index) is None or len(candidates) < 2 or not len(texts):
         return z
-    links = WORDNET * wordnet(index, texts, candidates) + EXPRESSION * expressions(index, texts, candidates)
-    lead = links[:, own] - np.delete(links, own, axis=1).max(axis=1)
+    linked = links(index, texts, candidates)
+    lead = linked[:, own] - np.delete(linked, own, axis=1).max(axis=1)
     out: np.ndarray = z.copy()
     out[:, own] += np.maximum(lead, 0.0)
     return out
 
 
 __all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "clearing", "expressions", "fold", "hint_fit", "joins",
-           "whole", "wordnet"]
+           "links", "whole", "wordnet"]

@@ -4,6 +4,7 @@ The hints are of the kinds people give and a single similarity misreads: a name 
 historical name, a slang phrase, a word that names a thing's look ("stripes", which the
 plain similarity read as soccer). They come from the development half of the writers' material
 (``bench/data/people/w1.json``, ``w5.json``) or were written for these tests; none from the test half.
+The same knowledge serves the Chameleon voters (``hints.clearing``) and the Who-is-Spy describer's late rounds.
 """
 
 from __future__ import annotations
