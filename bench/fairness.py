@@ -7,7 +7,10 @@ each seeded deal is played twice up to the end of round 1's vote:
   the word with human-style descriptions of our own (``bench/data/human_descriptions.txt``:
   phrases and single words as people say them; the Chameleon takes the one-word ones), and
   votes for a seeded random other seat (a person's reading of the table is not ours to model;
-  a random ballot favours nobody);
+  a random ballot favours nobody). ``person_ballot="agent"`` lets the agent under test cast the
+  person's ballots from seat 0 instead (it reads the table with the person's word): the
+  person's words are then the arms' only difference, a diagnostic of how much of a gap the
+  words make, beside the measure;
 - ``ai``: seat 0 is an AI of the agent under test;
 
 seats 1-3 are always the agent under test, with the same seeds in both arms. Deals are
@@ -173,9 +176,11 @@ def ending(game: str, s: Any, outsider: int) -> dict[str, Any]:
 
 
 async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: bool,
-               human: Mapping[str, Sequence[str]], table_no: int, to_end: bool = False) -> dict[str, Any]:
+               human: Mapping[str, Sequence[str]], table_no: int, to_end: bool = False,
+               person_ballot: str = "random") -> dict[str, Any]:
     """Round 1 of one deal (``to_end``: the whole game, round 1's measures kept apart); seat 0 a person
-    (``human_seat``) or the agent."""
+    (``human_seat``) or the agent. The person's ballots are seeded random (``person_ballot="random"``) or the
+    agent's, cast from seat 0 (``"agent"``)."""
     g: Game = games.get(deal.game)
     s, _ = g.new(g.make_config(VARIANT[deal.game], **deal.options), 4, deal.seed)
     runner = AgentRunner(factory, timeout_s=180.0, retries=3, fallback_spec="embed:minilm")
@@ -188,7 +193,7 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
             break
         seat = min(g.to_act(s))
         spec = g.legal(s, seat)
-        if human_seat and seat == HUMAN:
+        if human_seat and seat == HUMAN and (isinstance(spec, Text) or person_ballot != "agent"):
             if isinstance(spec, Text):
                 for text in human_text(human, deal, spec, len(said), r):
                     try:
@@ -210,8 +215,8 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
         out = await runner.decide(g, s, seat, game_id=table_no, spec=agent, seed=deal.seed * 10 + seat)
         wall = (time.perf_counter() - started) * 1000
         s, _ = g.apply(s, seat, out.action)
-        if isinstance(spec, Choice) and len(spec.options) == 1:
-            continue
+        if (isinstance(spec, Choice) and len(spec.options) == 1) or (human_seat and seat == HUMAN):
+            continue  # a forced move, or the person's ballot cast by the agent: not the AI seats' moves
         decided = next((d for c in reversed(out.calls) if (d := decision_of(c.prompt)) is not None), None)
         moves.append({"seat": seat, "kind": "choice" if isinstance(spec, Choice) else "text", "action": list(out.action.value),
                       "source": str(out.source), "decided_by": decided.get("source") if decided else None, "wall_ms": wall,

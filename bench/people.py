@@ -1,18 +1,17 @@
 """Do the AI players hold up with people? Who-is-Spy and the Chameleon with a person's own words, round 1 and to the end.
 
-The people are the six writers of ``bench/data/people/`` (each wrote one part in their own
-voice, never seeing the agents), split by writer before any tuning (``SPLIT.json``): the
-development half (w1, w5, w6) and the test half (w2, w3, w4). Every number is printed for
-both halves, test beside development, with a 95% interval, and a power analysis says what
-difference the test half can detect. The bench refuses to run on a writer file whose sha256
-differs from the digest recorded in ``SPLIT.json``.
+The people are the six writers of ``bench/data/people/`` (each wrote one part in their own voice, never
+seeing the agents), split by writer before any tuning (``SPLIT.json``): the development half (w1, w5, w6) and
+the test half (w2, w3, w4). Every number is printed for both halves with a 95% interval, and a power analysis
+says what difference a half can detect. A writer file whose sha256 differs from ``SPLIT.json`` is refused.
 
 Each deal is played twice to the end of the game (``bench/fairness.py``'s machinery); round 1's
 measures are kept apart from how the deal ended:
 
 - ``human``: seat 0 is an innocent person (a villager, not the chameleon) who says a writer's
   own words for seat 0's word (Who-is-Spy: their descriptions; the Chameleon: their clues for
-  that card and secret) and votes for a seeded random other seat;
+  that card and secret) and votes for a seeded random other seat (``--person-ballot agent``: the agent
+  casts those ballots from seat 0, a diagnostic of how much of a gap the person's words alone make);
 - ``ai``: seat 0 is the agent under test, under the same rules (the same text limits), on the
   same deal with the same seeds: the style-matched AI in that seat.
 
@@ -26,8 +25,7 @@ per game, agent and half:
 - Chameleon: the innocent AI clues' SNEAK utility (the embedding evaluator ``embed:minilm``
   with embedding decoys, paper metric) against the category word said as a clue (the baseline)
   and against the people's clues for the same secret; how many AI clues were the category word;
-- where the AI moves came from (decision rows) and an AI-only line (the AI arm: the outsider
-  voted out, votes on the outsider).
+- where the AI moves came from (decision rows) and an AI-only line (the AI arm: the outsider voted out).
 - by the end (Who-is-Spy's later rounds; the Chameleon's run-off and the caught chameleon's
   guess): the person against the AI in that seat voted out in any round, the outsider caught,
   and the innocent AI voters' later ballots on the outsider and on the person.
@@ -36,8 +34,7 @@ Agents: the default (``strategist``), ``embed:minilm`` and ``random`` run live; 
 default is printed beside them from ``bench/data/people_before_chameleon.json`` (recorded on the
 commit it names, before the Chameleon voters read clues against the whole card;
 ``people_before_votes.json`` is the earlier one, before the votes were made fair to people).
-Sections for the team games (``bench/people_teams.py``, when present: its ``sections(args)``)
-are printed after these.
+The team games' sections (``bench/people_teams.py``'s ``sections(args)``) are printed after these.
 
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 40
     PYTHONPATH=$PWD .venv/bin/python bench/people.py --deals 5 --agents strategist --games spy --halves development
@@ -73,6 +70,7 @@ GAMES = ("spy", "chameleon")
 HALVES = ("test", "development")
 Z95 = 1.959964
 Z80 = 0.841621
+CAST = " (diagnostic: the person's ballots cast by this agent from seat 0, so the words are the arms' only difference)"
 
 
 class DigestMismatch(RuntimeError):
@@ -295,10 +293,10 @@ async def run_half(half: str, args: argparse.Namespace, registry: Any) -> dict[s
                     table_no += 1
                     try:
                         row = await play(deal, agent, registry, human_seat=human_seat, human={normalize(deal.word): texts},
-                                         table_no=table_no, to_end=True)
+                                         table_no=table_no, to_end=True, person_ballot=args.person_ballot)
                     except RuntimeError:  # none of the person's texts passes the rules (e.g. it names the word)
                         break
-                    pair.append({**row, "half": half})
+                    pair.append({**row, "half": half, "person_ballot": args.person_ballot})
                 if len(pair) == 2:
                     out["rows"].extend(pair)
                 else:
@@ -340,7 +338,8 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
             if not rows:
                 continue
             agents = list(dict.fromkeys(r["agent"] for r in rows))
-            runs: list[tuple[str, list[dict[str, Any]]]] = [(a, [r for r in rows if r["agent"] == a]) for a in agents]
+            cast = CAST if any(r.get("person_ballot") == "agent" for r in rows) else ""
+            runs: list[tuple[str, list[dict[str, Any]]]] = [(a + cast, [r for r in rows if r["agent"] == a]) for a in agents]
             if before and before.get("halves", {}).get(half):
                 old = [r for r in before["halves"][half]["rows"] if r["game"] == game]
                 if old:
@@ -416,6 +415,8 @@ def main() -> None:
     parser.add_argument("--record", default="", help="write this run as a recorded 'before' (with the commit) here")
     parser.add_argument("--report-only", default="", help="print a stored --out/--record run instead of playing")
     parser.add_argument("--no-teams", action="store_true", help="leave out bench/people_teams.py's sections")
+    parser.add_argument("--person-ballot", choices=("random", "agent"), default="random",
+                        help="the person's ballots: seeded random (the measure) or cast by the agent from seat 0 (a diagnostic)")
     args = parser.parse_args()
     unknown = sorted({g.strip() for g in args.games.split(",") if g.strip()} - set(GAMES))
     if unknown:

@@ -195,3 +195,24 @@ def test_the_human_data_is_sayable_and_names_neither_word() -> None:
             if word in partner:
                 assert not reveals_secret(e, partner[word]), (word, e)
     assert len(spy_deals(human, 40)) == 40 and len(chameleon_deals(human, 40)) == 40
+
+
+@pytest.mark.parametrize("game", sorted(DEALERS))
+def test_the_person_ballot_diagnostic_lets_the_agent_vote_for_seat_0_and_keeps_the_person_words(index: VocabIndex,  # noqa: F811
+                                                                                                 game: str) -> None:
+    human = load_human()
+    deal = DEALERS[game](human, 1)[0]
+    base = _factory(index)
+    for mode in ("random", "agent"):
+        seats: list[int] = []
+
+        def make(name: str, seed: int, seats: list[int] = seats) -> Any:
+            seats.append(seed - deal.seed * 10)
+            return base(name, seed)
+
+        row = asyncio.run(play(deal, "llm:default", make, human_seat=True, human=human, table_no=1, person_ballot=mode))
+        # Seat 0's ballot is the agent's only in the diagnostic; its words are the person's either way.
+        assert (0 in seats) == (mode == "agent"), (mode, seats)
+        said = [x["text"] for x in row["said"] if x["seat"] == 0]
+        assert said and all(t in human[row["word"].lower()] for t in said), mode
+        assert "0" in row["ballot"] and all(m["seat"] != 0 for m in row["moves"])
