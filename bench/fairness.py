@@ -46,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import games  # noqa: E402
+from bench.spymasters import build_factory  # noqa: E402  # the app's registry over one shared client pool
 from bot.core.agents import AgentFactory, AgentRunner  # noqa: E402
 from games import decks  # noqa: E402
 from games.base import Action, Choice, Game, IllegalAction, Text, normalize, rng, words_of  # noqa: E402
@@ -140,6 +141,16 @@ def first_ballot(game: str, s: Any) -> dict[int, int | None]:
     return dict(s.ballots[0].votes) if s.ballots else {}
 
 
+def first_posteriors(row: Mapping[str, Any], leave_out: Sequence[int]) -> list[dict[str, float]]:
+    """Each AI voter's posterior behind its first ballot (its first choice with one recorded), voters in ``leave_out``
+    left out: what the ballot was drawn from, so shares of it carry none of the draw's noise."""
+    firsts: dict[int, dict[str, float]] = {}
+    for m in row["moves"]:
+        if m["kind"] == "choice" and m.get("posterior") and m["seat"] not in leave_out:
+            firsts.setdefault(int(m["seat"]), {str(k): float(v) for k, v in m["posterior"].items()})
+    return list(firsts.values())
+
+
 def human_text(human: Mapping[str, Sequence[str]], deal: Deal, spec: Text, said: int, r: random.Random) -> list[str]:
     """The person's descriptions for this turn in a seeded order (the rules pick the first they accept)."""
     pool = [e for e in human[normalize(deal.word)] if len(words_of(e)) <= spec.max_words and len(e) <= spec.max_chars]
@@ -218,7 +229,10 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
         if (isinstance(spec, Choice) and len(spec.options) == 1) or (human_seat and seat == HUMAN):
             continue  # a forced move, or the person's ballot cast by the agent: not the AI seats' moves
         decided = next((d for c in reversed(out.calls) if (d := decision_of(c.prompt)) is not None), None)
+        posterior = next((dict(c.prompt["evidence"]) for c in out.calls
+                          if isinstance(c.prompt, Mapping) and isinstance(c.prompt.get("evidence"), Mapping)), None)
         moves.append({"seat": seat, "kind": "choice" if isinstance(spec, Choice) else "text", "action": list(out.action.value),
+                      "posterior": posterior,
                       "source": str(out.source), "decided_by": decided.get("source") if decided else None, "wall_ms": wall,
                       "first_try": str(out.source) == "ai" and not any(c.error for c in out.calls)})
     texts = ([{"seat": seat, "text": t} for rnd, seat, t in s.descriptions if rnd == 1] if deal.game == "spy"
@@ -297,25 +311,6 @@ def print_table(label: str, summary: Mapping[str, Mapping[str, Any]], other: Map
         print(f"    {'votes outsider - human (target >= +15)':44s} {margin * 100:+.0f} points")
         print(f"    {'sources':44s} {json.dumps(d['sources'], sort_keys=True)}"
               + (f"  (before {json.dumps(b['sources'], sort_keys=True)})" if b else ""))
-
-
-def build_factory(define: str = "") -> tuple[Any, Any]:
-    """The app's agent registry over one shared client pool; ``define`` adds entries (HUSHTABLE_AGENTS' JSON)."""
-    from bot.settings import default_model_cache
-    from models.agents import AgentRegistry
-    from models.agents.registry import entries_from_json
-    from models.agents.wiring import VOCAB_CACHE, register_agents
-    from models.client import ClientOptions, ClientPool
-    from models.worker.embedding_backend import embedder_for
-
-    pool = ClientPool(ClientOptions())
-    registry = AgentRegistry()
-    for entry in entries_from_json(define):
-        registry.define(entry)
-    # The app's vocabulary cache: a second run reads the embedded vocabulary instead of computing it.
-    register_agents(registry, connect=pool.get, embedder_for=embedder_for,
-                    vocab_cache=default_model_cache() / VOCAB_CACHE)
-    return registry, pool
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:

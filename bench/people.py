@@ -21,7 +21,9 @@ per game, agent and half:
 - ``innocent person voted out`` against ``AI in that seat voted out`` and their gap (paired
   bootstrap interval over deals);
 - the innocent AI voters' first ballots of round 1 in the human arm: share on the real outsider
-  against share on the person, and their margin;
+  against share on the person, and their margin; beside them the posteriors those ballots were
+  drawn from (agents that record one), the reading's share on the person against the AI in that
+  seat without the draw's noise;
 - Chameleon: the innocent AI clues' SNEAK utility (the embedding evaluator ``embed:minilm``
   with embedding decoys, paper metric) against the category word said as a clue (the baseline)
   and against the people's clues for the same secret; how many AI clues were the category word;
@@ -48,7 +50,6 @@ import asyncio
 import hashlib
 import importlib
 import json
-import math
 import random
 import subprocess
 import sys
@@ -59,7 +60,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fairness import HUMAN, Deal, build_factory, play, summarize  # noqa: E402
+from bench.fairness import HUMAN, Deal, first_posteriors, play, summarize  # noqa: E402
+from bench.spymasters import build_factory  # noqa: E402
+from bench.stats import bootstrap, detectable, fmt_diff, fmt_share  # noqa: E402
 from games import decks  # noqa: E402
 from games.base import normalize, rng  # noqa: E402
 
@@ -68,8 +71,6 @@ BEFORE = Path(__file__).resolve().parent / "data" / "people_before_chameleon.jso
 DEFAULT_AGENTS = "strategist,embed:minilm,random"
 GAMES = ("spy", "chameleon")
 HALVES = ("test", "development")
-Z95 = 1.959964
-Z80 = 0.841621
 CAST = " (diagnostic: the person's ballots cast by this agent from seat 0, so the words are the arms' only difference)"
 
 
@@ -125,46 +126,6 @@ def chameleon_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tu
 DEALERS = {"spy": spy_deals, "chameleon": chameleon_deals}
 
 
-# --------------------------------------------------------------------------- statistics
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson interval of k successes in n."""
-    if n == 0:
-        return (float("nan"), float("nan"))
-    p = k / n
-    den = 1 + Z95 ** 2 / n
-    mid = (p + Z95 ** 2 / (2 * n)) / den
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
-
-
-def bootstrap(values: Sequence[float], reps: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean of per-deal values (resampling deals)."""
-    if not values:
-        return (float("nan"), float("nan"))
-    r = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(values[r.randrange(n)] for _ in range(n)) / n for _ in range(reps))
-    return (means[int(0.025 * reps)], means[int(0.975 * reps) - 1])
-
-
-def detectable(n: int, p: float = 0.3) -> float:
-    """Smallest difference of two shares of ``n`` each (around ``p``) a two-sided test at alpha 0.05 finds with power 0.8."""
-    return (Z95 + Z80) * math.sqrt(2 * p * (1 - p) / n) if n else float("nan")
-
-
-def fmt_share(k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
-    return f"{k / n:4.0%} [{lo:.0%}, {hi:.0%}] (n={n})" if n else "-"
-
-
-def fmt_diff(values: Sequence[float]) -> str:
-    if not values:
-        return "-"
-    lo, hi = bootstrap(values)
-    return f"{100 * sum(values) / len(values):+4.0f} points [{100 * lo:+.0f}, {100 * hi:+.0f}]"
-
-
 # --------------------------------------------------------------------------- per-deal measures
 
 def innocent_votes(row: Mapping[str, Any], outsider: int) -> list[int | None]:
@@ -185,7 +146,10 @@ def deal_measures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         o = int(h["outsider"])
 
         hv, av = (innocent_votes(h, o), innocent_votes(a, o))
-        out.append({"seed": seed, "human_out": h["out"] == HUMAN, "ai_out": a["out"] == HUMAN,
+        hp, ap = first_posteriors(h, (HUMAN, o)), first_posteriors(a, (HUMAN, o))
+        mass = {"hp_person": sum(p.get(str(HUMAN), 0.0) for p in hp) / len(hp), "ap_seat0": sum(p.get(str(HUMAN), 0.0) for p in ap)
+                / len(ap), "hp_outsider": sum(p.get(str(o), 0.0) for p in hp) / len(hp)} if hp and ap else {}
+        out.append({"seed": seed, "human_out": h["out"] == HUMAN, "ai_out": a["out"] == HUMAN, **mass,
                     "h_on_outsider": sum(t == o for t in hv), "h_on_person": sum(t == HUMAN for t in hv), "h_votes": len(hv),
                     "a_on_outsider": sum(t == o for t in av), "a_on_seat0": sum(t == HUMAN for t in av), "a_votes": len(av),
                     "a_outsider_out": a["out"] == o, "h_outsider_out": h["out"] == o, **to_the_end(h, a, o)})
@@ -364,6 +328,10 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                 print(f"    {'AI votes on the innocent person':40s} {fmt_share(sum(x['h_on_person'] for x in m), hv)}")
                 print(f"    {'margin outsider - person (target >= +20)':40s} "
                       f"{fmt_diff([(x['h_on_outsider'] - x['h_on_person']) / x['h_votes'] for x in m if x['h_votes']])}")
+                if pm := [x for x in m if "hp_person" in x]:  # the ballots' posteriors: the reading without the draw's noise
+                    print(f"    {'  the posteriors they drew from: person':40s} {100 * sum(x['hp_person'] for x in pm) / len(pm):.1f}%, on the outsider "
+                          f"{100 * sum(x['hp_outsider'] for x in pm) / len(pm):.1f}%; on the AI in that seat (AI arm) "
+                          f"{100 * sum(x['ap_seat0'] for x in pm) / len(pm):.1f}%: gap {fmt_diff([x['hp_person'] - x['ap_seat0'] for x in pm])}")
                 print(f"    {'AI only: votes on the outsider':40s} {fmt_share(sum(x['a_on_outsider'] for x in m), av)}")
                 print(f"    {'AI only: votes on seat 0 (innocent AI)':40s} {fmt_share(sum(x['a_on_seat0'] for x in m), av)}")
                 print(f"    {'AI only: outsider voted out':40s} {fmt_share(sum(x['a_outsider_out'] for x in m), n)}")

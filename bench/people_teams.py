@@ -54,6 +54,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import games  # noqa: E402
+from bench.stats import Z80 as Z_POWER  # noqa: E402
+from bench.stats import Z95 as Z  # noqa: E402
+from bench.stats import wilson  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
 from games.base import Action  # noqa: E402
 from models.agents.provenance import decision_of  # noqa: E402
@@ -64,8 +67,6 @@ BEFORE_READING = ROOT / "bench" / "data" / "people_before_reading.json"
 """The default before the reading of people's hints (Decrypto, Spymasters): read after BEFORE, so it names the newer 'previous default'."""
 GAMES = ("justone", "decrypto", "spymasters")
 HALVES = {"dev": "development", "test": "test"}
-Z = 1.959964
-Z_POWER = 0.841621
 JUSTONE_SEATS = 5
 SPY_SEATS = 4
 SPYMASTER_BOARDS = 8
@@ -84,16 +85,6 @@ def writers(half: str) -> list[tuple[str, dict[str, Any]]]:
             raise SystemExit(f"{w}.json differs from the digest in SPLIT.json: refusing to run on it")
         out.append((w, json.loads(raw)))
     return out
-
-
-def wilson(k: float, n: int) -> tuple[float, float]:
-    if n == 0:
-        return float("nan"), float("nan")
-    p = k / n
-    d = 1 + Z * Z / n
-    c = (p + Z * Z / (2 * n)) / d
-    h = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / d
-    return c - h, c + h
 
 
 def boot(xs: Sequence[float], reps: int = 2000, seed: int = 7) -> tuple[float, float]:

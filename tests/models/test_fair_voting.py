@@ -216,3 +216,6 @@ def test_the_person_ballot_diagnostic_lets_the_agent_vote_for_seat_0_and_keeps_t
         said = [x["text"] for x in row["said"] if x["seat"] == 0]
         assert said and all(t in human[row["word"].lower()] for t in said), mode
         assert "0" in row["ballot"] and all(m["seat"] != 0 for m in row["moves"])
+        # Each AI ballot carries the posterior it was drawn from (the bench's noise-free reading of the votes).
+        votes = [m for m in row["moves"] if m["kind"] == "choice"]
+        assert votes and all(abs(sum(m["posterior"].values()) - 1) < 1e-6 and m["action"][0] in m["posterior"] for m in votes)

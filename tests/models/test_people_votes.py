@@ -145,6 +145,27 @@ def test_the_bench_keeps_how_a_deal_ended_apart_from_round_one() -> None:
     assert "end" not in old and old["human_out"]
 
 
+def test_the_bench_reads_the_posteriors_the_first_ballots_were_drawn_from() -> None:
+    def vote(seat: int, post: dict[str, float]) -> dict[str, Any]:
+        return {"seat": seat, "kind": "choice", "action": [sorted(post, key=lambda k: -post[k])[0]], "posterior": post}
+
+    ending = {"outsider_caught": False, "seat0_out": False, "rounds": 1, "eliminated": [[1, 0]]}
+    human = _row("human", 0, [], ending)
+    ai = _row("ai", 2, [], ending)
+    # Seat 1 votes twice (round 1, then a run-off): only its first posterior counts; seat 0 and the outsider (2) are left out.
+    human["moves"] = [vote(0, {"1": 1.0}), vote(1, {"0": 0.5, "2": 0.3, "3": 0.2}), vote(2, {"0": 1.0}),
+                      vote(3, {"0": 0.1, "1": 0.2, "2": 0.7}), vote(1, {"0": 1.0})]
+    ai["moves"] = [vote(1, {"0": 0.2, "2": 0.6, "3": 0.2}), vote(3, {"0": 0.0, "1": 0.4, "2": 0.6}), {"seat": 3, "kind": "text"}]
+    [m] = deal_measures([human, ai])
+    assert m["hp_person"] == pytest.approx(0.3) and m["hp_outsider"] == pytest.approx(0.5)
+    assert m["ap_seat0"] == pytest.approx(0.1)
+    # Agents that record no posterior (the random one, the embedding baseline) give no such measure.
+    for r in (human, ai):
+        for mv in r["moves"]:
+            mv["posterior"] = None
+    assert "hp_person" not in deal_measures([human, ai])[0]
+
+
 class _Ally:
     """An evaluator whose ally gives the clue a fixed probability by its text (the bench's arithmetic under test)."""
 
