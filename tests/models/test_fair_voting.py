@@ -219,3 +219,22 @@ def test_the_person_ballot_diagnostic_lets_the_agent_vote_for_seat_0_and_keeps_t
         # Each AI ballot carries the posterior it was drawn from (the bench's noise-free reading of the votes).
         votes = [m for m in row["moves"] if m["kind"] == "choice"]
         assert votes and all(abs(sum(m["posterior"].values()) - 1) < 1e-6 and m["action"][0] in m["posterior"] for m in votes)
+
+
+def test_the_chameleon_accuses_the_clue_the_players_suspect_not_a_reference_it_cannot_place(index: VocabIndex) -> None:  # noqa: F811
+    # Seat 0 a person's reference that points at nothing on the card, seat 1 a word for the whole card (what the
+    # players suspect), seat 3 a clue for the secret; the chameleon (seat 2), not knowing the secret, votes to win.
+    s = chameleon_table(["xylophone", "occupation", "court", "lawsuits"])
+    g = games.get("chameleon")
+    obs = g.observe(s, 2)
+    spec = g.legal(s, 2)
+    assert isinstance(spec, Choice) and not chameleon.spreads(obs, spec)
+    scores = chameleon.evidence(index, obs, spec)
+    assert scores is not None
+    # The reference is no evidence to the players, so it is the chameleon's last suspect, not its first (the clue
+    # least likely for the secret, as the chameleon once read it, was the reference).
+    assert min(scores, key=scores.__getitem__) == "0" and scores["1"] > scores["0"], scores
+    # Its scores are the players' own reading, averaged over the secrets the other clues point to.
+    card = list(obs.view["card"])
+    belief = chameleon.card_posterior(index, card, ["xylophone", "lawsuits"])
+    assert scores["1"] == pytest.approx(chameleon.players_suspicion(index, card, "occupation", belief))

@@ -112,6 +112,14 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     return vote_weights(susp)
 
 
+def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief: np.ndarray) -> float:
+    """The suspicion the players, who know the secret, give ``clue`` by their own reading (``vote_posterior``'s),
+    averaged over ``belief`` about which card word the secret is. A reference that points at nothing on the card is
+    no evidence to them, so the chameleon does not take it for the table's suspect: it is not the least likely clue
+    for the secret that decides, but how the players read it."""
+    return float(sum(float(b) * card_suspicion(hints.clearing(index, [clue], card, i), i) for i, b in enumerate(belief) if b > 1e-6))
+
+
 def spreads(obs: Observation, spec: Choice) -> bool:
     """A player's vote is drawn from its posterior; the chameleon's own vote plays to win."""
     return spec.kind == "vote" and not view_of(obs)["is_chameleon"]
@@ -119,8 +127,8 @@ def spreads(obs: Observation, spec: Choice) -> bool:
 
 def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, float] | None:
     """A player's vote: scores whose softmax at TAU is its vote posterior (``vote_posterior``). The chameleon,
-    not knowing the secret, weighs each clue against the secret the other clues point to and accuses the
-    clue that fits it worst (the seat the players are likeliest to suspect)."""
+    not knowing the secret, accuses the seat the players are likeliest to suspect: the suspicion the players'
+    own reading gives each clue (``players_suspicion``), averaged over the secrets the other clues point to."""
     v = view_of(obs)
     card = list(v["card"])
     if spec.kind == "vote":
@@ -133,11 +141,8 @@ def evidence(index: VocabIndex, obs: Observation, spec: Choice) -> dict[str, flo
             if opt not in clue_of:
                 out[opt] = -1.0
                 continue
-            p_clue = card_posterior(index, card, [clue_of[opt]])
             others = [c for s, c in clue_of.items() if s != opt and s != str(v["seat"])]
-            belief = card_posterior(index, card, others)
-            # How unlikely this clue is for the secret: higher = more suspicious.
-            out[opt] = -float(np.log(max(float(belief @ p_clue), 1e-12)))
+            out[opt] = players_suspicion(index, card, clue_of[opt], card_posterior(index, card, others))
         return out
     if spec.kind == "guess":
         clues = [str(c["clue"]) for c in v["clues"] if c["seat"] != v["seat"]]
