@@ -133,6 +133,11 @@ def innocent_votes(row: Mapping[str, Any], outsider: int) -> list[int | None]:
     return [t for v, t in row["ballot"].items() if int(v) not in (HUMAN, outsider)]
 
 
+def mean_on(posteriors: Sequence[Mapping[str, float]], seat: int) -> float:
+    """The mean probability the voters' posteriors give ``seat``."""
+    return sum(p.get(str(seat), 0.0) for p in posteriors) / len(posteriors)
+
+
 def deal_measures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One record per deal of one game and agent: both arms side by side."""
     by_seed: dict[int, dict[str, Mapping[str, Any]]] = {}
@@ -147,8 +152,8 @@ def deal_measures(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
         hv, av = (innocent_votes(h, o), innocent_votes(a, o))
         hp, ap = first_posteriors(h, (HUMAN, o)), first_posteriors(a, (HUMAN, o))
-        mass = {"hp_person": sum(p.get(str(HUMAN), 0.0) for p in hp) / len(hp), "ap_seat0": sum(p.get(str(HUMAN), 0.0) for p in ap)
-                / len(ap), "hp_outsider": sum(p.get(str(o), 0.0) for p in hp) / len(hp)} if hp and ap else {}
+        mass = ({"hp_person": mean_on(hp, HUMAN), "hp_outsider": mean_on(hp, o), "ap_seat0": mean_on(ap, HUMAN)}
+                if hp and ap else {})
         out.append({"seed": seed, "human_out": h["out"] == HUMAN, "ai_out": a["out"] == HUMAN, **mass,
                     "h_on_outsider": sum(t == o for t in hv), "h_on_person": sum(t == HUMAN for t in hv), "h_votes": len(hv),
                     "a_on_outsider": sum(t == o for t in av), "a_on_seat0": sum(t == HUMAN for t in av), "a_votes": len(av),

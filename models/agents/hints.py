@@ -132,15 +132,23 @@ def clearing(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str],
     fixed expressions link each text to it than to any other candidate ("Solomon" for wisdom, "Vodka" for the
     screwdriver among tools). A voter reads a person's reference this way: a link the knowledge base makes to one's own
     word clears its speaker, a link the candidates share adds nothing, and no link ever adds suspicion."""
+    return clearing_each(index, texts, candidates)[own]
+
+
+def clearing_each(index: VocabIndex, texts: Sequence[str], candidates: Sequence[str]) -> list[np.ndarray]:
+    """``clearing`` for each candidate as one's own word in turn (a reader unsure which word is the secret), the
+    texts' scores and links computed once."""
     z = pointing(index, texts, candidates)
     if _glosses(index) is None or len(candidates) < 2 or not len(texts):
-        return z
+        return [z] * len(candidates)
     linked = links(index, texts, candidates)
-    lead = linked[:, own] - np.delete(linked, own, axis=1).max(axis=1)
-    out: np.ndarray = z.copy()
-    out[:, own] += np.maximum(lead, 0.0)
+    out = []
+    for own in range(len(candidates)):
+        cleared = z.copy()
+        cleared[:, own] += np.maximum(linked[:, own] - np.delete(linked, own, axis=1).max(axis=1), 0.0)
+        out.append(cleared)
     return out
 
 
-__all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "clearing", "expressions", "fold", "hint_fit", "joins",
+__all__ = ["EXPRESSION", "EXPRESSION_WORDS", "GLOSS_SHARE", "WORDNET", "clearing", "clearing_each", "expressions", "fold", "hint_fit", "joins",
            "links", "whole", "wordnet"]

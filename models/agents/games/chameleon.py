@@ -117,7 +117,8 @@ def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief:
     averaged over ``belief`` about which card word the secret is. A reference that points at nothing on the card is
     no evidence to them, so the chameleon does not take it for the table's suspect: it is not the least likely clue
     for the secret that decides, but how the players read it."""
-    return float(sum(float(b) * card_suspicion(hints.clearing(index, [clue], card, i), i) for i, b in enumerate(belief) if b > 1e-6))
+    read = hints.clearing_each(index, [clue], card)
+    return float(sum(float(b) * card_suspicion(read[i], i) for i, b in enumerate(belief)))
 
 
 def spreads(obs: Observation, spec: Choice) -> bool:
