@@ -8,6 +8,7 @@ nowhere is weak evidence and spreads the votes. Real all-MiniLM-L6-v2 (bundled) 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import Counter
 from typing import Any
 
@@ -60,13 +61,25 @@ def test_a_phrase_that_points_at_the_word_is_not_suspected_like_the_spy(index: V
     assert suspicion(z[:1], 0, prior) < 0
 
 
+def test_an_innocent_seat_does_not_turn_its_doubt_onto_a_fellow_villager(index: VocabIndex) -> None:  # noqa: F811
+    # Seat 1 (turtle) hears the spy (seat 2, tortoise) say "desert" and a fellow villager say "ninja". A seat that
+    # weighed "I am the spy" voted, in that branch, against the seat least like the table's word: the villager.
+    s = spy_table(("turtle", "tortoise"), 2, ["lives in the sea", "shell", "desert", "ninja"])
+    post = posterior_of(s, 1, index)
+    assert max(post, key=post.__getitem__) == "2", post
+    assert post["3"] < post["2"] / 2, post
+
+
 def test_an_outlier_that_points_nowhere_is_weak_evidence_and_spreads_votes(index: VocabIndex) -> None:  # noqa: F811
     s = spy_table(("lawyer", "judge"), 2, ["xylophone", "legal", "verdict", "lawsuits"])
     words, prior = spy.alternatives(index, "lawyer")
     z = pointing(index, ["xylophone"], words)
     assert abs(suspicion(z, 0, prior)) < 0.5
     post = posterior_of(s, 3, index)
-    assert post["0"] < 2 * post["1"], "the outlier is treated about like an innocent seat"
+    # It says nothing either way: suspected far less than the spy, and no more than a clear innocent's saturated
+    # evidence of innocence (at most e**INNOCENCE) apart from it.
+    assert post["0"] < post["2"] / 4, post
+    assert post["0"] <= math.exp(INNOCENCE) * post["1"] * 1.01, post
     # Seat 3 voting on 60 seeds: the ballots are drawn from the posterior, not all on one seat.
     ballots = Counter(spread_draw(post, sorted(post), rng(k, "test-vote")) for k in range(60))
     assert len(ballots) >= 2 and ballots.most_common(1)[0][0] == "2"

@@ -1,7 +1,6 @@
 """The rounds after the first: voters keep each seat's evidence across rounds, and the bench plays deals to the end.
 
-Who-is-Spy's second round is voted on every description of the game, and a seat voted out and revealed
-as a villager still tells the table what the villagers' word is. Real all-MiniLM-L6-v2 (bundled), real
+Who-is-Spy's second round is voted on every description of the game, the first round's included. Real all-MiniLM-L6-v2 (bundled), real
 engines, the real strategic agent (no language model needed for these moves).
 """
 
@@ -43,16 +42,6 @@ def test_a_round_one_description_still_counts_in_round_two(index: VocabIndex) ->
     # The spy's round-1 description pointing at the other word is what makes it the suspect in round 2.
     assert pointed["2"] == max(pointed.values()) and pointed["2"] > 0.5, pointed
     assert pointed["2"] > hidden["2"] + 0.2, (pointed, hidden)
-
-
-def test_a_villager_voted_out_still_tells_the_spy_the_villagers_word(index: VocabIndex) -> None:  # noqa: F811
-    # Seat 2 (the spy, judge) votes in round 2; seat 0 was voted out and revealed as a villager.
-    later = {1: "office", 2: "gavel", 3: "work"}
-    clear = posterior_of(second_round(["clients and contracts attorney", "suits", "court", "firm"], later), 2, index)
-    vague = posterior_of(second_round(["xylophone", "suits", "court", "firm"], later), 2, index)
-    # With the revealed villager's clear description the spy doubts its own word more and votes with the table:
-    # its ballot leans harder on the seat the villagers' word makes most suspicious.
-    assert max(clear.values()) > max(vague.values()), (clear, vague)
 
 
 def test_the_bench_plays_deals_to_the_end_the_same_way_twice(index: VocabIndex) -> None:  # noqa: F811

@@ -154,7 +154,7 @@ def _by_seat(v: SpyView) -> dict[str, list[str]]:
 GUESS = "guess"
 REASON = "reason"
 ABLATIONS: dict[str, str] = {
-    GUESS: "no guess of the other side's word: descriptions scored on one's own word alone, no 'I am the spy' vote",
+    GUESS: "no guess of the other side's word: descriptions scored on one's own word alone, votes weighed against its neighbours' prior",
     REASON: "no reading of the others' descriptions before voting: flat evidence, a uniform ballot",
 }
 NONE_OFF: frozenset[str] = frozenset()
@@ -165,58 +165,27 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
 
     Each seat's descriptions are read by what they point to among one's own word and the words a
     spy's could be (``alternatives``), never by how much they resemble the other descriptions
-    (``models/agents/reading.py``). Nobody knows their own role, so the seat also weighs the
-    chance that it is the spy itself (everyone else pointing at one other word); in that case
-    it votes, to win, for the seat the others' word makes most suspicious. None for Mr. White.
-    Without the ``guess`` step (``off``) the seat weighs only the others' suspicion."""
+    (``models/agents/reading.py``). The seat votes as a villager whatever its role: it cannot know
+    it is the spy, and if it is, every other seat holds the other word, so its ballot lands on a
+    villager anyway. (Weighing "I am the spy" and then voting with the table's word sent an innocent
+    seat's doubt onto a fellow villager, a person most of all, and gained the spy little:
+    ``docs/benchmarks.md``.) None for Mr. White. Without the ``guess`` step (``off``) each seat is
+    weighed against the neighbours of one's word by their prior, not against the pair the table points to."""
     v = view_of(obs)
     word = v["my_word"]
     if not word:
         return None
     words, prior = alternatives(index, word)
     by_seat = _by_seat(v)
-    me = str(v["my_seat"])
     opts = spec.ids()
     zs = {opt: pointing(index, by_seat.get(opt, []), words) for opt in opts}
-    rels = {opt: ((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0) for opt, z in zs.items() if z.shape[0]}
     if GUESS in off:
         return vote_weights({opt: suspicion(z, 0, prior) for opt, z in zs.items()})
     # The pair: which of the alternatives the other side's word is, from every seat's descriptions (some seat holds
     # it); each seat is then asked whether it fits that word better than ours, not whether it fits any neighbour.
-    pair = pair_posterior(prior, list(rels.values()))
-    susp = {opt: suspicion(z, 0, pair) for opt, z in zs.items()}
-    # Seats voted out in earlier rounds and revealed as villagers spoke the villagers' word: their descriptions
-    # of every round are evidence about whether that word is mine (they are nobody's suspects any more).
-    known = [by_seat[str(e["seat"])] for e in v["eliminated"] if e.get("role") == "villager" and by_seat.get(str(e["seat"]))
-             and str(e["seat"]) != me]
-    revealed = [((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0)
-                for z in (pointing(index, texts, words) for texts in known)]
-    everyone = [*rels.values(), *revealed]
-    rel_all = np.sum(everyone, axis=0) if everyone else np.zeros(len(words) - 1)
-    # I am the spy: every other seat points at one word that is not mine.
-    heard = any(by_seat.get(o) for o in opts) or bool(known)
-    log_p = rel_all + np.log(np.maximum(prior[1:], 1e-12))
-    me_llr = float(np.logaddexp.reduce(log_p)) if heard else -math.inf
-    me_llr = me_llr if me_llr > 0 else SELF_INNOCENCE * me_llr
-    weights = vote_weights({**susp, me: me_llr})
-    p_me = weights.pop(me)
-    if p_me <= 0.0:
-        return weights
-    # As the likely spy: the villagers' word is the one the table points at; vote with them.
-    guess = 1 + int(np.argmax(log_p))
-    theirs = prior.copy()
-    theirs[0] = float(prior.max())
-    theirs[guess] = 0.0
-    as_them = {o: suspicion(pointing(index, by_seat.get(o, []), words), guess, theirs) for o in opts}
-    target = max(opts, key=lambda o: (as_them[o], -opts.index(o)))
-    total = sum(weights.values())
-    return {o: (1 - p_me) * (w / total if total > 0 else 1 / len(opts)) + (p_me if o == target else 0.0)
-            for o, w in weights.items()}
-
-
-SELF_INNOCENCE = 0.3
-"""The weight of the table's evidence that one holds the villagers' word (against 1 for evidence that one is the
-spy): the seat doubts itself only on clear evidence. A seat's own word is never a person's style, so no saturation."""
+    rels = [((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0) for z in zs.values() if z.shape[0]]
+    pair = pair_posterior(prior, rels)
+    return vote_weights({opt: suspicion(z, 0, pair) for opt, z in zs.items()})
 
 
 def pair_posterior(prior: np.ndarray, rels: Sequence[np.ndarray]) -> np.ndarray:
