@@ -27,7 +27,7 @@ from bot.core.messages import Command, CommandKind, Place, UserRef
 from storage.relay import Sealer
 from storage.store import RelayKeyMissing, Store
 from tests.keys import RELAY_KEY
-from tests.storage.test_command_reach import HOST, PLACE, TENANT, _member_owes_a_move, actions, service_on
+from tests.storage.test_command_reach import HOST, PLACE, TENANT, _member_owes_a_move, actions, member_moves, played_once, service_on
 
 
 def _dsn(url: str, user: str | None = None) -> dict[str, Any]:
@@ -144,7 +144,7 @@ async def test_a_role_without_grants_neither_forges_nor_reads_relayed_commands(p
         # The real move still goes through the relay, once.
         reply = await b.handle(act)
         assert reply.ok and not reply.duplicate, reply.text
-        assert await actions(store_a, gid) == before + 1
+        assert await member_moves(store_a, gid, before) == played_once(act)  # once
         await a.wait_idle()
         await b.wait_idle()
         await a.stop()
