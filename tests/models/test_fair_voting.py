@@ -70,6 +70,21 @@ def test_an_innocent_seat_does_not_turn_its_doubt_onto_a_fellow_villager(index: 
     assert post["3"] < post["2"] / 2, post
 
 
+def test_a_seat_is_not_suspected_of_the_word_it_names(index: VocabIndex) -> None:  # noqa: F811
+    # A person (seat 0, lawyer) names judge, the other side's word, which the rules bar a judge from saying: read
+    # by resemblance it points at judge; read by the rules its speaker is no judge. Seat 2 is the spy (gavel).
+    s = spy_table(("lawyer", "judge"), 2, ["stands before the judge for her clients", "attorney", "gavel", "legal counsel"])
+    post = posterior_of(s, 3, index)
+    assert max(post, key=post.__getitem__) == "2", post
+    assert post["0"] < post["2"] / 2, post
+    words, _ = spy.alternatives(index, "lawyer")
+    z = pointing(index, ["stands before the judge for her clients", "attorney"], words)
+    named = spy.unnamed(z, ["stands before the judge for her clients", "attorney"], words)
+    judge = words.index("judge")
+    assert named[0, judge] < z[0].min() and (np.delete(named, judge, axis=1) == np.delete(z, judge, axis=1)).all()
+    assert (named[1] == z[1]).all()
+
+
 def test_an_outlier_that_points_nowhere_is_weak_evidence_and_spreads_votes(index: VocabIndex) -> None:  # noqa: F811
     s = spy_table(("lawyer", "judge"), 2, ["xylophone", "legal", "verdict", "lawsuits"])
     words, prior = spy.alternatives(index, "lawyer")

@@ -165,7 +165,8 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
 
     Each seat's descriptions are read by what they point to among one's own word and the words a
     spy's could be (``alternatives``), never by how much they resemble the other descriptions
-    (``models/agents/reading.py``). The seat votes as a villager whatever its role: it cannot know
+    (``models/agents/reading.py``); a text is no evidence for a word it names, which the rules bar its speaker
+    from holding (``unnamed``). The seat votes as a villager whatever its role: it cannot know
     it is the spy, and if it is, every other seat holds the other word, so its ballot lands on a
     villager anyway. (Weighing "I am the spy" and then voting with the table's word sent an innocent
     seat's doubt onto a fellow villager, a person most of all, and gained the spy little:
@@ -178,7 +179,7 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
     words, prior = alternatives(index, word)
     by_seat = _by_seat(v)
     opts = spec.ids()
-    zs = {opt: pointing(index, by_seat.get(opt, []), words) for opt in opts}
+    zs = {opt: unnamed(pointing(index, by_seat.get(opt, []), words), by_seat.get(opt, []), words) for opt in opts}
     if GUESS in off:
         return vote_weights({opt: suspicion(z, 0, prior) for opt, z in zs.items()})
     # The pair: which of the alternatives the other side's word is, from every seat's descriptions (some seat holds
@@ -186,6 +187,23 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice, off: froze
     rels = [((z[:, 1:] - z[:, [0]]) / POINT_T * clarity(z)[:, None]).sum(axis=0) for z in zs.values() if z.shape[0]]
     pair = pair_posterior(prior, rels)
     return vote_weights({opt: suspicion(z, 0, pair) for opt, z in zs.items()})
+
+
+NAMED = 10.0
+"""How far (deviations) below every other score a text's score for a word it names is set: no evidence for it."""
+
+
+def unnamed(z: np.ndarray, texts: Sequence[str], words: Sequence[str]) -> np.ndarray:
+    """``z`` (texts, ``words``) with each text's score for an alternative it names set below all its scores: the
+    rules refuse a description that names the speaker's own word, so a seat that says "stands before the judge for
+    her clients" does not hold judge. People name the game's words (the AI describers never do); read by
+    resemblance alone, that lawyer's description would point at judge, the one word its speaker cannot hold."""
+    out = z.copy()
+    for i, t in enumerate(texts):
+        for j in range(1, len(words)):
+            if reveals_secret(t, words[j]):
+                out[i, j] = min(float(z[i].min()), float(z[i, 0])) - NAMED
+    return out
 
 
 def pair_posterior(prior: np.ndarray, rels: Sequence[np.ndarray]) -> np.ndarray:
