@@ -20,6 +20,7 @@ from bench.fairness import DEALERS, chameleon_deals, load_human, play, spy_deals
 from games import decks
 from games.base import Action, Choice, Text, rng
 from games.text import reveals_secret
+from models.agents import hints
 from models.agents.embed import EmbeddingAgent
 from models.agents.games import chameleon, spy
 from models.agents.llm import LLMAgent, Mode
@@ -125,6 +126,9 @@ def test_a_chameleon_clue_for_another_card_word_is_suspected_a_vague_one_much_le
     assert chameleon.spreads(obs, spec3) and not chameleon.spreads(g.observe(s, 2), spec2)
 
 
+CARD = next(words for name, words in decks.cards() if name == "Jobs")
+
+
 def chameleon_table(clues: list[str], cham: int = 2) -> Any:
     """A classic Jobs card (secret Lawyer) whose four seats gave ``clues`` in seat order, in the vote."""
     g = games.get("chameleon")
@@ -145,6 +149,31 @@ def test_a_chameleon_clue_that_fits_the_whole_card_is_suspected_over_a_vague_ref
     assert post is not None
     assert post["2"] > post["0"] > post["1"], post
     assert post["1"] < 0.01  # a clue that stands out for the secret clears its speaker
+
+
+def test_a_chameleon_clue_is_read_by_the_rules_as_well(index: VocabIndex) -> None:  # noqa: F811
+    g = games.get("chameleon")
+
+    def post_of(clues: list[str]) -> dict[str, float]:
+        s = chameleon_table(clues)
+        spec = g.legal(s, 3)
+        assert isinstance(spec, Choice)
+        post = chameleon.vote_posterior(index, g.observe(s, 3), spec)
+        assert post is not None
+        return post
+
+    # Only the chameleon may name the secret: by resemblance "lawyers" would clear its speaker like no other clue.
+    named = post_of(["court", "legal", "lawyers", "lawsuits"])
+    assert named["2"] > 0.99, named
+    # A clue that is another card word ("Pilots") is read on the rest of the card, not as pointing at Pilot: less
+    # suspected than the chameleon's word for the whole card, where by resemblance it was suspected four times more.
+    other = post_of(["Pilots", "legal", "occupation", "lawsuits"])
+    assert other["0"] < other["2"], other
+    z = hints.clearing(index, ["Pilots"], list(CARD), CARD.index("Lawyer"))
+    keep = [j for j, w in enumerate(CARD) if w != "Pilot"]
+    assert chameleon.by_the_rules(z, "Pilots", CARD, CARD.index("Lawyer")) == pytest.approx(
+        card_suspicion(z[:, keep], keep.index(CARD.index("Lawyer"))))
+    assert chameleon.by_the_rules(z, "lawyers", CARD, CARD.index("Lawyer")) == chameleon.NAMED_SECRET
 
 
 def test_card_suspicion_weighs_standing_out_for_the_secret_by_clarity(index: VocabIndex) -> None:  # noqa: F811

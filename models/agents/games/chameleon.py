@@ -17,6 +17,7 @@ import numpy as np
 
 from games.base import Action, ActionSpec, Choice, Observation, Text, normalize, words_of
 from games.chameleon import ChameleonView
+from games.text import reveals_secret
 from models.agents import hints, wordsense
 from models.agents.games.kit import Baseline, GameAgent, Prompt, neighbour_words, player_name
 from models.agents.games.spy import best_sense, least
@@ -107,9 +108,23 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     if v["is_chameleon"] or at is None:
         return None
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-    susp = {opt: card_suspicion(hints.clearing(index, [clue_of[opt]] if opt in clue_of else [], card, at), at)
+    susp = {opt: by_the_rules(hints.clearing(index, [clue_of[opt]], card, at), clue_of[opt], card, at) if opt in clue_of else 0.0
             for opt in spec.ids()}
     return vote_weights(susp)
+
+
+NAMED_SECRET = 10.0
+"""The suspicion (log units) of a clue that names the secret: the rules refuse it from every player but the chameleon."""
+
+
+def by_the_rules(z: np.ndarray, clue: str, card: Sequence[str], own: int) -> float:
+    """``card_suspicion`` of one clue (``z``: its row over the card) for the secret ``own``, read by the rules as well:
+    a clue that names the secret can only be the chameleon's, and a clue that names another card word ("Pigtails"
+    for the plait) is read on the rest of the card, not taken for pointing at that word."""
+    if reveals_secret(clue, card[own]):
+        return NAMED_SECRET
+    keep = [j for j, w in enumerate(card) if j == own or not reveals_secret(clue, w)]
+    return card_suspicion(z[:, keep], keep.index(own))
 
 
 def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief: np.ndarray) -> float:
@@ -118,7 +133,7 @@ def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief:
     no evidence to them, so the chameleon does not take it for the table's suspect: it is not the least likely clue
     for the secret that decides, but how the players read it."""
     read = hints.clearing_each(index, [clue], card)
-    return float(sum(float(b) * card_suspicion(read[i], i) for i, b in enumerate(belief)))
+    return float(sum(float(b) * by_the_rules(read[i], clue, card, i) for i, b in enumerate(belief)))
 
 
 def spreads(obs: Observation, spec: Choice) -> bool:
