@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import games  # noqa: E402
 from bench.stats import Z80 as Z_POWER  # noqa: E402
 from bench.stats import Z95 as Z  # noqa: E402
-from bench.stats import wilson  # noqa: E402
+from bench.stats import detectable, wilson  # noqa: E402
 from bot.core.agents import AgentRunner  # noqa: E402
 from games.base import Action  # noqa: E402
 from models.agents.provenance import decision_of  # noqa: E402
@@ -108,12 +108,6 @@ def mean_ci(xs: Sequence[float]) -> str:
         return "n/a"
     lo, hi = boot(xs)
     return f"{statistics.mean(xs):.2f} [{lo:.2f}, {hi:.2f}] (n={len(xs)})"
-
-
-def mde_share(p: float, n: int) -> float:
-    """Smallest difference of two shares over n items each detectable at alpha 0.05, power 0.8."""
-    p = min(max(p, 0.05), 0.95)
-    return (Z + Z_POWER) * math.sqrt(2 * p * (1 - p) / n) if n else float("nan")
 
 
 def mde_mean(sd: float, n: int) -> float:
@@ -365,9 +359,9 @@ def power(half: str) -> None:
     d = decrypto_records(half)
     sp = spy_items(half)
     print(f"  size ({half} half): Just One {len(j)} rounds, {clue_n} AI clues a setting (detectable difference in clues kept "
-          f"near 50%: {mde_share(0.5, clue_n):.0%}; in cards found, sd 2: {mde_mean(2.0, len(j)):.1f} cards); Decrypto {len(d)} "
-          f"games, {8 * len(d)} turns (near 30%: {mde_share(0.3, 8 * len(d)):.0%}); Spymasters {len(sp)} clues, "
-          f"{sum(len(x['targets']) for x in sp)} targets (near 50%: {mde_share(0.5, sum(len(x['targets']) for x in sp)):.0%})")
+          f"near 50%: {detectable(clue_n, 0.5):.0%}; in cards found, sd 2: {mde_mean(2.0, len(j)):.1f} cards); Decrypto {len(d)} "
+          f"games, {8 * len(d)} turns (near 30%: {detectable(8 * len(d), 0.3):.0%}); Spymasters {len(sp)} clues, "
+          f"{sum(len(x['targets']) for x in sp)} targets (near 50%: {detectable(sum(len(x['targets']) for x in sp), 0.5):.0%})")
 
 
 async def run_all(agents: Sequence[str], halves: Sequence[str], which: Sequence[str]) -> dict[str, Any]:

@@ -35,7 +35,9 @@ def bootstrap(values: Sequence[float], reps: int = 2000, seed: int = 0) -> tuple
 
 
 def detectable(n: int, p: float = 0.3) -> float:
-    """Smallest difference of two shares of ``n`` each (around ``p``) a two-sided test at alpha 0.05 finds with power 0.8."""
+    """Smallest difference of two shares of ``n`` each (around ``p``, held within 0.05-0.95) a two-sided test at
+    alpha 0.05 finds with power 0.8."""
+    p = min(max(p, 0.05), 0.95)
     return (Z95 + Z80) * math.sqrt(2 * p * (1 - p) / n) if n else float("nan")
 
 

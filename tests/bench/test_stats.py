@@ -28,3 +28,4 @@ def test_the_power_line_is_the_smallest_difference_a_half_can_show() -> None:
     assert detectable(216) == pytest.approx(0.1235, abs=1e-3)  # the writers' whole Who-is-Spy half: 12 points
     assert detectable(40) == pytest.approx(0.287, abs=1e-3)  # the old 40-deal samples: 29 points
     assert detectable(4 * 216) < detectable(216) / 1.9
+    assert detectable(100, 0.99) == detectable(100, 0.95)  # a share near 0 or 1 is read as 5% or 95%

@@ -171,9 +171,9 @@ def test_a_chameleon_clue_is_read_by_the_rules_as_well(index: VocabIndex) -> Non
     assert other["0"] < other["2"], other
     z = hints.clearing(index, ["Pilots"], list(CARD), CARD.index("Lawyer"))
     keep = [j for j, w in enumerate(CARD) if w != "Pilot"]
-    assert chameleon.by_the_rules(z, "Pilots", CARD, CARD.index("Lawyer")) == pytest.approx(
+    assert chameleon.by_the_rules(z, chameleon.named_on("Pilots", CARD), CARD.index("Lawyer")) == pytest.approx(
         card_suspicion(z[:, keep], keep.index(CARD.index("Lawyer"))))
-    assert chameleon.by_the_rules(z, "lawyers", CARD, CARD.index("Lawyer")) == chameleon.NAMED_SECRET
+    assert chameleon.by_the_rules(z, chameleon.named_on("lawyers", CARD), CARD.index("Lawyer")) == chameleon.NAMED_SECRET
 
 
 def test_card_suspicion_weighs_standing_out_for_the_secret_by_clarity(index: VocabIndex) -> None:  # noqa: F811

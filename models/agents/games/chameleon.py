@@ -108,8 +108,8 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     if v["is_chameleon"] or at is None:
         return None
     clue_of = {str(c["seat"]): str(c["clue"]) for c in v["clues"]}
-    susp = {opt: by_the_rules(hints.clearing(index, [clue_of[opt]], card, at), clue_of[opt], card, at) if opt in clue_of else 0.0
-            for opt in spec.ids()}
+    susp = {opt: by_the_rules(hints.clearing(index, [clue_of[opt]], card, at), named_on(clue_of[opt], card), at)
+            if opt in clue_of else 0.0 for opt in spec.ids()}
     return vote_weights(susp)
 
 
@@ -117,13 +117,19 @@ NAMED_SECRET = 10.0
 """The suspicion (log units) of a clue that names the secret: the rules refuse it from every player but the chameleon."""
 
 
-def by_the_rules(z: np.ndarray, clue: str, card: Sequence[str], own: int) -> float:
-    """``card_suspicion`` of one clue (``z``: its row over the card) for the secret ``own``, read by the rules as well:
-    a clue that names the secret can only be the chameleon's, and a clue that names another card word ("Pigtails"
-    for the plait) is read on the rest of the card, not taken for pointing at that word."""
-    if reveals_secret(clue, card[own]):
+def named_on(clue: str, card: Sequence[str]) -> frozenset[int]:
+    """The card words ``clue`` names (by the rules' own check), as positions on the card."""
+    return frozenset(j for j, w in enumerate(card) if reveals_secret(clue, w))
+
+
+def by_the_rules(z: np.ndarray, named: frozenset[int], own: int) -> float:
+    """``card_suspicion`` of one clue (``z``: its row over the card; ``named``: the card words it names, ``named_on``)
+    for the secret ``own``, read by the rules as well: a clue that names the secret can only be the chameleon's, and a
+    clue that names another card word ("Pigtails" for the plait) is read on the rest of the card, not taken for
+    pointing at that word."""
+    if own in named:
         return NAMED_SECRET
-    keep = [j for j, w in enumerate(card) if j == own or not reveals_secret(clue, w)]
+    keep = [j for j in range(z.shape[1]) if j == own or j not in named]
     return card_suspicion(z[:, keep], keep.index(own))
 
 
@@ -132,8 +138,8 @@ def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief:
     averaged over ``belief`` about which card word the secret is. A reference that points at nothing on the card is
     no evidence to them, so the chameleon does not take it for the table's suspect: it is not the least likely clue
     for the secret that decides, but how the players read it."""
-    read = hints.clearing_each(index, [clue], card)
-    return float(sum(float(b) * by_the_rules(read[i], clue, card, i) for i, b in enumerate(belief)))
+    read, named = hints.clearing_each(index, [clue], card), named_on(clue, card)
+    return float(sum(float(b) * by_the_rules(read[i], named, i) for i, b in enumerate(belief)))
 
 
 def spreads(obs: Observation, spec: Choice) -> bool:
