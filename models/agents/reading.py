@@ -20,9 +20,10 @@ plausible words), never by its distance from the other descriptions:
 - ``card_suspicion``: the Chameleon's reading. The chameleon aims at the card in general, an
   innocent player at the secret, so a clue's evidence is how much more it points at the secret
   than at the card's other words (``standing_out``), read as the log likelihood ratio of two
-  normal laws of that number (chameleon against innocent), scaled by the clue's clarity: a clue
-  that points at nothing on the card (a person's reference the embedding cannot read) says
-  nothing, while one that fits the whole card and not the secret is the chameleon's.
+  normal laws of that number (chameleon against innocent), scaled by the clue's clarity. One that
+  fits the whole card and not the secret is the chameleon's; one that points at nothing on the
+  card (a person's reference the embedding cannot read) is weak evidence of innocence, since the
+  chameleon, not knowing the secret, must fit the card to blend in.
 - ``vote_weights``: one seat of several is the outsider, so the weights are a posterior over
   seats; voters draw their ballot from it (``spread_draw``), so a table that is unsure
   spreads its votes instead of converging on one seat.
@@ -116,13 +117,24 @@ def standing_out(z: np.ndarray, own: int) -> np.ndarray:
     return out
 
 
+NOWHERE = 2.0
+"""Evidence of innocence (log units) of a clue that points at nothing on the card. The chameleon, who does not know
+the secret, must say something that fits the card in general to blend in; a clue that fits no card word is far
+likelier a player's reference to the secret that the embedding cannot place ("Herschel" for the planets). 2.0 is
+what a clue standing out for the secret one deviation past ``CARD_MIDPOINT`` earns; it brought the innocent voters'
+posteriors on a person and on the AI in that seat to parity on the writers' development half (1.0, 1.5, 2.0, 3.0:
++2, +1, -0, -3 points)."""
+
+
 def card_suspicion(z: np.ndarray, own: int) -> float:
     """Log likelihood ratio that the texts (rows of ``z`` over a card's words) come from the chameleon, who aims at
-    the card in general, rather than from a player aiming at candidate ``own`` (the secret); each text weighed by its
-    clarity, so a text that points at nothing on the card is no evidence either way."""
+    the card in general, rather than from a player aiming at candidate ``own`` (the secret). A text that points at
+    the card is read by how far it stands out for the secret, weighed by its clarity; one that points at nothing on
+    the card is weak evidence of innocence (``NOWHERE``), the unclear share of every text counting towards it."""
     if z.shape[0] == 0:
         return 0.0
-    return float((CARD_SHARPNESS * clarity(z) * (CARD_MIDPOINT - standing_out(z, own))).sum())
+    c = clarity(z)
+    return float((CARD_SHARPNESS * c * (CARD_MIDPOINT - standing_out(z, own)) - NOWHERE * (1.0 - c)).sum())
 
 
 def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:
@@ -149,5 +161,5 @@ def spread_draw(weights: Mapping[str, float], order: Sequence[str], r: random.Ra
     return order[-1]
 
 
-__all__ = ["CARD_MIDPOINT", "CARD_SHARPNESS", "CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "POINT_T", "card_suspicion", "clarity",
+__all__ = ["CARD_MIDPOINT", "CARD_SHARPNESS", "CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "NOWHERE", "POINT_T", "card_suspicion", "clarity",
            "innocence", "pointing", "spread_draw", "standing_out", "suspicion", "vote_weights"]

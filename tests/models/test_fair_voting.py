@@ -25,7 +25,7 @@ from models.agents.embed import EmbeddingAgent
 from models.agents.games import chameleon, spy
 from models.agents.llm import LLMAgent, Mode
 from models.agents.propose import Strategy
-from models.agents.reading import CARD_MIDPOINT, INNOCENCE, card_suspicion, pointing, spread_draw, standing_out, suspicion, vote_weights
+from models.agents.reading import CARD_MIDPOINT, INNOCENCE, NOWHERE, card_suspicion, clarity, pointing, spread_draw, standing_out, suspicion, vote_weights
 from models.embeddings import VocabIndex
 from models.types import Inference
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
@@ -149,6 +149,9 @@ def test_a_chameleon_clue_that_fits_the_whole_card_is_suspected_over_a_vague_ref
     assert post is not None
     assert post["2"] > post["0"] > post["1"], post
     assert post["1"] < 0.01  # a clue that stands out for the secret clears its speaker
+    # The reference clears its speaker a little (the chameleon must fit the card to blend in): read as no evidence,
+    # it drew a third of the ballots (0.33), weighed as weak evidence of innocence it draws about an eighth.
+    assert post["0"] < 0.2, post
 
 
 def test_a_chameleon_clue_is_read_by_the_rules_as_well(index: VocabIndex) -> None:  # noqa: F811
@@ -183,7 +186,12 @@ def test_card_suspicion_weighs_standing_out_for_the_secret_by_clarity(index: Voc
     apart = standing_out(z, at)
     assert apart[0] > CARD_MIDPOINT > apart[1]  # lawsuits stands out for the secret, cockpit for another word
     single = [card_suspicion(z[i:i + 1], at) for i in range(3)]
-    assert single[0] < 0 < single[2] < single[1]  # the vague word says less either way than the clear ones
+    # The vague word points at nothing on the card: weak evidence of innocence (the chameleon, not knowing the
+    # secret, must fit the card), less than the clue that stands out for the secret.
+    assert single[0] < single[2] < 0 < single[1]
+    assert clarity(z)[2] < 0.5 and single[2] > -NOWHERE
+    nowhere = np.zeros((1, len(card)))  # a reference the embedding places nowhere near any card word
+    assert card_suspicion(nowhere, at) == pytest.approx(-NOWHERE, rel=0.02)
     assert card_suspicion(z, at) == pytest.approx(sum(single))  # a seat's clues add up
     assert card_suspicion(z[:0], at) == 0.0
 
@@ -288,8 +296,8 @@ def test_the_chameleon_accuses_the_clue_the_players_suspect_not_a_reference_it_c
     assert isinstance(spec, Choice) and not chameleon.spreads(obs, spec)
     scores = chameleon.evidence(index, obs, spec)
     assert scores is not None
-    # The reference is no evidence to the players, so it is the chameleon's last suspect, not its first (the clue
-    # least likely for the secret, as the chameleon once read it, was the reference).
+    # The reference clears its speaker a little in the players' eyes, so it is the chameleon's last suspect, not its
+    # first (the clue least likely for the secret, as the chameleon once read it, was the reference).
     assert min(scores, key=scores.__getitem__) == "0" and scores["1"] > scores["0"], scores
     # Its scores are the players' own reading, averaged over the secrets the other clues point to.
     card = list(obs.view["card"])
