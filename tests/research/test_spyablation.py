@@ -105,7 +105,7 @@ def test_without_word_guessing_each_seat_is_weighed_against_the_prior_not_the_pa
     # Without the guess it weighs each seat against its own word's neighbours by their prior alone.
     assert ablated == pytest.approx(vote_weights({o: suspicion(z[o], 0, prior) for o in spec.ids()}))
     assert full != pytest.approx(ablated)
-    # The spy (judge) hears three lawyers: whatever it reads, its ballot lands on a villager.
+    # The spy (judge) votes as a villager would: over the three other seats, all lawyers, with no branch of its own.
     assert set(full) == {"0", "1", "3"}
 
 

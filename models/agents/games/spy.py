@@ -202,7 +202,7 @@ def unnamed(z: np.ndarray, texts: Sequence[str], words: Sequence[str]) -> np.nda
     for i, t in enumerate(texts):
         for j in range(1, len(words)):
             if reveals_secret(t, words[j]):
-                out[i, j] = min(float(z[i].min()), float(z[i, 0])) - NAMED
+                out[i, j] = float(z[i].min()) - NAMED
     return out
 
 
