@@ -23,7 +23,8 @@ plausible words), never by its distance from the other descriptions:
   normal laws of that number (chameleon against innocent), scaled by the clue's clarity. One that
   fits the whole card and not the secret is the chameleon's; one that points at nothing on the
   card (a person's reference the embedding cannot read) is weak evidence of innocence, since the
-  chameleon, not knowing the secret, must fit the card to blend in.
+  chameleon, not knowing the secret, must fit the card to blend in, in so far as it still leans to
+  the secret: a word from elsewhere (a chameleon who says anything at all) earns little of it.
 - ``vote_weights``: one seat of several is the outsider, so the weights are a posterior over
   seats; voters draw their ballot from it (``spread_draw``), so a table that is unsure
   spreads its votes instead of converging on one seat.
@@ -117,24 +118,36 @@ def standing_out(z: np.ndarray, own: int) -> np.ndarray:
     return out
 
 
-NOWHERE = 2.0
-"""Evidence of innocence (log units) of a clue that points at nothing on the card. The chameleon, who does not know
-the secret, must say something that fits the card in general to blend in; a clue that fits no card word is far
-likelier a player's reference to the secret that the embedding cannot place ("Herschel" for the planets). 2.0 is
-what a clue standing out for the secret one deviation past ``CARD_MIDPOINT`` earns; it brought the innocent voters'
-posteriors on a person and on the AI in that seat to parity on the writers' development half (1.0, 1.5, 2.0, 3.0:
-+2, +1, -0, -3 points)."""
+NOWHERE = 3.0
+"""Evidence of innocence (log units) of a clue that points at nothing on the card yet leans to the secret. The chameleon,
+who does not know the secret, must say something that fits the card in general to blend in; a clue that fits no card
+word is likelier a player's reference to the secret that the embedding cannot place ("Herschel" for the planets), and
+such a reference still leans to the secret faintly (``leaning``). Chosen with ``LEAN_AT`` on the writers' development
+half: the innocent voters' posteriors on a person and on the AI in that seat within 2 points of each other."""
+LEAN_AT = 0.3
+"""The ``standing_out`` (deviations) at which an unclear clue earns half of ``NOWHERE``. Of the people's unclear clues on
+the development half, three in four lean to the secret (mean 0.6 deviations); of words taken from another card, half
+(mean 0.0): a chameleon who says something off the card earns little."""
+LEAN_WIDTH = 0.2
+
+
+def leaning(z: np.ndarray, own: int) -> np.ndarray:
+    """Per text (row of ``z``): 0 to 1, how far its ``standing_out`` for candidate ``own`` leans to it, however faintly."""
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-(standing_out(z, own) - LEAN_AT) / LEAN_WIDTH))
+    return out
 
 
 def card_suspicion(z: np.ndarray, own: int) -> float:
     """Log likelihood ratio that the texts (rows of ``z`` over a card's words) come from the chameleon, who aims at
     the card in general, rather than from a player aiming at candidate ``own`` (the secret). A text that points at
     the card is read by how far it stands out for the secret, weighed by its clarity; one that points at nothing on
-    the card is weak evidence of innocence (``NOWHERE``), the unclear share of every text counting towards it."""
+    the card is weak evidence of innocence (``NOWHERE``) in so far as it still leans to the secret (``leaning``), the
+    unclear share of every text counting towards it. A word from elsewhere, which leans nowhere, earns little of it."""
     if z.shape[0] == 0:
         return 0.0
     c = clarity(z)
-    return float((CARD_SHARPNESS * c * (CARD_MIDPOINT - standing_out(z, own)) - NOWHERE * (1.0 - c)).sum())
+    lean = leaning(z, own)
+    return float((CARD_SHARPNESS * c * (CARD_MIDPOINT - standing_out(z, own)) - NOWHERE * lean * (1.0 - c)).sum())
 
 
 def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:
@@ -161,5 +174,6 @@ def spread_draw(weights: Mapping[str, float], order: Sequence[str], r: random.Ra
     return order[-1]
 
 
-__all__ = ["CARD_MIDPOINT", "CARD_SHARPNESS", "CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "NOWHERE", "POINT_T", "card_suspicion", "clarity",
-           "innocence", "pointing", "spread_draw", "standing_out", "suspicion", "vote_weights"]
+__all__ = ["CARD_MIDPOINT", "CARD_SHARPNESS", "CLEAR_AT", "CLEAR_WIDTH", "INNOCENCE", "INNOCENT_AT", "LEAN_AT", "LEAN_WIDTH", "NOWHERE",
+           "POINT_T", "card_suspicion", "clarity", "innocence", "leaning", "pointing", "spread_draw", "standing_out", "suspicion",
+           "vote_weights"]

@@ -25,7 +25,19 @@ from models.agents.embed import EmbeddingAgent
 from models.agents.games import chameleon, spy
 from models.agents.llm import LLMAgent, Mode
 from models.agents.propose import Strategy
-from models.agents.reading import CARD_MIDPOINT, INNOCENCE, NOWHERE, card_suspicion, clarity, pointing, spread_draw, standing_out, suspicion, vote_weights
+from models.agents.reading import (
+    CARD_MIDPOINT,
+    INNOCENCE,
+    NOWHERE,
+    card_suspicion,
+    clarity,
+    leaning,
+    pointing,
+    spread_draw,
+    standing_out,
+    suspicion,
+    vote_weights,
+)
 from models.embeddings import VocabIndex
 from models.types import Inference
 from tests.models.test_embed_agent import index  # noqa: F401  # the session's MiniLM index
@@ -190,8 +202,18 @@ def test_card_suspicion_weighs_standing_out_for_the_secret_by_clarity(index: Voc
     # secret, must fit the card), less than the clue that stands out for the secret.
     assert single[0] < single[2] < 0 < single[1]
     assert clarity(z)[2] < 0.5 and single[2] > -NOWHERE
-    nowhere = np.zeros((1, len(card)))  # a reference the embedding places nowhere near any card word
-    assert card_suspicion(nowhere, at) == pytest.approx(-NOWHERE, rel=0.02)
+    # A person's reference the embedding places near no card word still leans to the secret, however faintly: it
+    # earns nearly all of NOWHERE. A word from elsewhere leans nowhere (a chameleon who says anything at all): little.
+    faint = np.zeros((1, len(card)))
+    faint[0, at] = 1.0
+    nowhere = np.zeros((1, len(card)))
+    away = np.zeros((1, len(card)))
+    away[0, (at + 1) % len(card)] = 1.0
+    assert clarity(faint)[0] < 0.05
+    assert card_suspicion(faint, at) == pytest.approx(-NOWHERE, rel=0.1)
+    assert leaning(nowhere, at)[0] < 0.2 and leaning(faint, at)[0] > 0.95
+    assert card_suspicion(faint, at) < card_suspicion(nowhere, at) < card_suspicion(away, at) < 0
+    assert card_suspicion(nowhere, at) > -NOWHERE / 4
     assert card_suspicion(z, at) == pytest.approx(sum(single))  # a seat's clues add up
     assert card_suspicion(z[:0], at) == 0.0
 

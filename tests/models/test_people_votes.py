@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import games
+from bench.fairness import HUMAN, OFF_CARD_WORDS, Deal, off_card, off_card_rows
 from bench.people import DigestMismatch, deal_measures, load_half, sneak_utility
 from bot.core.agents import AgentRunner
 from games import decks
@@ -164,6 +165,24 @@ def test_the_bench_reads_the_posteriors_the_first_ballots_were_drawn_from() -> N
         for mv in r["moves"]:
             mv["posterior"] = None
     assert "hp_person" not in deal_measures([human, ai])[0]
+
+
+def test_the_off_card_chameleon_sits_in_seat_0_and_says_words_of_another_card(index: VocabIndex) -> None:  # noqa: F811
+    cards = dict(decks.cards())
+    card = next(iter(cards))
+    secret = cards[card][0]
+    deals = [(Deal("chameleon", 9000 + i, {"deal": {"card": card, "secret": secret, "chameleon": 2}}, secret, 2), ())
+             for i in range(2)]
+    moved, words = off_card(deals[0][0], 0)
+    assert moved.outsider == HUMAN and moved.options["deal"] == {"card": card, "secret": secret, "chameleon": HUMAN}
+    assert len(words) == OFF_CARD_WORDS and off_card(deals[0][0], 0) == (moved, words)  # seeded
+    own = {normalize(w) for w in cards[card]}
+    assert not own & {normalize(w) for w in words}
+    assert any(set(words) <= set(ws) for name, ws in cards.items() if name != card)
+    rows = asyncio.run(off_card_rows(deals, "llm:default", _factory(index), "development"))
+    assert [r["arm"] for r in rows] == ["off card", "agent"] * 2
+    for r in rows:
+        assert r["ballots"] == 3 and 0 <= r["on"] <= 3 and r["out"] in (True, False)
 
 
 class _Ally:
