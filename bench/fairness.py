@@ -246,36 +246,44 @@ async def play(deal: Deal, agent: str, factory: AgentFactory, *, human_seat: boo
     return row
 
 
-# --------------------------------------------------------------------------- a chameleon who says anything at all
+# --------------------------------------------------------------------------- an outsider who says anything at all
 
-OFF_CARD_WORDS = 3
-
-
-def off_card(deal: Deal, i: int) -> tuple[Deal, tuple[str, ...]]:
-    """``deal`` with the chameleon in seat 0, and the words it says: OFF_CARD_WORDS words of another bundled card
-    (seeded by the deal's number), none a word of this card."""
-    cards = dict(decks.cards())
-    card = deal.options["deal"]["card"]
-    r = rng(i, "people-off-card")
-    other = r.choice(sorted(c for c in cards if c != card))
-    own = {normalize(w) for w in cards[card]}
-    words = tuple(r.sample([w for w in cards[other] if normalize(w) not in own], OFF_CARD_WORDS))
-    return Deal("chameleon", deal.seed, {"deal": {**deal.options["deal"], "chameleon": HUMAN}}, deal.word, HUMAN), words
+OFF_TOPIC_WORDS = 3
 
 
-async def off_card_rows(deals: Sequence[tuple[Deal, tuple[str, ...]]], agent: str, registry: Any, half: str) -> list[dict[str, Any]]:
-    """Each deal with the chameleon in seat 0, played twice: a person saying a word from another card, and the agent."""
+def off_topic(deal: Deal, i: int) -> tuple[Deal, tuple[str, ...]]:
+    """``deal`` with the outsider in seat 0, and the words it says (seeded by the deal's number): OFF_TOPIC_WORDS words
+    of another bundled Chameleon card, none a word of this card, or of other Who-is-Spy pairs, sharing no word with
+    this pair."""
+    r = rng(i, f"people-off-topic-{deal.game}")
+    if deal.game == "chameleon":
+        cards = dict(decks.cards())
+        card = deal.options["deal"]["card"]
+        own = {normalize(w) for w in cards[card]}
+        pool = list(cards[r.choice(sorted(c for c in cards if c != card))])
+        moved = Deal("chameleon", deal.seed, {"deal": {**deal.options["deal"], "chameleon": HUMAN}}, deal.word, HUMAN)
+    else:
+        pair = list(deal.options["deal"]["pair"])
+        own = {normalize(w) for w in pair}
+        pool = sorted({w for p in decks.pairs() if not own & {normalize(x) for x in p} for w in p})
+        moved = Deal("spy", deal.seed, {"deal": {"pair": pair, "spies": [HUMAN]}}, pair[1], HUMAN)
+    return moved, tuple(r.sample([w for w in pool if normalize(w) not in own], OFF_TOPIC_WORDS))
+
+
+async def off_topic_rows(deals: Sequence[tuple[Deal, tuple[str, ...]]], agent: str, registry: Any, half: str) -> list[dict[str, Any]]:
+    """Each deal with the outsider in seat 0, played twice: a person saying words off the card (or the pair), and the
+    agent as the outsider in that seat. Round 1: the outsider voted out, the innocent AI ballots on it."""
     rows: list[dict[str, Any]] = []
     for i, (deal, _) in enumerate(deals):
-        moved, words = off_card(deal, i)
+        moved, words = off_topic(deal, i)
         pair = []
         for person in (True, False):
             try:
-                row = await play(moved, agent, registry, human_seat=person, human={normalize(deal.word): words}, table_no=50_000 + i)
-            except RuntimeError:  # every word is a variant of one of this card's: no such bluff on this deal
+                row = await play(moved, agent, registry, human_seat=person, human={normalize(moved.word): words}, table_no=50_000 + i)
+            except RuntimeError:  # every word is a variant of one of this deal's: no such bluff on this deal
                 break
             ballots = [t for v, t in row["ballot"].items() if int(v) != HUMAN]
-            pair.append({"agent": agent, "half": half, "seed": deal.seed, "arm": "off card" if person else "agent",
+            pair.append({"agent": agent, "half": half, "game": deal.game, "seed": deal.seed, "arm": "off topic" if person else "agent",
                          "out": row["out"] == HUMAN, "on": sum(t == HUMAN for t in ballots), "ballots": len(ballots)})
         if len(pair) == 2:
             rows.extend(pair)

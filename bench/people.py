@@ -28,11 +28,12 @@ per game, agent and half:
   with embedding decoys, paper metric) against the category word said as a clue (the baseline)
   and against the people's clues for the same secret; how many AI clues were the category word;
 - where the AI moves came from (decision rows) and an AI-only line (the AI arm: the outsider voted out).
-- Chameleon, a person as the chameleon who says a word from elsewhere (``--off-card``, the half's first
-  deals re-dealt with the chameleon in seat 0): seat 0 says one of three words of another bundled card
-  (seeded, none a word of this card), against the agent as the chameleon in that seat. Printed: the
-  chameleon voted out in round 1 and the innocent AI voters' ballots on it. Reading a clue that points at
-  nothing on the card as a little innocent must not make saying anything at all a safe bluff.
+- a person as the outsider who says anything at all (``--off-topic``, the half's first deals re-dealt
+  with the outsider in seat 0): seat 0 says one of three seeded words of another bundled card (none a
+  word of this card) or of other Who-is-Spy pairs (sharing no word with this pair), against the agent
+  as the outsider in that seat. Printed: the outsider voted out in round 1 and the innocent AI voters'
+  ballots on it. Reading an unplaceable clue as a little innocent must not make a word from elsewhere a
+  safe bluff.
 - by the end (Who-is-Spy's later rounds; the Chameleon's run-off and the caught chameleon's
   guess): the person against the AI in that seat voted out in any round, the outsider caught,
   and the innocent AI voters' later ballots on the outsider and on the person.
@@ -65,7 +66,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fairness import HUMAN, Deal, first_posteriors, off_card_rows, play, summarize  # noqa: E402
+from bench.fairness import HUMAN, Deal, first_posteriors, off_topic_rows, play, summarize  # noqa: E402
 from bench.spymasters import build_factory  # noqa: E402
 from bench.stats import bootstrap, detectable, fmt_diff, fmt_share  # noqa: E402
 from games import decks  # noqa: E402
@@ -275,8 +276,8 @@ async def run_half(half: str, args: argparse.Namespace, registry: Any) -> dict[s
                     skipped += 1
             print(f"  {half} {game} {agent}: {len(deals) - skipped} deals x 2 in {time.perf_counter() - t0:.0f} s"
                   + (f" ({skipped} skipped: no text of the person's the rules accept)" if skipped else ""), flush=True)
-            if game == "chameleon" and args.off_card:
-                out.setdefault("off_card", []).extend(await off_card_rows(deals[:args.off_card], agent, registry, half))
+            if args.off_topic:
+                out.setdefault("off_topic", []).extend(await off_topic_rows(deals[:args.off_topic], agent, registry, half))
     return out
 
 
@@ -365,9 +366,10 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                         print(f"    {'  the people clues':40s} {100 * sum(ppl) / len(ppl):5.1f} "
                               f"[{100 * bootstrap(ppl)[0]:.1f}, {100 * bootstrap(ppl)[1]:.1f}] (n={len(ppl)})")
                         print(f"    {'  innocent AI clues that are the category':40s} {u['category_said']} of {len(ai)}")
-                if game == "chameleon" and (oc := [r for r in data.get("off_card", []) if r["agent"] + cast == name]):
-                    print(f"    {'chameleon in seat 0, round 1':40s} voted out / the innocent AI ballots on it")
-                    for arm, label in (("off card", "a person saying a word off the card"), ("agent", "this agent as the chameleon")):
+                if oc := [r for r in data.get("off_topic", []) if r["agent"] + cast == name and r.get("game", "chameleon") == game]:
+                    where = "the card" if game == "chameleon" else "the pair"
+                    print(f"    {'outsider in seat 0, round 1':40s} voted out / the innocent AI ballots on it")
+                    for arm, label in (("off topic", f"a person saying a word off {where}"), ("agent", "this agent as the outsider")):
                         xs = [r for r in oc if r["arm"] == arm]
                         print(f"    {'  ' + label:40s} {fmt_share(sum(r['out'] for r in xs), len(xs))}; "
                               f"{fmt_share(sum(r['on'] for r in xs), sum(r['ballots'] for r in xs))}")
@@ -399,8 +401,8 @@ def main() -> None:
     parser.add_argument("--record", default="", help="write this run as a recorded 'before' (with the commit) here")
     parser.add_argument("--report-only", default="", help="print a stored --out/--record run instead of playing")
     parser.add_argument("--no-teams", action="store_true", help="leave out bench/people_teams.py's sections")
-    parser.add_argument("--off-card", type=int, default=60,
-                        help="Chameleon deals per half re-dealt with a person as the chameleon saying a word off the card (0: none)")
+    parser.add_argument("--off-topic", type=int, default=60,
+                        help="deals per game and half re-dealt with a person as the outsider saying a word from elsewhere (0: none)")
     parser.add_argument("--person-ballot", choices=("random", "agent"), default="random",
                         help="the person's ballots: seeded random (the measure) or cast by the agent from seat 0 (a diagnostic)")
     args = parser.parse_args()

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import games
-from bench.fairness import HUMAN, OFF_CARD_WORDS, Deal, off_card, off_card_rows
+from bench.fairness import HUMAN, OFF_TOPIC_WORDS, Deal, off_topic, off_topic_rows
 from bench.people import DigestMismatch, deal_measures, load_half, sneak_utility
 from bot.core.agents import AgentRunner
 from games import decks
@@ -167,20 +167,25 @@ def test_the_bench_reads_the_posteriors_the_first_ballots_were_drawn_from() -> N
     assert "hp_person" not in deal_measures([human, ai])[0]
 
 
-def test_the_off_card_chameleon_sits_in_seat_0_and_says_words_of_another_card(index: VocabIndex) -> None:  # noqa: F811
+def test_the_off_topic_outsider_sits_in_seat_0_and_says_words_from_elsewhere(index: VocabIndex) -> None:  # noqa: F811
     cards = dict(decks.cards())
     card = next(iter(cards))
     secret = cards[card][0]
     deals = [(Deal("chameleon", 9000 + i, {"deal": {"card": card, "secret": secret, "chameleon": 2}}, secret, 2), ())
              for i in range(2)]
-    moved, words = off_card(deals[0][0], 0)
+    moved, words = off_topic(deals[0][0], 0)
     assert moved.outsider == HUMAN and moved.options["deal"] == {"card": card, "secret": secret, "chameleon": HUMAN}
-    assert len(words) == OFF_CARD_WORDS and off_card(deals[0][0], 0) == (moved, words)  # seeded
-    own = {normalize(w) for w in cards[card]}
-    assert not own & {normalize(w) for w in words}
+    assert len(words) == OFF_TOPIC_WORDS and off_topic(deals[0][0], 0) == (moved, words)  # seeded
+    assert not {normalize(w) for w in cards[card]} & {normalize(w) for w in words}
     assert any(set(words) <= set(ws) for name, ws in cards.items() if name != card)
-    rows = asyncio.run(off_card_rows(deals, "llm:default", _factory(index), "development"))
-    assert [r["arm"] for r in rows] == ["off card", "agent"] * 2
+    villager, spy_word = next(iter(decks.pairs()))
+    spy_deal = Deal("spy", 9100, {"deal": {"pair": [villager, spy_word], "spies": [3]}}, villager, 3)
+    moved_spy, said = off_topic(spy_deal, 0)
+    assert moved_spy.options["deal"] == {"pair": [villager, spy_word], "spies": [HUMAN]} and moved_spy.word == spy_word
+    assert len(said) == OFF_TOPIC_WORDS and not {normalize(villager), normalize(spy_word)} & {normalize(w) for w in said}
+    rows = asyncio.run(off_topic_rows([*deals, (spy_deal, ())], "llm:default", _factory(index), "development"))
+    assert [(r["game"], r["arm"]) for r in rows] == [("chameleon", "off topic"), ("chameleon", "agent")] * 2 + [
+        ("spy", "off topic"), ("spy", "agent")]
     for r in rows:
         assert r["ballots"] == 3 and 0 <= r["on"] <= 3 and r["out"] in (True, False)
 
