@@ -130,6 +130,8 @@ def chameleon_deals(writers: Mapping[str, Mapping[str, Any]], n: int) -> list[tu
 
 
 DEALERS = {"spy": spy_deals, "chameleon": chameleon_deals}
+
+
 # --------------------------------------------------------------------------- per-deal measures
 
 def innocent_votes(row: Mapping[str, Any], outsider: int) -> list[int | None]:
@@ -366,7 +368,7 @@ def report(result: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
                         print(f"    {'  the people clues':40s} {100 * sum(ppl) / len(ppl):5.1f} "
                               f"[{100 * bootstrap(ppl)[0]:.1f}, {100 * bootstrap(ppl)[1]:.1f}] (n={len(ppl)})")
                         print(f"    {'  innocent AI clues that are the category':40s} {u['category_said']} of {len(ai)}")
-                if oc := [r for r in data.get("off_topic", []) if r["agent"] + cast == name and r.get("game", "chameleon") == game]:
+                if oc := [r for r in data.get("off_topic", []) if r["agent"] + cast == name and r["game"] == game]:
                     where = "the card" if game == "chameleon" else "the pair"
                     print(f"    {'outsider in seat 0, round 1':40s} voted out / the innocent AI ballots on it")
                     for arm, label in (("off topic", f"a person saying a word off {where}"), ("agent", "this agent as the outsider")):

@@ -133,7 +133,11 @@ LEAN_WIDTH = 0.2
 
 def leaning(z: np.ndarray, own: int) -> np.ndarray:
     """Per text (row of ``z``): 0 to 1, how far its ``standing_out`` for candidate ``own`` leans to it, however faintly."""
-    out: np.ndarray = 1.0 / (1.0 + np.exp(-(standing_out(z, own) - LEAN_AT) / LEAN_WIDTH))
+    return _leans(standing_out(z, own))
+
+
+def _leans(apart: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-(apart - LEAN_AT) / LEAN_WIDTH))
     return out
 
 
@@ -145,9 +149,8 @@ def card_suspicion(z: np.ndarray, own: int) -> float:
     unclear share of every text counting towards it. A word from elsewhere, which leans nowhere, earns little of it."""
     if z.shape[0] == 0:
         return 0.0
-    c = clarity(z)
-    lean = leaning(z, own)
-    return float((CARD_SHARPNESS * c * (CARD_MIDPOINT - standing_out(z, own)) - NOWHERE * lean * (1.0 - c)).sum())
+    c, apart = clarity(z), standing_out(z, own)
+    return float((CARD_SHARPNESS * c * (CARD_MIDPOINT - apart) - NOWHERE * _leans(apart) * (1.0 - c)).sum())
 
 
 def vote_weights(scores: Mapping[str, float]) -> dict[str, float]:

@@ -98,9 +98,10 @@ def vote_posterior(index: VocabIndex, obs: Observation, spec: Choice) -> dict[st
     ``card_suspicion``; a link WordNet makes to the secret alone counts for it, ``hints.clearing``):
     the chameleon aims at the card in general, so a clue that fits the card's
     other words as well as the secret (or better) is evidence against its speaker, one that stands
-    out for the secret clears it, and one that points at nothing on the card clears it a little (the
-    chameleon, not knowing the secret, must fit the card); nothing depends on how much a clue
-    resembles the other clues. None for the chameleon (it plays to win)."""
+    out for the secret clears it, and one that points at nothing on the card yet still leans to the secret
+    clears it a little (the chameleon, not knowing the secret, must fit the card; a word from elsewhere
+    leans nowhere and earns little); nothing depends on how much a clue resembles the other clues. None
+    for the chameleon (it plays to win)."""
     v = view_of(obs)
     card = list(v["card"])
     secret = v["secret"]
@@ -135,8 +136,8 @@ def by_the_rules(z: np.ndarray, named: frozenset[int], own: int) -> float:
 
 def players_suspicion(index: VocabIndex, card: Sequence[str], clue: str, belief: np.ndarray) -> float:
     """The suspicion the players, who know the secret, give ``clue`` by their own reading (``vote_posterior``'s),
-    averaged over ``belief`` about which card word the secret is. A reference that points at nothing on the card
-    clears its speaker a little in their eyes, so the chameleon does not take it for the table's suspect: it is not
+    averaged over ``belief`` about which card word the secret is. A reference that points at nothing on the card but
+    leans to the secret clears its speaker a little in their eyes, so the chameleon does not take it for the table's suspect: it is not
     the least likely clue for the secret that decides, but how the players read it."""
     read, named = hints.clearing_each(index, [clue], card), named_on(clue, card)
     return float(sum(float(b) * by_the_rules(read[i], named, i) for i, b in enumerate(belief)))
