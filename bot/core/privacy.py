@@ -13,6 +13,7 @@ scrubbed (``storage.people.scrub_free_space``). Every step is audited, never wit
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -269,6 +270,7 @@ class PrivacyDesk:
         self.consent = consent
         self.retention_days = retention_days
         self._scheduler: Any = None
+        self._stopping = False
 
     def privacy_text(self) -> str:
         """What is stored, for how long, who can export it, how to get or erase one's data."""
@@ -365,12 +367,24 @@ class PrivacyDesk:
         """Run ``sweep`` now and then (APScheduler, as tournaments use it), on this event loop."""
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+        self._stopping = False
         self._scheduler = AsyncIOScheduler(timezone="UTC")
-        self._scheduler.add_job(self.sweep, "interval", seconds=every.total_seconds(), id="privacy-sweep",
+        self._scheduler.add_job(self._scheduled_sweep, "interval", seconds=every.total_seconds(), id="privacy-sweep",
                                 coalesce=True, max_instances=1, next_run_time=datetime.now(UTC))
         self._scheduler.start()
 
+    async def _scheduled_sweep(self) -> None:
+        """The job the schedule runs. A stop cancels a sweep in flight, and it ends quietly: each batch of
+        an erasure and each expiry is its own transaction, and the next start's sweep finishes the rest."""
+        try:
+            await self.sweep()
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+            log.info("privacy sweep stopped with the bot; the next start finishes it")
+
     def stop_schedule(self) -> None:
         if self._scheduler is not None:
+            self._stopping = True
             self._scheduler.shutdown(wait=False)
             self._scheduler = None

@@ -115,15 +115,29 @@ class _FiringExecutor(AsyncIOExecutor):  # type: ignore[misc]  # APScheduler 3 s
         super().__init__()
         self._fire = fire
         self.detach = False  # True: a shutdown leaves firings in flight to finish (lease lost, not stopping)
+        self.stopping = False
 
     def shutdown(self, wait: bool = True) -> None:
         if self.detach:
             self._pending_futures: set[asyncio.Future[Any]] = set()
             return
+        self.stopping = True
         super().shutdown(wait)
 
+    async def _run(self, template_id: int) -> int | None:
+        """A firing; one the stop cancels ends quietly (its run's games resume on the next start),
+        where APScheduler would log the cancellation as the job's error with a traceback."""
+        try:
+            return await self._fire(template_id)
+        except asyncio.CancelledError:
+            if not self.stopping:
+                raise
+            log.info("tournament %s: its firing stopped with the bot; its games resume on the next start",
+                     template_id)
+            return None
+
     def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
-        firing = _Firing(job.id, job.name, job.misfire_grace_time, self._fire, tuple(job.args), dict(job.kwargs))
+        firing = _Firing(job.id, job.name, job.misfire_grace_time, self._run, tuple(job.args), dict(job.kwargs))
 
         def callback(f: asyncio.Future[Any]) -> None:
             self._pending_futures.discard(f)

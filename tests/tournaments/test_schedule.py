@@ -5,6 +5,7 @@ the same job twice; the standby one takes over when the holder goes."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +17,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.core.messages import Place
 from bot.tournaments import manage
 from bot.tournaments.runner import TournamentRunner
-from bot.tournaments.schedule import JOBS_TABLE, MISFIRE_GRACE_S, sync_url
+from bot.tournaments.schedule import JOBS_TABLE, MISFIRE_GRACE_S, TournamentScheduler, sync_url
 from bot.tournaments.service import TournamentService
 from storage import tournaments as repo
 from storage.tables import TournamentRow, TournamentStatus
@@ -136,6 +137,40 @@ async def test_two_schedulers_on_one_database_run_a_job_once(tmp_path: Path) -> 
         finally:
             await one.shutdown()
             await two.shutdown()
+
+
+async def test_a_stop_ends_a_firing_in_flight_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """SIGTERM can land while a firing plays its slot: the firing is cancelled with the bot and says so
+    in one info line; APScheduler logs no error and no traceback."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 't.db'}"
+    started, finished = asyncio.Event(), asyncio.Event()
+
+    async def slow(_template: TournamentRow, _slot: datetime) -> int | None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            finished.set()
+        return None
+
+    async with open_service(url) as b:
+        template = await _template(b.service)
+        await repo.set_schedule(b.service.store, template, CRON)
+        sched = TournamentScheduler(b.service.store, url, slow, owner="one")
+        caplog.set_level(logging.DEBUG)
+        try:
+            assert await sched.start()
+            await _wait_for(lambda: _true(sched.next_run(template) is not None), timeout=10)
+            assert sched.scheduler is not None
+            sched.scheduler.modify_job(f"tournament-{template}", next_run_time=datetime.now(UTC))
+            await asyncio.wait_for(started.wait(), 10)
+        finally:
+            await sched.shutdown()
+        await asyncio.wait_for(finished.wait(), 10)
+        for _ in range(5):
+            await asyncio.sleep(0)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert "Traceback" not in caplog.text and "its firing stopped with the bot" in caplog.text
 
 
 async def _true(x: bool) -> bool:

@@ -4,7 +4,11 @@ consenting members' words, says how many it withheld and is audited."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+
+import pytest
 
 from bot.core.messages import Command, CommandKind
 from bot.core.privacy import PrivacyDesk
@@ -49,3 +53,30 @@ async def test_first_join_line_and_filtered_audited_export(harness: Harness) -> 
     assert texts and all(v[0] in STAND_INS for v in texts), texts
     audit = await people.audit_log(h.store)
     assert audit[0].action == "export" and "withheld" in audit[0].scope and audit[0].rows == len(records)
+
+
+async def test_a_stop_ends_a_sweep_in_flight_quietly(harness: Harness, monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """SIGTERM can land while the hourly sweep is inside the database: the sweep is cancelled with the
+    bot and says so in one info line; APScheduler logs no error and no traceback."""
+    started, finished = asyncio.Event(), asyncio.Event()
+
+    async def slow(_store: object) -> int:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            finished.set()
+        return 0
+
+    monkeypatch.setattr("bot.core.privacy.finish_pending", slow)
+    desk = PrivacyDesk(harness.store, contact=None, consent="opt-in", retention_days=None)
+    caplog.set_level(logging.DEBUG)
+    desk.start_schedule()
+    await asyncio.wait_for(started.wait(), 10)
+    desk.stop_schedule()
+    await asyncio.wait_for(finished.wait(), 10)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert "Traceback" not in caplog.text and "privacy sweep stopped with the bot" in caplog.text
