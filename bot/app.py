@@ -63,7 +63,7 @@ class App:
 
     async def aclose(self) -> None:
         if self.privacy is not None:
-            self.privacy.stop_schedule()
+            await self.privacy.stop_schedule()
         await self.tournaments.aclose()
         await self.service.stop()
         if self.ops is not None:

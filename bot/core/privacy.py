@@ -271,6 +271,7 @@ class PrivacyDesk:
         self.retention_days = retention_days
         self._scheduler: Any = None
         self._stopping = False
+        self._sweeping: asyncio.Task[Any] | None = None  # the scheduled sweep in flight, awaited by a stop
 
     def privacy_text(self) -> str:
         """What is stored, for how long, who can export it, how to get or erase one's data."""
@@ -376,15 +377,23 @@ class PrivacyDesk:
     async def _scheduled_sweep(self) -> None:
         """The job the schedule runs. A stop cancels a sweep in flight, and it ends quietly: each batch of
         an erasure and each expiry is its own transaction, and the next start's sweep finishes the rest."""
+        self._sweeping = asyncio.current_task()
         try:
             await self.sweep()
         except asyncio.CancelledError:
             if not self._stopping:
                 raise
             log.info("privacy sweep stopped with the bot; the next start finishes it")
+        finally:
+            self._sweeping = None
 
-    def stop_schedule(self) -> None:
+    async def stop_schedule(self) -> None:
+        """Stop the schedule; a sweep in flight is cancelled and has ended when this returns, so the
+        store can close behind it."""
         if self._scheduler is not None:
             self._stopping = True
-            self._scheduler.shutdown(wait=False)
+            sweeping = self._sweeping
+            self._scheduler.shutdown(wait=False)  # cancels the sweep in flight
             self._scheduler = None
+            if sweeping is not None:
+                await asyncio.gather(sweeping, return_exceptions=True)
