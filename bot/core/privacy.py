@@ -240,13 +240,15 @@ async def expire_texts(store: PeopleStore, days: int, *, now: datetime | None = 
     most ``limit`` games a run); how many games. Audited when any was."""
     before = (now or datetime.now(UTC)) - timedelta(days=days)
     done = rows = 0
-    for game_log in await store.load_games(await people.expirable_games(store, before, limit=limit)):
-        rows += await people.expire_game(store, expiry_plan(game_log))
-        done += 1
-    if done:
-        await people.scrub_free_space(store)
-        await people.audit(store, actor="retention", action="retention", scope=f"{done} game(s) older than {days} day(s)",
-                           rows=rows)
+    try:
+        for game_log in await store.load_games(await people.expirable_games(store, before, limit=limit)):
+            rows += await people.expire_game(store, expiry_plan(game_log))
+            done += 1
+    finally:  # a stop that cuts the run short still scrubs and audits the games it expired (never run again)
+        if done:
+            await people.scrub_free_space(store)
+            await people.audit(store, actor="retention", action="retention",
+                               scope=f"{done} game(s) older than {days} day(s)", rows=rows)
     return done
 
 

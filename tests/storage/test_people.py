@@ -290,3 +290,34 @@ async def test_retention_removes_free_text_of_old_games_and_keeps_outcomes(store
         _, _, again = replay_record(record_of(log))
         assert again is not None and again.to_json()["winners"] == result["winners"], gid
     assert "retention" in [e.action for e in await people.audit_log(store)]
+
+
+async def test_a_retention_run_cut_short_still_audits_the_games_it_expired(store: Store,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop can cancel retention between two games: the games already expired are never picked
+    again, so their audit row is written on the way out."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from bot.core.privacy import expire_texts
+
+    for i, g in enumerate(GAMES[:3]):
+        await log_game(store, g, 700 + i, ((MEMBER, NAME, UNIQUE), (LONER, LONER_NAME, LONER_WORDS)))
+    real = people.expire_game
+    calls = 0
+
+    async def cut_on_the_second(db: Store, plan: people.GameErasure) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise asyncio.CancelledError  # where a stop's cancellation lands
+        return await real(db, plan)
+
+    monkeypatch.setattr(people, "expire_game", cut_on_the_second)
+    later = datetime.now(UTC) + timedelta(days=31)
+    with pytest.raises(asyncio.CancelledError):
+        await expire_texts(store, 30, now=later)
+    (entry,) = [e for e in await people.audit_log(store) if e.action == "retention"]
+    assert entry.scope == "1 game(s) older than 30 day(s)" and entry.rows > 0
+    monkeypatch.setattr(people, "expire_game", real)
+    assert await expire_texts(store, 30, now=later) == 2  # the next run does the rest
