@@ -116,7 +116,9 @@ def plan_engine(url: str | URL) -> EnginePlan:
         if default is None:
             raise ValueError(f"no default async driver for {backend!r}: name one, as in {backend}+<driver>://")
         u = u.set(drivername=f"{backend}+{default}")
-    kwargs: dict[str, Any] = {}
+    # A statement's values (a secret word in a private message, a person's clue) stay out of an error's
+    # text, which may be logged or shown: SQLAlchemy's errors then name the statement only.
+    kwargs: dict[str, Any] = {"hide_parameters": True}
     in_memory = False
     if backend == "sqlite":
         db = u.database or ""
@@ -176,7 +178,8 @@ def make_turn_engine(plan: EnginePlan) -> sa.Engine | None:
     """
     if not plan.is_sqlite or plan.in_memory:
         return None
-    engine = sa.create_engine(plan.url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0)
+    engine = sa.create_engine(plan.url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0,
+                              hide_parameters=True)
     _install_sqlite_hooks(engine, own_checkpoints=True)
     return engine.execution_options(**{WRITE_OPTION: True})
 

@@ -153,7 +153,8 @@ def test_url_planning_per_backend() -> None:
 
     pg = plan_engine("postgresql://hush:p%40ss@db.internal:5432/hushtable")
     assert pg.url.drivername == "postgresql+asyncpg" and pg.backend == "postgresql" and not pg.is_sqlite
-    assert pg.engine_kwargs == {"pool_pre_ping": True}
+    assert pg.engine_kwargs == {"pool_pre_ping": True, "hide_parameters": True}
+    assert sqlite_file.engine_kwargs["hide_parameters"] and mem.engine_kwargs["hide_parameters"]
     assert pg.url.password == "p@ss" and pg.url.host == "db.internal" and pg.url.database == "hushtable"
     assert plan_engine("postgresql+psycopg://u@h/d").url.drivername == "postgresql+psycopg"
 

@@ -508,3 +508,24 @@ async def test_group_commit_on_both_write_paths(request: pytest.FixtureRequest, 
         assert not await st.inbound_seen("k99")
     finally:
         await st.aclose()
+
+
+async def test_a_database_error_never_carries_the_values_written(store: Store, tmp_path: Path) -> None:
+    """An error's text may be logged or shown: it names the statement, never its values (a secret word
+    in a private message, a person's clue), on the store's engine and on the SQLite turn engine."""
+    from storage.engine import make_turn_engine, plan_engine
+
+    secret = "SECRET-WORD-PAPAYA"
+    insert = sa.text("INSERT INTO no_such_table (x) VALUES (:x)")
+    with pytest.raises(sa.exc.DBAPIError) as err:
+        async with store.engine.begin() as conn:
+            await conn.execute(insert, {"x": secret})
+    assert "no_such_table" in str(err.value) and secret not in str(err.value) and secret not in repr(err.value)
+    turns = make_turn_engine(plan_engine(f"sqlite+aiosqlite:///{tmp_path / 'turns.db'}"))
+    assert turns is not None
+    try:
+        with pytest.raises(sa.exc.DBAPIError) as sync_err, turns.begin() as sync_conn:
+            sync_conn.execute(insert, {"x": secret})
+        assert secret not in str(sync_err.value)
+    finally:
+        turns.dispose()
