@@ -272,7 +272,6 @@ class PrivacyDesk:
         self.consent = consent
         self.retention_days = retention_days
         self._scheduler: Any = None
-        self._stopping = False
         self._sweeping: asyncio.Task[Any] | None = None  # the scheduled sweep in flight, awaited by a stop
 
     def privacy_text(self) -> str:
@@ -370,7 +369,6 @@ class PrivacyDesk:
         """Run ``sweep`` now and then (APScheduler, as tournaments use it), on this event loop."""
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-        self._stopping = False
         self._scheduler = AsyncIOScheduler(timezone="UTC")
         self._scheduler.add_job(self._scheduled_sweep, "interval", seconds=every.total_seconds(), id="privacy-sweep",
                                 coalesce=True, max_instances=1, next_run_time=datetime.now(UTC))
@@ -383,7 +381,7 @@ class PrivacyDesk:
         try:
             await self.sweep()
         except asyncio.CancelledError:
-            if not self._stopping:
+            if self._scheduler is not None:  # not the stop's cancellation: the stop lets the schedule go first
                 raise
             log.info("privacy sweep stopped with the bot; the next start finishes it")
         finally:
@@ -393,7 +391,6 @@ class PrivacyDesk:
         """Stop the schedule; a sweep in flight is cancelled and has ended when this returns, so the
         store can close behind it."""
         if self._scheduler is not None:
-            self._stopping = True
             sweeping = self._sweeping
             self._scheduler.shutdown(wait=False)  # cancels the sweep in flight
             self._scheduler = None
